@@ -1,0 +1,77 @@
+"""Engine, sessions and the request's unit of work.
+
+The request's session dependency is the one place that commits. Work that must only happen once a
+commit is durable (handing a submission to a scorer) is registered with :func:`after_commit`.
+"""
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+def make_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True, future=True)
+
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+    # pysqlite's own transaction handling breaks SAVEPOINT and defers BEGIN; take it over so
+    # SQLite transactions behave like PostgreSQL's (the recipe from SQLAlchemy's SQLite notes).
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
+        # IMMEDIATE takes the write lock up front, so two writers queue instead of deadlocking
+        # on a lock upgrade.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(bind=engine, expire_on_commit=False, autoflush=True)
+
+
+def after_commit(session: Session, callback: Callable[[], None]) -> None:
+    """Run ``callback`` once the session's current unit of work has committed."""
+    session.info.setdefault("after_commit", []).append(callback)
+
+
+def run_after_commit(session: Session) -> None:
+    for callback in session.info.pop("after_commit", []):
+        callback()
+
+
+@contextmanager
+def unit_of_work(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """A session that commits on success and rolls back on error (CLI, workers, lifespan)."""
+    session = factory()
+    try:
+        yield session
+        session.commit()
+        run_after_commit(session)
+    except BaseException:
+        session.rollback()
+        session.info.pop("after_commit", None)
+        raise
+    finally:
+        session.close()

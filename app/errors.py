@@ -1,0 +1,56 @@
+"""Typed business errors. One handler in ``app.main`` turns them into JSON responses.
+
+``detail`` is what the caller may read; ``host_detail`` is kept for organisers and logs only.
+"""
+
+from typing import Any
+
+
+class AppError(Exception):
+    status_code = 400
+    code = "error"
+
+    def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra or {}
+
+
+class BadRequest(AppError):
+    status_code = 400
+    code = "bad_request"
+
+
+class Unauthorized(AppError):
+    status_code = 401
+    code = "unauthorized"
+
+
+class Forbidden(AppError):
+    status_code = 403
+    code = "forbidden"
+
+
+class NotFound(AppError):
+    status_code = 404
+    code = "not_found"
+
+
+class Conflict(AppError):
+    status_code = 409
+    code = "conflict"
+
+
+class PayloadTooLarge(AppError):
+    status_code = 413
+    code = "payload_too_large"
+
+
+class Unprocessable(AppError):
+    status_code = 422
+    code = "unprocessable"
+
+
+class TooManyRequests(AppError):
+    status_code = 429
+    code = "quota_exceeded"

@@ -1,0 +1,19 @@
+"""SQLAlchemy tables, one module per aggregate. Importing this package registers them all."""
+
+from app.models.competition import AnswerKey, Competition
+from app.models.submission import Score, Submission, SubmissionStatus
+from app.models.team import Team, TeamMember
+from app.models.user import ApiToken, Role, User
+
+__all__ = [
+    "AnswerKey",
+    "ApiToken",
+    "Competition",
+    "Role",
+    "Score",
+    "Submission",
+    "SubmissionStatus",
+    "Team",
+    "TeamMember",
+    "User",
+]

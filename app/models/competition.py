@@ -1,0 +1,68 @@
+"""Competitions and their versioned, hidden answer keys."""
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db import Base
+from app.models.types import UTCDateTime, utcnow
+
+
+class Competition(Base):
+    __tablename__ = "competitions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str] = mapped_column(Text, default="")
+    metric_name: Mapped[str] = mapped_column(String(64))
+    metric_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    id_column: Mapped[str | None] = mapped_column(String(128), default=None)
+    deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    daily_submission_limit: Mapped[int] = mapped_column(Integer, default=5)
+    final_selection_limit: Mapped[int] = mapped_column(Integer, default=2)
+    # The key version the leaderboards are computed from; None until the first key is uploaded.
+    active_answer_key_id: Mapped[int | None] = mapped_column(
+        ForeignKey("answer_keys.id", use_alter=True, name="fk_competitions_active_key"),
+        default=None,
+    )
+    created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    answer_keys: Mapped[list["AnswerKey"]] = relationship(
+        back_populates="competition",
+        foreign_keys="AnswerKey.competition_id",
+        order_by="AnswerKey.version",
+    )
+    active_answer_key: Mapped["AnswerKey | None"] = relationship(
+        foreign_keys=[active_answer_key_id], post_update=True
+    )
+
+    def is_past_deadline(self, now: datetime) -> bool:
+        return self.deadline is not None and now >= self.deadline
+
+
+class AnswerKey(Base):
+    __tablename__ = "answer_keys"
+    __table_args__ = (UniqueConstraint("competition_id", "version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    competition_id: Mapped[int] = mapped_column(
+        ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
+    version: Mapped[int] = mapped_column(Integer)
+    path: Mapped[str] = mapped_column(String(500))
+    sha256: Mapped[str] = mapped_column(String(64))
+    id_column: Mapped[str] = mapped_column(String(128))
+    target_columns: Mapped[list[str]] = mapped_column(JSON)
+    n_rows: Mapped[int] = mapped_column(Integer)
+    n_public: Mapped[int] = mapped_column(Integer)
+    n_private: Mapped[int] = mapped_column(Integer)
+    uploaded_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    competition: Mapped[Competition] = relationship(
+        back_populates="answer_keys", foreign_keys=[competition_id]
+    )

@@ -1,0 +1,84 @@
+"""Submissions and their scores, one score row per (submission, answer-key version)."""
+
+import enum
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Enum,
+    Float,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db import Base
+from app.models.team import Team
+from app.models.types import UTCDateTime, utcnow
+from app.models.user import User
+
+
+class SubmissionStatus(enum.StrEnum):
+    queued = "queued"
+    scoring = "scoring"
+    scored = "scored"
+    failed = "failed"
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+    __table_args__ = (Index("ix_submissions_status", "status"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    competition_id: Mapped[int] = mapped_column(
+        ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    description: Mapped[str] = mapped_column(Text, default="")
+    filename: Mapped[str] = mapped_column(String(255))
+    path: Mapped[str] = mapped_column(String(500))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+    status: Mapped[SubmissionStatus] = mapped_column(
+        Enum(SubmissionStatus, name="submission_status", native_enum=False, length=16),
+        default=SubmissionStatus.queued,
+    )
+    # What the participant may read about a failure, and what only the host may read.
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    host_error: Mapped[str | None] = mapped_column(Text, default=None)
+    selected: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+    team: Mapped[Team] = relationship()
+    user: Mapped[User] = relationship()
+    scores: Mapped[list["Score"]] = relationship(back_populates="submission")
+
+
+class Score(Base):
+    __tablename__ = "scores"
+    # A retried scoring job finds the row already there instead of writing a second one.
+    __table_args__ = (UniqueConstraint("submission_id", "answer_key_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    answer_key_id: Mapped[int] = mapped_column(
+        ForeignKey("answer_keys.id", ondelete="CASCADE"), index=True
+    )
+    score: Mapped[float | None] = mapped_column(Float, default=None)
+    public_score: Mapped[float | None] = mapped_column(Float, default=None)
+    private_score: Mapped[float | None] = mapped_column(Float, default=None)
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    submission: Mapped[Submission] = relationship(back_populates="scores")

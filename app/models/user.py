@@ -1,0 +1,44 @@
+"""Users and their API tokens (stored as keyed hashes, never in the clear)."""
+
+import enum
+from datetime import datetime
+
+from sqlalchemy import Enum, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db import Base
+from app.models.types import UTCDateTime, utcnow
+
+
+class Role(enum.StrEnum):
+    organiser = "organiser"
+    participant = "participant"
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[Role] = mapped_column(Enum(Role, name="user_role", native_enum=False, length=16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+    tokens: Mapped[list["ApiToken"]] = relationship(back_populates="user")
+
+    @property
+    def is_organiser(self) -> bool:
+        return self.role == Role.organiser
+
+
+class ApiToken(Base):
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # The first characters, so a user can tell their tokens apart without us keeping the secret.
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+
+    user: Mapped[User] = relationship(back_populates="tokens")

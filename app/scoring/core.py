@@ -1,0 +1,149 @@
+"""The one scoring code path, shared by the server's jobs and ``podium score``."""
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from app.metrics import Metric, MetricInputError, get_metric
+from app.scoring.intake import (
+    IGNORED,
+    PRIVATE,
+    PUBLIC,
+    AnswerKeyTable,
+    IntakeError,
+    _first_few,
+    read_answer_key,
+    read_submission,
+)
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    score: float
+    public: float | None
+    private: float | None
+    details: dict[str, Any] | None = None
+
+    def as_json(self, metric_name: str) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "metric": metric_name,
+            "score": self.score,
+            "public": self.public,
+            "private": self.private,
+        }
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
+
+class ScoringError(ValueError):
+    """Scoring failed. ``source`` says whose data is at fault: "submission" or "answer_key"."""
+
+    def __init__(self, message: str, *, source: str = "submission", kind: str = "invalid") -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.kind = kind
+
+
+def _subset(key: AnswerKeyTable, y_pred: np.ndarray, mask: np.ndarray | None):  # type: ignore[no-untyped-def]
+    if mask is None:
+        return key.y_true, y_pred, key.extra
+    return key.y_true[mask], y_pred[mask], {k: v[mask] for k, v in key.extra.items()}
+
+
+def _compute(
+    metric: Metric,
+    params: BaseModel,
+    key: AnswerKeyTable,
+    y_pred: np.ndarray,
+    mask: np.ndarray | None,
+) -> float:
+    y_true, pred, extra = _subset(key, y_pred, mask)
+    try:
+        value = metric.compute(y_true, pred, params, extra)
+    except MetricInputError as exc:
+        message = exc.message
+        if exc.rows is not None and len(exc.rows):
+            ids = key.ids.to_numpy(zero_copy_only=False)
+            if mask is not None:
+                ids = ids[mask]
+            message += f" (id(s) {_first_few(ids[np.asarray(exc.rows)[:5]])})"
+        raise ScoringError(message, source=exc.source, kind="metric_input") from None
+    if not math.isfinite(value):
+        raise ScoringError(
+            f"metric '{metric.name}' produced a non-finite score ({value})", source="answer_key"
+        )
+    return value
+
+
+def score_aligned(
+    metric: Metric,
+    params: BaseModel,
+    key: AnswerKeyTable,
+    y_pred: np.ndarray,
+    *,
+    details: bool = False,
+) -> ScoreResult:
+    """Score predictions already aligned with ``key``: overall, public and private."""
+    if key.usage is None:
+        overall = _compute(metric, params, key, y_pred, None)
+        public = private = overall
+        counted = None
+    else:
+        counted = key.usage != IGNORED
+        overall = _compute(metric, params, key, y_pred, counted)
+        public_mask, private_mask = key.usage == PUBLIC, key.usage == PRIVATE
+        public = _compute(metric, params, key, y_pred, public_mask) if public_mask.any() else None
+        private = (
+            _compute(metric, params, key, y_pred, private_mask) if private_mask.any() else None
+        )
+    extra_details = None
+    if details and metric.details is not None:
+        y_true, pred, extra = _subset(key, y_pred, counted)
+        extra_details = metric.details(y_true, pred, params=params, extra=extra)
+    return ScoreResult(score=overall, public=public, private=private, details=extra_details)
+
+
+def load_key(
+    path: Path, *, metric: Metric, params: BaseModel, id_column: str | None
+) -> AnswerKeyTable:
+    """Read an answer key and prove the metric can score it (the key against itself)."""
+    try:
+        key = read_answer_key(path, metric=metric, params=params, id_column=id_column)
+    except IntakeError as exc:
+        raise ScoringError(exc.message, source="answer_key", kind=exc.kind) from None
+    try:
+        score_aligned(metric, params, key, key.y_true)
+    except ScoringError as exc:
+        raise ScoringError(exc.message, source="answer_key", kind=exc.kind) from None
+    return key
+
+
+def score_submission_file(
+    path: Path, *, metric: Metric, params: BaseModel, key: AnswerKeyTable, details: bool = False
+) -> ScoreResult:
+    try:
+        y_pred = read_submission(path, key=key, metric=metric)
+    except IntakeError as exc:
+        raise ScoringError(exc.message, source="submission", kind=exc.kind) from None
+    return score_aligned(metric, params, key, y_pred, details=details)
+
+
+def score_files(
+    *,
+    metric_name: str,
+    params: dict[str, Any] | None,
+    answer_key: Path,
+    submission: Path,
+    id_column: str | None = None,
+    details: bool = False,
+) -> ScoreResult:
+    metric = get_metric(metric_name)
+    parsed = metric.parse_params(params)
+    key = load_key(answer_key, metric=metric, params=parsed, id_column=id_column)
+    return score_submission_file(submission, metric=metric, params=parsed, key=key, details=details)
