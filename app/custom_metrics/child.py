@@ -1,0 +1,153 @@
+"""The sandboxed side of a custom metric: one fresh process scores one submission, then exits.
+
+Started only by :func:`app.custom_metrics.sandbox.run_custom_metric` as
+``python -s -P -m app.custom_metrics.child JOB.json``. It limits itself before it imports pandas or
+loads the organiser's file, and writes exactly one JSON object to the job's result file; whatever
+the organiser's code prints goes to a separate output file, so it cannot corrupt the result.
+"""
+
+import json
+import math
+import numbers
+import os
+import resource
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+PARTICIPANT_ERROR_NAME = "ParticipantVisibleError"
+_MESSAGE_CAP = 10_000  # the parent cuts further; this only bounds the result file
+_reserve: bytearray | None = None  # freed on MemoryError so the failure can still be reported
+
+
+def _limit_self(job: dict[str, Any]) -> None:
+    global _reserve
+    for limit, value in (
+        (resource.RLIMIT_AS, job["memory_bytes"]),
+        (resource.RLIMIT_CPU, job["cpu_seconds"]),
+        (resource.RLIMIT_FSIZE, job["output_bytes"]),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        # The hard limit is lowered too, so the organiser's code cannot raise the soft one again.
+        # RLIMIT_CPU's hard limit is one second later: SIGXCPU first, then SIGKILL.
+        hard = value + 1 if limit == resource.RLIMIT_CPU else value
+        resource.setrlimit(limit, (value, hard))
+    _reserve = bytearray(8 * 1024 * 1024)
+
+
+def _is_participant_visible(exc: BaseException) -> bool:
+    # By class name anywhere in the MRO, as Kaggle does: metric files define their own class.
+    return any(cls.__name__ == PARTICIPANT_ERROR_NAME for cls in type(exc).__mro__)
+
+
+def _describe_failure(exc: BaseException, *, during: str) -> dict[str, Any]:
+    global _reserve
+    if isinstance(exc, MemoryError):
+        _reserve = None
+        status = "memory"
+    elif _is_participant_visible(exc):
+        status = "participant_error"
+    else:
+        status = "error"
+    try:
+        message = str(exc)
+    except Exception:  # a user exception whose __str__ fails still fails the submission cleanly
+        message = f"<{type(exc).__name__} whose message could not be read>"
+    return {
+        "status": status,
+        "during": during,
+        "message": message[:_MESSAGE_CAP],
+        "traceback": "".join(traceback.format_exception(exc))[-_MESSAGE_CAP:],
+    }
+
+
+def _load_score(metric_path: Path) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("podium_custom_metric", metric_path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {metric_path}")
+    module = importlib.util.module_from_spec(spec)
+    # Registered like an imported module, so dataclasses and pickling inside it work.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    score = getattr(module, "score", None)
+    if not callable(score):
+        raise TypeError("the metric file does not define a function named 'score'")
+    return score
+
+
+def _as_score(value: Any) -> float | str:
+    """The value as a float, or a description of why it is not a usable score."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        text = repr(value)
+        if len(text) > 200:
+            text = text[:199] + "…"
+        return f"a {type(value).__module__}.{type(value).__qualname__}, not a number: {text}"
+    number = float(value)
+    if not math.isfinite(number):
+        return f"a non-finite number: {number}"
+    return number
+
+
+def run(job: dict[str, Any]) -> dict[str, Any]:
+    from app.custom_metrics import frames
+
+    try:
+        inputs = frames.load_inputs(
+            answer_key=Path(job["answer_key"]),
+            submission=Path(job["submission"]),
+            id_column=job["id_column"],
+            solution_only_columns=job["solution_only_columns"],
+        )
+    except frames.SubmissionRejected as exc:
+        return {"status": "submission_rejected", "message": str(exc)}
+    except frames.AnswerKeyRejected as exc:
+        return {"status": "answer_key_rejected", "message": str(exc)}
+    except MemoryError as exc:
+        return _describe_failure(exc, during="reading the answer key and the submission")
+
+    try:
+        score = _load_score(Path(job["metric_path"]))
+    except BaseException as exc:  # noqa: BLE001 - SystemExit from the organiser's code is a failure too
+        return _describe_failure(exc, during="loading the metric file")
+
+    scores: dict[str, float] = {}
+    for part, mask in inputs.parts().items():
+        solution, submission = inputs.frames(mask)
+        during = f"calling score() on the {'scored' if part == 'score' else part} rows"
+        try:
+            value = score(solution, submission, inputs.id_column, **job["params"])
+        except BaseException as exc:  # noqa: BLE001
+            return _describe_failure(exc, during=during)
+        checked = _as_score(value)
+        if isinstance(checked, str):
+            return {"status": "invalid_result", "during": during, "message": checked}
+        scores[part] = checked
+    if inputs.usage is None:
+        scores["public"] = scores["private"] = scores["score"]
+    return {"status": "ok", **scores}
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
+    result_path = Path(job["result_path"])
+    _limit_self(job)
+    try:
+        result = run(job)
+    except BaseException as exc:  # noqa: BLE001 - a bug here must still reach the host
+        result = _describe_failure(exc, during="preparing the inputs")
+    # Written under a temporary name and renamed, so a half-written result is never read.
+    partial = result_path.with_suffix(".partial")
+    partial.write_text(json.dumps(result), encoding="utf-8")
+    os.replace(partial, result_path)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Not sys.exit: threads or atexit hooks the organiser's code left behind must not delay us.
+    os._exit(code)

@@ -1,0 +1,354 @@
+"""Checking an uploaded metric file, and scoring a submission with it in a limited child process.
+
+The organiser's code never runs in the server process: each scoring starts a fresh Python
+(:mod:`app.custom_metrics.child`) in its own process group and session, with a minimal environment
+(no ``PODIUM_*`` secrets), an address-space, CPU-time and file-size limit, and a wall-clock
+deadline after which the whole group is killed. This protects the server from mistakes and
+runaway code; it is not a jail. The child runs as the server's user and can read what that user can.
+"""
+
+import ast
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import app
+from app.scoring.core import ScoreResult, ScoringError
+
+PARTICIPANT_MESSAGE_LIMIT = 280
+GENERIC_FAILURE = "the scoring function failed; the host has been notified"
+_OUTPUT_SHOWN = 4000  # characters of the metric's own output kept in a host message
+_CHILD_ENV_PASSED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+_APP_ROOT = Path(app.__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one scoring run may use.
+
+    ``memory_bytes`` bounds the child's address space, which includes roughly 350 MB for Python,
+    numpy, pandas and pyarrow themselves. ``timeout_seconds`` is wall-clock time for the whole run,
+    starting the interpreter and reading both files included. ``output_bytes`` bounds each file
+    the metric writes, its printed output included.
+    """
+
+    timeout_seconds: float = 60.0
+    memory_bytes: int = 2 * 1024**3
+    output_bytes: int = 16 * 1024**2
+
+    def __post_init__(self) -> None:
+        if not self.timeout_seconds > 0:
+            raise ValueError("timeout_seconds must be positive")
+        if self.memory_bytes <= 0 or self.output_bytes <= 0:
+            raise ValueError("memory_bytes and output_bytes must be positive")
+
+
+class InvalidMetricSource(ValueError):
+    """An uploaded metric file cannot be used; the message tells the organiser what to fix."""
+
+
+class CustomMetricFailure(ScoringError):
+    """Scoring with a custom metric failed.
+
+    ``participant_message`` is safe to show to the participant (also ``message``, as for any
+    :class:`~app.scoring.core.ScoringError`); ``host_message`` is for the organiser and the logs
+    only and may hold a traceback and the metric's output. ``kind`` is one of ``"submission"`` (the
+    submission does not match the key), ``"participant_error"`` (the metric raised
+    ``ParticipantVisibleError``), ``"error"``, ``"timeout"``, ``"memory"``, ``"invalid_result"``,
+    ``"answer_key"`` or ``"crash"``. ``source`` is ``"submission"`` for the first two, else
+    ``"answer_key"`` for a key the metric cannot use, else ``"metric"``.
+    """
+
+    def __init__(
+        self, participant_message: str, host_message: str, *, kind: str = "error"
+    ) -> None:
+        if kind in ("submission", "participant_error"):
+            source = "submission"
+        elif kind == "answer_key":
+            source = "answer_key"
+        else:
+            source = "metric"
+        super().__init__(participant_message, source=source, kind=kind)
+        self.participant_message = participant_message
+        self.host_message = host_message
+
+    def __str__(self) -> str:
+        return self.host_message
+
+
+def validate_metric_source(source: bytes) -> None:
+    """Check, without running it, that ``source`` is a Python file defining ``score``.
+
+    Raises :class:`InvalidMetricSource` naming the problem: not UTF-8, a syntax error and its line,
+    no top-level ``def score``, or a ``score`` that cannot take
+    ``(solution, submission, row_id_column_name)``.
+    """
+    try:
+        text = source.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidMetricSource(f"the metric file is not UTF-8 text (byte {exc.start})") from None
+    if "\x00" in text:
+        raise InvalidMetricSource("the metric file contains NUL bytes; it is not Python source")
+    try:
+        tree = ast.parse(text, filename="metric.py")
+        # compile() finds what the parser lets through ('return' outside a function, ...).
+        compile(tree, "metric.py", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f" on line {exc.lineno}" if exc.lineno else ""
+        raise InvalidMetricSource(f"the metric file has a syntax error{where}: {exc.msg}") from None
+    definition = _last_top_level_score(tree)
+    if definition is None:
+        raise InvalidMetricSource(
+            "the metric file must define a top-level function "
+            "'def score(solution, submission, row_id_column_name, **params)'"
+        )
+    if isinstance(definition, ast.AsyncFunctionDef):
+        raise InvalidMetricSource("'score' must be a plain function, not 'async def'")
+    if not isinstance(definition, ast.FunctionDef):
+        raise InvalidMetricSource(
+            f"'score' is last bound on line {definition.lineno} by something other than 'def'; "
+            "define it as 'def score(solution, submission, row_id_column_name, **params)'"
+        )
+    args = definition.args
+    positional = len(args.posonlyargs) + len(args.args)
+    if positional < 3 and args.vararg is None:
+        raise InvalidMetricSource(
+            f"'score' (line {definition.lineno}) takes {positional} positional argument(s); it "
+            "must take (solution, submission, row_id_column_name), then any params by keyword"
+        )
+
+
+def _last_top_level_score(tree: ast.Module) -> ast.stmt | None:
+    found = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "score":
+            found = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "score" for t in targets):
+                found = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            if any((alias.asname or alias.name) == "score" for alias in node.names):
+                found = node
+    return found
+
+
+def run_custom_metric(
+    *,
+    metric_path: Path,
+    answer_key: Path,
+    submission: Path,
+    id_column: str | None,
+    params: dict[str, Any],
+    limits: SandboxLimits,
+    solution_only_columns: tuple[str, ...] = (),
+) -> ScoreResult:
+    """Score ``submission`` against ``answer_key`` with the organiser's ``score`` in a child process.
+
+    The answer key's columns are the id column (``id_column``, or its first column), the targets,
+    an optional ``Usage`` column and ``solution_only_columns`` (e.g. weights the participant does
+    not submit); the submission must have exactly the id and target columns and the key's ids.
+    ``score`` is called with ``(solution, submission, id_column, **params)`` on the non-Ignored rows
+    (the score), the Public rows and the Private rows; without ``Usage``, once on every row.
+
+    Raises :class:`CustomMetricFailure` when the submission is rejected or the metric fails.
+    """
+    with tempfile.TemporaryDirectory(prefix="podium-metric-", ignore_cleanup_errors=True) as tmp:
+        work = Path(tmp)
+        result_path, output_path = work / "result.json", work / "output.log"
+        job = {
+            "metric_path": str(Path(metric_path).resolve()),
+            "answer_key": str(Path(answer_key).resolve()),
+            "submission": str(Path(submission).resolve()),
+            "id_column": id_column,
+            "params": params,
+            "solution_only_columns": list(solution_only_columns),
+            "result_path": str(result_path),
+            "memory_bytes": limits.memory_bytes,
+            # A backstop for a child whose parent died; the wall clock normally stops it first.
+            "cpu_seconds": math.ceil(limits.timeout_seconds) + 2,
+            "output_bytes": limits.output_bytes,
+        }
+        job_path = work / "job.json"
+        job_path.write_text(json.dumps(job), encoding="utf-8")
+        returncode, timed_out = _run_child(job_path, work, output_path, limits.timeout_seconds)
+        output = _tail(output_path)
+        result = _read_result(result_path)
+    return _interpret(result, returncode, timed_out, output, limits)
+
+
+def _child_env(work: Path) -> dict[str, str]:
+    env = {name: os.environ[name] for name in _CHILD_ENV_PASSED if name in os.environ}
+    env.update(
+        HOME=str(work),
+        TMPDIR=str(work),
+        PYTHONPATH=str(_APP_ROOT),
+        PYTHONDONTWRITEBYTECODE="1",
+        # One thread per library, and no allocator that reserves a gigabyte of address space
+        # up front (pyarrow's jemalloc/mimalloc): both would eat the RLIMIT_AS budget for nothing.
+        OMP_NUM_THREADS="1",
+        OPENBLAS_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        MALLOC_ARENA_MAX="2",
+        ARROW_DEFAULT_MEMORY_POOL="system",
+    )
+    return env
+
+
+def _run_child(
+    job_path: Path, work: Path, output_path: Path, timeout: float
+) -> tuple[int | None, bool]:
+    command = [sys.executable, "-s", "-P", "-m", "app.custom_metrics.child", str(job_path)]
+    with open(output_path, "wb") as output:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            cwd=work,
+            env=_child_env(work),
+            start_new_session=True,  # its own process group, so one kill reaches its children too
+        )
+        timed_out = False
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            # Also after a normal exit: nothing the metric started may outlive the scoring.
+            _kill_group(process.pid)
+            process.wait()
+    return process.returncode, timed_out
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _tail(path: Path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - _OUTPUT_SHOWN))
+            return fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _read_result(path: Path) -> dict[str, Any] | None:
+    try:
+        result = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return result if isinstance(result, dict) else None
+
+
+def _failure(
+    host: str, output: str, *, kind: str, participant: str = GENERIC_FAILURE
+) -> CustomMetricFailure:
+    if output.strip():
+        host += f"\n\nOutput of the metric (its last {_OUTPUT_SHOWN} characters at most):\n{output}"
+    return CustomMetricFailure(participant, host, kind=kind)
+
+
+def _interpret(
+    result: dict[str, Any] | None,
+    returncode: int | None,
+    timed_out: bool,
+    output: str,
+    limits: SandboxLimits,
+) -> ScoreResult:
+    if result is not None and result.get("status") == "ok":
+        # Complete and written atomically: a late kill (lingering threads) does not undo it.
+        return ScoreResult(
+            score=float(result["score"]),
+            public=_optional_float(result.get("public")),
+            private=_optional_float(result.get("private")),
+        )
+    if timed_out:
+        raise _failure(
+            f"the scoring function exceeded the {limits.timeout_seconds:g} s time limit "
+            "and was stopped",
+            output,
+            kind="timeout",
+        )
+    if result is None:
+        raise _failure_without_result(returncode, output, limits)
+    status, message = result.get("status"), str(result.get("message", ""))
+    during = result.get("during", "scoring")
+    trace = result.get("traceback", "")
+    if status == "submission_rejected":
+        raise _failure(
+            f"submission rejected: {message}", output, kind="submission", participant=message
+        )
+    if status == "answer_key_rejected":
+        raise _failure(f"the answer key cannot be used: {message}", output, kind="answer_key")
+    if status == "participant_error":
+        raise _failure(
+            f"the scoring function raised ParticipantVisibleError while {during} "
+            f"(its message is shown to the participant, cut at {PARTICIPANT_MESSAGE_LIMIT} "
+            f"characters):\n{trace}",
+            output,
+            kind="participant_error",
+            participant=message[:PARTICIPANT_MESSAGE_LIMIT],
+        )
+    if status == "memory":
+        raise _failure(
+            f"the scoring function exceeded the memory limit ({_mib(limits.memory_bytes)}) "
+            f"while {during}:\n{trace}",
+            output,
+            kind="memory",
+        )
+    if status == "invalid_result":
+        raise _failure(
+            f"the scoring function returned {message} while {during}; "
+            "a score must be a finite number",
+            output,
+            kind="invalid_result",
+        )
+    raise _failure(f"the scoring function failed while {during}:\n{trace}", output, kind="error")
+
+
+def _failure_without_result(
+    returncode: int | None, output: str, limits: SandboxLimits
+) -> CustomMetricFailure:
+    if returncode is not None and returncode < 0:
+        number = -returncode
+        name = signal.Signals(number).name if number in signal.valid_signals() else str(number)
+        if number == signal.SIGXCPU:
+            return _failure(
+                f"the scoring process exceeded its CPU time limit "
+                f"({math.ceil(limits.timeout_seconds) + 2} s) and was killed by {name}",
+                output,
+                kind="timeout",
+            )
+        if "MemoryError" in output or "bad_alloc" in output:
+            return _failure(
+                f"the scoring process died ({name}) after exceeding the memory limit "
+                f"({_mib(limits.memory_bytes)})",
+                output,
+                kind="memory",
+            )
+        # Before the deadline only the kernel sends SIGKILL: the CPU hard limit or the OOM killer.
+        return _failure(f"the scoring process was killed by {name}", output, kind="crash")
+    return _failure(
+        f"the scoring process exited with code {returncode} without a result", output, kind="crash"
+    )
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _mib(n: int) -> str:
+    return f"{n / 1024**2:g} MiB"
