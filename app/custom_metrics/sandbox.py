@@ -93,7 +93,8 @@ def validate_metric_source(source: bytes) -> None:
     try:
         text = source.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InvalidMetricSource(f"the metric file is not UTF-8 text (byte {exc.start})") from None
+        line = source[: exc.start].count(b"\n") + 1
+        raise InvalidMetricSource(f"the metric file is not UTF-8 text (line {line})") from None
     if "\x00" in text:
         raise InvalidMetricSource("the metric file contains NUL bytes; it is not Python source")
     try:

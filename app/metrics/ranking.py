@@ -1,8 +1,9 @@
-"""Probabilistic and ranking metrics on binary targets."""
+"""Area under the ROC curve, for one binary target or the mean over several."""
 
 import numpy as np
 
-from app.metrics._checks import check_binary_target, check_same_length
+from app.metrics._checks import check_binary_target, check_columns, check_one_column
+from app.metrics.errors import MetricInputError
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
@@ -20,6 +21,14 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def _auc(positive: np.ndarray, y_score: np.ndarray) -> float:
+    # Mann-Whitney U: the fraction of (positive, negative) pairs ordered right, ties half.
+    n_pos = int(positive.sum())
+    n_neg = len(positive) - n_pos
+    rank_sum = average_ranks(y_score)[positive].sum()
+    return float((rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
 def roc_auc(y_true: np.ndarray, y_score: np.ndarray) -> float:
     """Area under the ROC curve, computed as the Mann-Whitney U statistic (ties count half).
 
@@ -28,9 +37,28 @@ def roc_auc(y_true: np.ndarray, y_score: np.ndarray) -> float:
     >>> roc_auc(np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.1, 0.4, 0.35, 0.8]))
     0.75
     """
-    check_same_length(y_true, y_score)
-    positive = check_binary_target(y_true)
-    n_pos = int(positive.sum())
-    n_neg = len(y_true) - n_pos
-    rank_sum = average_ranks(y_score)[positive].sum()
-    return float((rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+    check_one_column(y_true, y_score)
+    return _auc(check_binary_target(y_true), y_score)
+
+
+def mean_columnwise_roc_auc(y_true: np.ndarray, y_score: np.ndarray) -> float:
+    """Mean of the ROC AUC of each target column.
+
+    Reference: ``sklearn.metrics.roc_auc_score(average="macro")`` on a multilabel indicator key.
+    Every column must hold both classes.
+
+    >>> mean_columnwise_roc_auc(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]),
+    ...                         np.array([[0.2, 0.9], [0.8, 0.3], [0.1, 0.2]]))
+    0.5
+    """
+    check_columns(y_true, y_score)
+    aucs = []
+    for column in range(y_true.shape[1]):
+        try:
+            positive = check_binary_target(y_true[:, column])
+        except MetricInputError as exc:
+            raise MetricInputError(
+                f"target column {column + 1}: {exc.message}", rows=exc.rows, source=exc.source
+            ) from None
+        aucs.append(_auc(positive, y_score[:, column]))
+    return float(np.mean(aucs))

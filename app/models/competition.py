@@ -23,22 +23,18 @@ class Competition(Base):
     deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     daily_submission_limit: Mapped[int] = mapped_column(Integer, default=5)
     final_selection_limit: Mapped[int] = mapped_column(Integer, default=2)
-    # The key version the leaderboards are computed from; None until the first key is uploaded.
-    active_answer_key_id: Mapped[int | None] = mapped_column(
-        ForeignKey("answer_keys.id", use_alter=True, name="fk_competitions_active_key"),
-        default=None,
-    )
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     answer_keys: Mapped[list["AnswerKey"]] = relationship(
-        back_populates="competition",
-        foreign_keys="AnswerKey.competition_id",
-        order_by="AnswerKey.version",
+        back_populates="competition", order_by="AnswerKey.version"
     )
-    active_answer_key: Mapped["AnswerKey | None"] = relationship(
-        foreign_keys=[active_answer_key_id], post_update=True
-    )
+
+    @property
+    def board_key(self) -> "AnswerKey | None":
+        """The newest published key version: the one the leaderboards are computed from."""
+        published = [k for k in self.answer_keys if k.published_at is not None]
+        return published[-1] if published else None
 
     def is_past_deadline(self, now: datetime) -> bool:
         return self.deadline is not None and now >= self.deadline
@@ -62,7 +58,8 @@ class AnswerKey(Base):
     n_private: Mapped[int] = mapped_column(Integer)
     uploaded_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The first version is published on upload; a later one only when an organiser publishes it,
+    # so fixing a key never moves the boards behind anyone's back.
+    published_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
-    competition: Mapped[Competition] = relationship(
-        back_populates="answer_keys", foreign_keys=[competition_id]
-    )
+    competition: Mapped[Competition] = relationship(back_populates="answer_keys")

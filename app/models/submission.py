@@ -19,6 +19,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
+from app.models.competition import Competition
 from app.models.team import Team
 from app.models.types import UTCDateTime, utcnow
 from app.models.user import User
@@ -58,6 +59,7 @@ class Submission(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
+    competition: Mapped["Competition"] = relationship()
     team: Mapped[Team] = relationship()
     user: Mapped[User] = relationship()
     scores: Mapped[list["Score"]] = relationship(back_populates="submission")

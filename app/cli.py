@@ -1,0 +1,167 @@
+"""The ``podium`` command: run the server, manage users, and score files locally."""
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+app = typer.Typer(
+    name="podium",
+    help="Podium: a self-hosted evaluation service for machine-learning competitions.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+users_app = typer.Typer(help="Manage users and their API tokens.", no_args_is_help=True)
+app.add_typer(users_app, name="users")
+
+
+def _fail(message: str) -> NoReturn:
+    # The contract: exit status 2 and exactly one line on stderr, never a traceback.
+    sys.stderr.write("error: " + " ".join(message.split()) + "\n")
+    raise typer.Exit(code=2)
+
+
+@app.command()
+def score(
+    answer_key: Annotated[Path, typer.Argument(help="The answer key CSV.")],
+    submission: Annotated[Path, typer.Argument(help="The submission CSV.")],
+    metric: Annotated[str, typer.Option("--metric", help="Metric name (see `podium metrics`).")],
+    params: Annotated[str | None, typer.Option(help="Metric params as a JSON object.")] = None,
+    id_column: Annotated[
+        str | None, typer.Option("--id-column", help="Id column (default: the key's first).")
+    ] = None,
+    details: Annotated[bool, typer.Option("--details", help="Add the metric's details.")] = False,
+) -> None:
+    """Score SUBMISSION against ANSWER_KEY and print one JSON object."""
+    from app.metrics import MetricParamsError, UnknownMetric
+    from app.scoring.core import ScoringError, score_files
+
+    parsed: dict[str, Any] = {}
+    if params:
+        try:
+            parsed = json.loads(params)
+        except json.JSONDecodeError as exc:
+            _fail(f"--params is not valid JSON: {exc.msg} at character {exc.pos}")
+        if not isinstance(parsed, dict):
+            _fail("--params must be a JSON object")
+    for label, path in (("answer key", answer_key), ("submission", submission)):
+        if not path.is_file():
+            _fail(f"{label} file not found: {path}")
+    try:
+        result = score_files(
+            metric_name=metric,
+            params=parsed,
+            answer_key=answer_key,
+            submission=submission,
+            id_column=id_column,
+            details=details,
+        )
+    except (UnknownMetric, MetricParamsError) as exc:
+        _fail(str(exc))
+    except ScoringError as exc:
+        where = "answer key" if exc.source == "answer_key" else "submission"
+        _fail(f"{where}: {exc.message}")
+    except Exception as exc:  # noqa: BLE001 - the contract forbids tracebacks
+        _fail(f"unexpected failure: {type(exc).__name__}: {exc}")
+    typer.echo(json.dumps(result.as_json(metric)))
+
+
+@app.command()
+def metrics(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List the metric catalogue: name, direction, params and expected columns."""
+    from app.metrics import all_metrics
+
+    entries = []
+    for m in all_metrics():
+        schema = m.params.model_json_schema().get("properties", {})
+        entries.append(
+            {
+                "name": m.name,
+                "direction": m.direction,
+                "params": {k: v.get("default") for k, v in schema.items()},
+                "columns": m.expected_columns(),
+                "reference": m.reference,
+            }
+        )
+    if as_json:
+        typer.echo(json.dumps(entries, indent=2))
+        return
+    for e in entries:
+        params = ", ".join(f"{k}={v!r}" for k, v in e["params"].items()) or "-"
+        typer.echo(f"{e['name']:<34} {e['direction']:<9} params: {params}")
+        typer.echo(f"{'':<34} columns: {e['columns']}")
+
+
+@app.command()
+def migrate() -> None:
+    """Apply pending database migrations."""
+    from app.config import get_settings
+    from app.migrate import upgrade
+
+    upgrade(get_settings().database_url)
+    typer.echo("database is up to date")
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    demo: Annotated[bool, typer.Option("--demo", help="Seed a demo competition first.")] = False,
+) -> None:
+    """Apply pending migrations, optionally seed the demo, and serve the API."""
+    import uvicorn
+
+    from app.config import get_settings
+    from app.main import create_app
+    from app.migrate import upgrade
+
+    settings = get_settings()
+    upgrade(settings.database_url)
+    if demo:
+        from app.demo import seed_demo
+
+        report = seed_demo(settings)
+        typer.echo(report)
+    uvicorn.run(create_app(settings), host=host, port=port)
+
+
+@users_app.command("create")
+def users_create(
+    name: Annotated[str, typer.Argument(help="The user's unique name.")],
+    organiser: Annotated[bool, typer.Option("--organiser", help="Make an organiser.")] = False,
+) -> None:
+    """Create a user and print their API token (shown once, stored only hashed)."""
+    from app.auth.service import create_user
+    from app.config import get_settings
+    from app.db import make_engine, make_session_factory, unit_of_work
+    from app.errors import AppError
+    from app.migrate import upgrade
+    from app.models import Role
+
+    settings = get_settings()
+    upgrade(settings.database_url)
+    factory = make_session_factory(make_engine(settings.database_url))
+    try:
+        with unit_of_work(factory) as session:
+            _user, token = create_user(
+                session,
+                name=name,
+                role=Role.organiser if organiser else Role.participant,
+                secret_key=settings.secret_key,
+            )
+    except AppError as exc:
+        _fail(exc.detail)
+    typer.echo(token)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Competitions: their configuration, hidden answer keys and sample submissions."""

@@ -1,0 +1,55 @@
+from fastapi import APIRouter, Response, UploadFile, status
+
+from app.competitions import service
+from app.competitions.schemas import AnswerKeyPublic, CompetitionCreate, CompetitionPublic
+from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
+
+router = APIRouter(prefix="/competitions", tags=["competitions"])
+
+
+@router.post("", response_model=CompetitionPublic, status_code=status.HTTP_201_CREATED)
+def create_competition(
+    data: CompetitionCreate, session: SessionDep, organiser: OrganiserUser
+) -> CompetitionPublic:
+    competition = service.create_competition(session, data=data, owner=organiser)
+    return service.to_public(competition)
+
+
+@router.get("", response_model=list[CompetitionPublic])
+def list_competitions(session: SessionDep, _user: CurrentUser) -> list[CompetitionPublic]:
+    return [service.to_public(c) for c in service.list_competitions(session)]
+
+
+@router.get("/{slug}", response_model=CompetitionPublic)
+def get_competition(competition: CompetitionDep) -> CompetitionPublic:
+    return service.to_public(competition)
+
+
+@router.put("/{slug}/answer-key", response_model=AnswerKeyPublic, status_code=201)
+def upload_answer_key(
+    organiser: OrganiserUser,
+    competition: CompetitionDep,
+    file: UploadFile,
+    session: SessionDep,
+    settings: SettingsDep,
+) -> AnswerKeyPublic:
+    key = service.upload_answer_key(
+        session, competition=competition, source=file.file, uploader=organiser, settings=settings
+    )
+    return AnswerKeyPublic.model_validate(key)
+
+
+@router.get("/{slug}/answer-key/versions", response_model=list[AnswerKeyPublic])
+def list_answer_key_versions(
+    _organiser: OrganiserUser, competition: CompetitionDep
+) -> list[AnswerKeyPublic]:
+    return [AnswerKeyPublic.model_validate(k) for k in competition.answer_keys]
+
+
+@router.get("/{slug}/sample-submission", response_class=Response)
+def sample_submission(competition: CompetitionDep) -> Response:
+    return Response(
+        content=service.sample_submission_csv(competition),
+        media_type="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="{competition.slug}-sample.csv"'},
+    )

@@ -1,0 +1,165 @@
+"""Creating competitions, storing versioned answer keys, building sample submissions."""
+
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import pyarrow as pa
+from pyarrow import csv as pacsv
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.competitions.schemas import CompetitionCreate, CompetitionPublic, MetricConfig
+from app.config import Settings
+from app.errors import Conflict, NotFound, Unprocessable
+from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
+from app.models import AnswerKey, Competition, User
+from app.scoring.core import ScoringError
+from app.scoring.intake import PRIVATE, PUBLIC
+from app.scoring.keys import cached_key
+from app.storage import remove_quietly, store_stream
+
+
+def metric_for(competition: Competition) -> Metric:
+    return get_metric(competition.metric_name)
+
+
+def create_competition(session: Session, *, data: CompetitionCreate, owner: User) -> Competition:
+    try:
+        metric = get_metric(data.metric.name)
+        params = metric.parse_params(data.metric.params)
+    except (UnknownMetric, MetricParamsError) as exc:
+        raise Unprocessable(str(exc)) from None
+    if session.scalar(select(Competition.id).where(Competition.slug == data.slug)) is not None:
+        raise Conflict(f"a competition with slug '{data.slug}' already exists")
+    competition = Competition(
+        slug=data.slug,
+        title=data.title,
+        description=data.description,
+        metric_name=metric.name,
+        metric_params=params.model_dump(mode="json"),
+        id_column=data.id_column,
+        deadline=data.deadline,
+        daily_submission_limit=data.daily_submission_limit,
+        final_selection_limit=data.final_selection_limit,
+        created_by_id=owner.id,
+    )
+    session.add(competition)
+    session.flush()
+    return competition
+
+
+def list_competitions(session: Session) -> list[Competition]:
+    return list(session.scalars(select(Competition).order_by(Competition.created_at.desc())))
+
+
+def to_public(competition: Competition) -> CompetitionPublic:
+    metric = metric_for(competition)
+    key = competition.board_key
+    return CompetitionPublic(
+        slug=competition.slug,
+        title=competition.title,
+        description=competition.description,
+        metric=MetricConfig(name=competition.metric_name, params=competition.metric_params),
+        direction=metric.direction,
+        id_column=key.id_column if key else competition.id_column,
+        columns=[key.id_column, *key.target_columns] if key else None,
+        deadline=competition.deadline,
+        daily_submission_limit=competition.daily_submission_limit,
+        final_selection_limit=competition.final_selection_limit,
+        has_answer_key=key is not None,
+        created_at=competition.created_at,
+    )
+
+
+def upload_answer_key(
+    session: Session,
+    *,
+    competition: Competition,
+    source: BinaryIO,
+    uploader: User,
+    settings: Settings,
+) -> AnswerKey:
+    """Validate and store a new key version; the first version goes live at once."""
+    directory = Path(settings.data_dir) / "answer-keys" / str(competition.id)
+    stored = store_stream(source, directory=directory, max_bytes=settings.max_upload_bytes)
+    metric = metric_for(competition)
+    params = metric.parse_params(competition.metric_params)
+    try:
+        table = cached_key(
+            path=stored.path,
+            sha256=stored.sha256,
+            metric=metric,
+            params=params,
+            id_column=competition.id_column,
+        )
+    except ScoringError as exc:
+        if not _is_referenced(session, stored.path):
+            remove_quietly(stored.path)
+        raise Unprocessable(f"answer key rejected: {exc.message}") from None
+    latest = session.scalar(
+        select(func.max(AnswerKey.version)).where(AnswerKey.competition_id == competition.id)
+    )
+    now = datetime.now(UTC)
+    key = AnswerKey(
+        competition_id=competition.id,
+        version=(latest or 0) + 1,
+        path=str(stored.path),
+        sha256=stored.sha256,
+        id_column=table.id_column,
+        target_columns=table.target_columns,
+        n_rows=table.n_rows,
+        n_public=table.count(PUBLIC),
+        n_private=table.count(PRIVATE),
+        uploaded_by_id=uploader.id,
+        published_at=now if competition.board_key is None else None,
+    )
+    session.add(key)
+    session.flush()
+    session.refresh(competition, ["answer_keys"])
+    return key
+
+
+def _is_referenced(session: Session, path: Path) -> bool:
+    # Identical uploads share one stored file; never delete one an earlier version still uses.
+    return session.scalar(select(AnswerKey.id).where(AnswerKey.path == str(path))) is not None
+
+
+def sample_submission_csv(competition: Competition) -> bytes:
+    key_row = competition.board_key
+    if key_row is None:
+        raise NotFound("this competition has no answer key yet")
+    metric = metric_for(competition)
+    params = metric.parse_params(competition.metric_params)
+    table = cached_key(
+        path=Path(key_row.path),
+        sha256=key_row.sha256,
+        metric=metric,
+        params=params,
+        id_column=competition.id_column,
+    )
+    n = table.n_rows
+    columns: dict[str, pa.Array] = {table.id_column: table.ids}
+    for name in table.target_columns:
+        columns[name] = _placeholder(metric, table.y_true, len(table.target_columns), n)
+    out = io.BytesIO()
+    pacsv.write_csv(pa.table(columns), out)
+    return out.getvalue()
+
+
+def _placeholder(metric: Metric, y_true: np.ndarray, n_columns: int, n: int) -> pa.Array:
+    """A value every row may legally hold: a uniform probability, a known label, an empty set."""
+    if metric.cell == "number":
+        return pa.array(np.full(n, 1.0 / n_columns if n_columns > 1 else 0.5))
+    if metric.cell == "label":
+        return pa.array(np.full(n, str(min(y_true.ravel())), dtype=object), type=pa.string())
+    return pa.array([""] * n, type=pa.string())
+
+
+def get_competition_by_slug(session: Session, slug: str) -> Competition:
+    competition = session.scalar(select(Competition).where(Competition.slug == slug))
+    if competition is None:
+        raise NotFound(f"no competition '{slug}'")
+    return competition

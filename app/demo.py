@@ -1,0 +1,118 @@
+"""A demo competition with a generated answer key and a few scored submissions (`make run`)."""
+
+import io
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+from sqlalchemy import select
+
+from app.auth.service import create_user, issue_token
+from app.competitions.schemas import CompetitionCreate, MetricConfig
+from app.competitions.service import create_competition, upload_answer_key
+from app.config import Settings
+from app.db import make_engine, make_session_factory, unit_of_work
+from app.models import Competition, Role, User
+from app.scoring.queue import EagerQueue
+from app.submissions.service import create_submission
+
+DEMO_SLUG = "demo-churn"
+DEMO_ROWS = 2000
+HOST = "demo-host"
+PARTICIPANTS = {"alice": 0.9, "bob": 0.6, "carol": 0.3}  # how much signal each one's model has
+
+
+def _csv(header: list[str], columns: list[list[str]]) -> bytes:
+    lines = [",".join(header)] + [",".join(row) for row in zip(*columns, strict=True)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def demo_files(seed: int = 7) -> tuple[bytes, dict[str, bytes]]:
+    """The answer key and one submission per demo participant, deterministic for a seed."""
+    rng = np.random.default_rng(seed)
+    ids = [f"cust-{i:05d}" for i in range(DEMO_ROWS)]
+    churned = rng.random(DEMO_ROWS) < 0.3
+    usage = np.where(rng.random(DEMO_ROWS) < 0.3, "Public", "Private")
+    key = _csv(
+        ["customer_id", "churned", "Usage"],
+        [ids, [str(int(c)) for c in churned], list(usage)],
+    )
+    submissions = {}
+    for name, signal in PARTICIPANTS.items():
+        score = signal * churned + (1 - signal) * rng.random(DEMO_ROWS)
+        submissions[name] = _csv(
+            ["customer_id", "churned"], [ids, [f"{s:.6f}" for s in score]]
+        )
+    return key, submissions
+
+
+def seed_demo(settings: Settings) -> str:
+    """Seed the demo once; on every call print fresh tokens for its users."""
+    factory = make_session_factory(make_engine(settings.database_url))
+    lines = []
+    with unit_of_work(factory) as session:
+        seeded = session.scalar(select(Competition).where(Competition.slug == DEMO_SLUG))
+        if seeded is not None:
+            for user in session.scalars(
+                select(User).where(User.name.in_([HOST, *PARTICIPANTS]))
+            ):
+                token = issue_token(session, user=user, secret_key=settings.secret_key)
+                lines.append(f"  {user.name:<10} {user.role.value:<12} {token}")
+            return _report(lines, fresh=False)
+
+    key_csv, submissions = demo_files()
+    with unit_of_work(factory) as session:
+        host, token = create_user(
+            session, name=HOST, role=Role.organiser, secret_key=settings.secret_key
+        )
+        lines.append(f"  {HOST:<10} {'organiser':<12} {token}")
+        competition = create_competition(
+            session,
+            data=CompetitionCreate(
+                slug=DEMO_SLUG,
+                title="Demo: predict customer churn",
+                description="A generated binary task scored by ROC AUC, with a 30/70 split.",
+                metric=MetricConfig(name="roc_auc"),
+                deadline=datetime.now(UTC) + timedelta(days=30),
+            ),
+            owner=host,
+        )
+        upload_answer_key(
+            session,
+            competition=competition,
+            source=io.BytesIO(key_csv),
+            uploader=host,
+            settings=settings,
+        )
+    queue = EagerQueue(factory)
+    for name, content in submissions.items():
+        with unit_of_work(factory) as session:
+            user, token = create_user(
+                session, name=name, role=Role.participant, secret_key=settings.secret_key
+            )
+            lines.append(f"  {name:<10} {'participant':<12} {token}")
+            competition = session.scalar(
+                select(Competition).where(Competition.slug == DEMO_SLUG)
+            )
+            create_submission(
+                session,
+                competition=competition,
+                user=user,
+                source=io.BytesIO(content),
+                filename=f"{name}.csv",
+                description="demo submission",
+                settings=settings,
+                queue=queue,
+            )
+    return _report(lines, fresh=True)
+
+
+def _report(lines: list[str], *, fresh: bool) -> str:
+    head = "Seeded the demo competition" if fresh else "The demo competition is already seeded"
+    return "\n".join(
+        [
+            f"{head} '{DEMO_SLUG}'. API tokens (shown once):",
+            *lines,
+            "Try: curl -H 'Authorization: Bearer <token>' "
+            f"http://127.0.0.1:8000/api/v1/competitions/{DEMO_SLUG}/leaderboard",
+        ]
+    )

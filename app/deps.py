@@ -1,0 +1,72 @@
+"""Request dependencies: the session (the one place that commits), the caller, the competition."""
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.auth.service import user_for_token
+from app.config import Settings
+from app.db import run_after_commit
+from app.errors import Forbidden, NotFound, Unauthorized
+from app.models import Competition, User
+
+
+def get_settings_dep(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    session: Session = request.app.state.session_factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        session.info.pop("after_commit", None)
+        session.close()
+        raise
+    session.close()
+    run_after_commit(session)
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+# scope="function": commit before the response is sent, so a 202 always names a durable row.
+SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+def get_current_user(
+    session: SessionDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User:
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise Unauthorized("missing bearer token")
+    return user_for_token(session, token=credentials.credentials, secret_key=settings.secret_key)
+
+
+CurrentUser = Annotated[User, Depends(get_current_user)]
+
+
+def get_organiser(user: CurrentUser) -> User:
+    if not user.is_organiser:
+        raise Forbidden("this action is for organisers only")
+    return user
+
+
+OrganiserUser = Annotated[User, Depends(get_organiser)]
+
+
+def get_competition(slug: str, session: SessionDep, _user: CurrentUser) -> Competition:
+    competition = session.scalar(select(Competition).where(Competition.slug == slug))
+    if competition is None:
+        raise NotFound(f"no competition '{slug}'")
+    return competition
+
+
+CompetitionDep = Annotated[Competition, Depends(get_competition)]

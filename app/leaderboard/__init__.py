@@ -1,0 +1,1 @@
+"""Public and private leaderboards, computed from the published answer-key version."""

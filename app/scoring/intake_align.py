@@ -1,0 +1,180 @@
+"""Aligning a submission's rows with the answer key by id, vectorised.
+
+Ids are arbitrary strings. Each is hashed to 64 bits straight from Arrow's buffers (no Python
+string is ever made); the answer key keeps its hashes sorted with a bucket table over their top
+bits (:class:`KeyIndex`, built once and cached on disk with the key), so looking up a submission
+costs a few vectorised gathers. A hash match is only a candidate: every aligned id is then compared
+byte for byte with the key's, and should two different ids ever share a hash the join falls back
+to Arrow's exact (slower) ``index_in``. The result is therefore always exact.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_C1 = np.uint64(0x9E3779B97F4A7C15)
+_C2 = np.uint64(0xBF58476D1CE4E5B9)
+_C3 = np.uint64(0x94D049BB133111EB)
+_HEAD_WORDS = 4  # the first 32 bytes of an id are hashed, plus its last 8 bytes and its length
+
+
+def _string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(offsets relative to the data buffer as int64, data bytes) of a string array."""
+    if pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type):
+        offset_type = np.int64
+    else:
+        offset_type = np.int32
+    _, offsets_buf, data_buf = array.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=offset_type)[
+        array.offset : array.offset + len(array) + 1
+    ].astype(np.int64)
+    if data_buf is None:
+        data = np.zeros(0, dtype=np.uint8)
+    else:
+        data = np.frombuffer(data_buf, dtype=np.uint8)[: int(offsets[-1]) if len(offsets) else 0]
+    return offsets, data
+
+
+def hash_ids(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A 64-bit hash of every string, computed from Arrow's buffers without Python objects."""
+    if isinstance(array, pa.ChunkedArray):
+        parts = [hash_ids(chunk) for chunk in array.chunks]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+    offsets, data = _string_buffers(array)
+    starts = offsets[:-1]
+    lengths = offsets[1:] - starts
+    # Every byte offset viewed as the start of an unaligned little-endian uint64; 8 zero bytes of
+    # padding keep the last reads inside the buffer.
+    padded = np.zeros(data.size - (offsets[0] if offsets.size else 0) + 8, dtype=np.uint8)
+    base = int(offsets[0]) if offsets.size else 0
+    padded[: data.size - base] = data[base:]
+    starts = starts - base
+    words = np.ndarray((padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    h = lengths.astype(np.uint64) * _C1
+    longest = int(lengths.max()) if lengths.size else 0
+    for j in range(min((longest + 7) // 8, _HEAD_WORDS)):
+        _mix(h, _masked_word(words, starts + 8 * j, lengths - 8 * j))
+    if longest > 8 * _HEAD_WORDS:
+        long = lengths > 8 * _HEAD_WORDS
+        tail = np.where(long, words[np.where(long, starts + lengths - 8, 0)], np.uint64(0))
+        _mix(h, tail)
+    # splitmix64's finaliser spreads the bits so the top ones make good bucket numbers.
+    h ^= h >> np.uint64(30)
+    h *= _C2
+    h ^= h >> np.uint64(27)
+    h *= _C3
+    h ^= h >> np.uint64(31)
+    return h
+
+
+def _masked_word(words: np.ndarray, at: np.ndarray, remaining: np.ndarray) -> np.ndarray:
+    keep = np.clip(remaining, 0, 8)
+    value = words[np.minimum(at, words.size - 1)]
+    drop = ((8 - keep) * 8).astype(np.uint64)  # a shift by 64 gives 0 in numpy
+    return (value << drop) >> drop
+
+
+def _mix(h: np.ndarray, word: np.ndarray) -> None:
+    h ^= word
+    h *= _C2
+    h ^= h >> np.uint64(31)
+
+
+@dataclass
+class KeyIndex:
+    """The answer key's ids hashed and sorted, with a bucket table over the hashes' top bits."""
+
+    sorted_hashes: np.ndarray  # uint64, ascending
+    rows: np.ndarray  # int32/int64: key row of each sorted hash
+    bucket_starts: np.ndarray  # int64 of length 2**bits + 1
+    bits: int
+
+    @classmethod
+    def build(cls, ids: pa.Array | pa.ChunkedArray) -> "KeyIndex":
+        h = hash_ids(ids)
+        order = np.argsort(h, kind="stable")
+        sorted_hashes = h[order]
+        bits = max(int(np.ceil(np.log2(max(len(h), 2)))), 1)
+        buckets = (sorted_hashes >> np.uint64(64 - bits)).astype(np.int64)
+        bucket_starts = np.zeros((1 << bits) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(buckets, minlength=1 << bits), out=bucket_starts[1:])
+        rows_type = np.int32 if len(h) < 2**31 else np.int64
+        return cls(sorted_hashes, order.astype(rows_type), bucket_starts, bits)
+
+    def __len__(self) -> int:
+        return len(self.sorted_hashes)
+
+    def colliding_rows(self) -> np.ndarray:
+        """Key rows whose hash equals another key row's (different ids, or duplicates)."""
+        same = np.flatnonzero(self.sorted_hashes[1:] == self.sorted_hashes[:-1])
+        return np.unique(self.rows[np.concatenate((same, same + 1))])
+
+    def lookup(self, hashes: np.ndarray) -> np.ndarray:
+        """Key row for each hash (the first one in hash order), -1 where no key id has it."""
+        bucket = (hashes >> np.uint64(64 - self.bits)).astype(np.intp)
+        lo = self.bucket_starts[bucket]
+        hi = self.bucket_starts[bucket + 1]
+        found = np.full(len(hashes), -1, dtype=np.int64)
+        todo = np.flatnonzero(lo < hi)
+        at = lo[todo]
+        while todo.size:
+            candidate = self.sorted_hashes[at]
+            wanted = hashes[todo]
+            hit = candidate == wanted
+            found[todo[hit]] = self.rows[at[hit]]
+            # Hashes ascend within a bucket: once past the wanted one it is not there.
+            go_on = (candidate < wanted) & (at + 1 < hi[todo])
+            todo = todo[go_on]
+            at = at[go_on] + 1
+        return found
+
+
+def positions_exact(sub_ids: pa.Array | pa.ChunkedArray, key_ids: pa.Array) -> np.ndarray:
+    """Key row of each submission id, -1 where absent: Arrow's hash join, exact but slower."""
+    found = pc.index_in(sub_ids, value_set=key_ids)
+    if isinstance(found, pa.ChunkedArray):
+        found = found.combine_chunks()
+    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def _verified(sub_ids: pa.ChunkedArray, key_ids: pa.Array, found: np.ndarray) -> bool:
+    """Whether every matched submission id equals, byte for byte, the key id it was matched to."""
+    start = 0
+    for chunk in sub_ids.chunks:
+        part = found[start : start + len(chunk)]
+        start += len(chunk)
+        matched = part >= 0
+        if not matched.all():
+            chunk = chunk.filter(pa.array(matched))
+            part = part[matched]
+        if not key_ids.take(pa.array(part)).equals(chunk):
+            return False
+    return True
+
+
+def positions(
+    sub_ids: pa.Array | pa.ChunkedArray, key_ids: pa.Array, index: KeyIndex
+) -> np.ndarray:
+    """Key row of each submission id, -1 where it is not in the key; exact."""
+    if isinstance(sub_ids, pa.Array):
+        sub_ids = pa.chunked_array([sub_ids], type=sub_ids.type)
+    found = index.lookup(hash_ids(sub_ids))
+    if _verified(sub_ids, key_ids, found):
+        return found
+    return positions_exact(sub_ids, key_ids)
+
+
+def in_key_order(sub_ids: pa.Array | pa.ChunkedArray, key_ids: pa.Array) -> bool:
+    """The fast path: the submission lists exactly the key's ids, in the key's order."""
+    if len(sub_ids) != len(key_ids):
+        return False
+    if isinstance(sub_ids, pa.Array):
+        return sub_ids.equals(key_ids)
+    start = 0
+    for chunk in sub_ids.chunks:
+        if not chunk.equals(key_ids.slice(start, len(chunk))):
+            return False
+        start += len(chunk)
+    return True

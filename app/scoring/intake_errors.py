@@ -1,0 +1,58 @@
+"""The one error intake raises, and the helpers that make its messages name what to fix.
+
+A message says the kind of problem, how many rows it touches and the first few offending ids or
+lines, so a competitor can fix the file without guessing. ``kind`` is a stable machine-readable
+code (the list below); the service and the tests key on it, never on the wording.
+"""
+
+from collections.abc import Sequence
+
+import numpy as np
+
+SHOWN = 5  # how many offending ids or rows a message names
+
+# The kinds of problem, in the order a file is examined.
+KINDS = (
+    "empty_file",  # no bytes, or only whitespace
+    "not_text",  # binary content: NUL bytes, an image, a spreadsheet, …
+    "unsupported_format",  # compressed with something other than gzip or zip
+    "bad_archive",  # a damaged .gz/.zip, or a zip without exactly one file
+    "too_large",  # over the decompressed-size limit (a zip bomb stops here)
+    "not_utf8",  # text in another encoding
+    "bad_header",  # empty or repeated column names
+    "missing_header",  # the first line is data, not the header
+    "missing_columns",
+    "extra_columns",
+    "ragged_row",  # a row with too many or too few fields
+    "bad_csv",  # anything else the CSV parser refuses
+    "no_rows",  # a header and nothing else
+    "too_many_rows",
+    "empty_cells",
+    "non_numeric",
+    "nan_values",
+    "infinite_values",
+    "duplicate_ids",
+    "unknown_ids",
+    "missing_ids",
+    "bad_usage",
+)
+
+
+class IntakeError(ValueError):
+    """A file cannot be used; ``message`` names the problem for the person who uploaded it."""
+
+    def __init__(self, message: str, *, kind: str = "invalid_file") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+
+
+def first_few(values: Sequence | np.ndarray) -> str:
+    """``'a', 'b', 'c' (and 7 more)``: the first :data:`SHOWN` values, quoted."""
+    shown = [str(v) for v in list(values[:SHOWN])]
+    more = len(values) - len(shown)
+    return ", ".join(repr(v) for v in shown) + (f" (and {more} more)" if more > 0 else "")
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"

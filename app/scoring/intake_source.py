@@ -1,0 +1,304 @@
+"""Where a CSV's bytes come from: a plain file, a gzip stream or the one member of a zip archive.
+
+The format is decided by the first bytes, never by the file name. Compressed content is read as a
+stream through a counter that stops at the decompressed-size limit, so an archive bomb is refused
+after at most that many bytes and nothing is ever written out. The slow diagnostics (where is the
+first byte that is not UTF-8, which line holds data row 1234) live here too; they run only once a
+file has already been found wrong.
+"""
+
+import codecs
+import gzip
+import io
+import os
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from app.scoring.intake_errors import IntakeError
+
+HEAD_BYTES = 1 << 20  # how much of a file the quick checks look at
+_CHUNK = 1 << 22
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+# Formats people upload by mistake, and what to tell them.
+_OTHER_MAGICS = (
+    (b"BZh", "unsupported_format", "compressed with bzip2"),
+    (b"\xfd7zXZ\x00", "unsupported_format", "compressed with xz"),
+    (b"\x28\xb5\x2f\xfd", "unsupported_format", "compressed with zstd"),
+    (b"7z\xbc\xaf\x27\x1c", "unsupported_format", "a 7-Zip archive"),
+    (b"Rar!\x1a\x07", "unsupported_format", "a RAR archive"),
+    (b"PAR1", "not_text", "a Parquet file"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "not_text", "an old Excel (.xls) workbook"),
+    (b"%PDF", "not_text", "a PDF document"),
+    (b"\x89PNG", "not_text", "a PNG image"),
+    (b"\xff\xd8\xff", "not_text", "a JPEG image"),
+    (b"\x93NUMPY", "not_text", "a NumPy .npy file"),
+    (b"\x80\x04\x95", "not_text", "a Python pickle"),
+)
+ACCEPTED = "a .csv file, a gzip-compressed .csv.gz, or a .zip holding exactly one CSV file"
+
+
+@dataclass(frozen=True)
+class Source:
+    """An opened upload: the path, how its content is stored and, for plain files, its size."""
+
+    path: Path
+    container: str  # "plain", "gzip" or "zip"
+    member: str | None = None  # the CSV's name inside a zip
+
+
+def sniff(path: Path, *, max_bytes: int) -> Source:
+    """Decide the container from the first bytes and check what can be checked without reading on."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            magic = fh.read(8)
+    except OSError as exc:
+        raise IntakeError(f"the file cannot be read: {exc.strerror}", kind="bad_csv") from None
+    if size == 0:
+        raise IntakeError("the file is empty", kind="empty_file")
+    if magic.startswith(_GZIP_MAGIC):
+        return Source(path, "gzip")
+    if magic.startswith(_ZIP_MAGICS):
+        return Source(path, "zip", _zip_member(path, max_bytes=max_bytes))
+    for prefix, kind, what in _OTHER_MAGICS:
+        if magic.startswith(prefix):
+            raise IntakeError(f"the file is {what}, not a CSV file; send {ACCEPTED}", kind=kind)
+    if size > max_bytes:
+        raise IntakeError(
+            f"the file holds {size} bytes, more than the limit of {max_bytes}", kind="too_large"
+        )
+    return Source(path, "plain")
+
+
+def _zip_member(path: Path, *, max_bytes: int) -> str:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        raise IntakeError(f"the .zip archive is damaged: {exc}", kind="bad_archive") from None
+    names = {info.filename for info in infos}
+    if "[Content_Types].xml" in names:
+        raise IntakeError(
+            f"the file is an Excel or other Office document, not a CSV file; send {ACCEPTED}",
+            kind="not_text",
+        )
+    # Folders and the resource forks macOS adds to every archive are not content.
+    files = [
+        info
+        for info in infos
+        if not info.is_dir()
+        and not info.filename.startswith("__MACOSX/")
+        and os.path.basename(info.filename) != ".DS_Store"
+    ]
+    if len(files) != 1:
+        listed = ", ".join(repr(i.filename) for i in files[:5]) or "nothing"
+        raise IntakeError(
+            f"the .zip archive must hold exactly one CSV file; it holds {len(files)}: {listed}",
+            kind="bad_archive",
+        )
+    info = files[0]
+    if info.flag_bits & 0x1:
+        raise IntakeError("the .zip archive is encrypted; send it without a password",
+                          kind="bad_archive")
+    if info.file_size > max_bytes:
+        raise IntakeError(
+            f"the CSV inside the .zip would unpack to {info.file_size} bytes, more than the limit "
+            f"of {max_bytes}",
+            kind="too_large",
+        )
+    return info.filename
+
+
+class LimitedReader(io.RawIOBase):
+    """A read-only stream that refuses to yield more than ``max_bytes`` in total.
+
+    pyarrow pulls from it block by block; once the limit is passed the read raises, and the
+    error is remembered in ``error`` because pyarrow may wrap what a Python stream raises.
+    """
+
+    def __init__(self, raw: BinaryIO, *, max_bytes: int, what: str) -> None:
+        self._raw = raw
+        self._max = max_bytes
+        self._what = what
+        self.count = 0
+        self.error: IntakeError | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            data = self._raw.read(size if size is not None and size >= 0 else self._max + 1)
+        except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
+            self.error = IntakeError(
+                f"the {self._what} is damaged or truncated: {exc}", kind="bad_archive"
+            )
+            raise self.error from None
+        self.count += len(data)
+        if self.count > self._max:
+            self.error = IntakeError(
+                f"the {self._what} unpacks to more than the limit of {self._max} bytes; "
+                "it was refused without being unpacked",
+                kind="too_large",
+            )
+            raise self.error
+        return data
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+@contextmanager
+def open_stream(source: Source, *, max_bytes: int) -> Iterator[LimitedReader]:
+    """The CSV text of ``source`` as a byte stream, limited to ``max_bytes``."""
+    if source.container == "gzip":
+        raw: BinaryIO = gzip.open(source.path, "rb")  # type: ignore[assignment]
+        what = "gzip file"
+    elif source.container == "zip":
+        zf = zipfile.ZipFile(source.path)
+        try:
+            raw = zf.open(source.member or "")
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
+            zf.close()
+            raise IntakeError(f"the .zip archive cannot be read: {exc}", kind="bad_archive") from None
+        what = "CSV inside the .zip"
+    else:
+        raw = open(source.path, "rb")
+        what = "file"
+    reader = LimitedReader(raw, max_bytes=max_bytes, what=what)
+    try:
+        yield reader
+    finally:
+        reader.close()
+        if source.container == "zip":
+            zf.close()
+
+
+def read_head(source: Source, *, max_bytes: int) -> bytes:
+    """The first :data:`HEAD_BYTES` of the CSV text, checked for being text at all."""
+    with open_stream(source, max_bytes=max_bytes) as stream:
+        try:
+            head = stream.read(HEAD_BYTES)
+        except IntakeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a damaged stream says so in many ways
+            raise IntakeError(f"the file cannot be read: {exc}", kind="bad_archive") from None
+    if source.container != "plain":
+        if head.startswith(_GZIP_MAGIC) or head.startswith(_ZIP_MAGICS):
+            raise IntakeError(
+                f"the archive holds another archive; send {ACCEPTED}", kind="bad_archive"
+            )
+    if not head.strip():
+        raise IntakeError("the file is empty", kind="empty_file")
+    for prefix, kind, what in _OTHER_MAGICS:
+        if head.startswith(prefix):
+            raise IntakeError(f"the content is {what}, not a CSV file; send {ACCEPTED}", kind=kind)
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise IntakeError(
+            "the file is encoded as UTF-16; save it as UTF-8 (\"CSV UTF-8\" in spreadsheet programs)",
+            kind="not_utf8",
+        )
+    if b"\x00" in head or _control_share(head) > 0.01:
+        raise IntakeError(
+            "the file is not a text CSV file (it holds binary data such as NUL bytes)",
+            kind="not_text",
+        )
+    return head
+
+
+def _control_share(head: bytes) -> float:
+    raw = np.frombuffer(head, dtype=np.uint8)
+    control = (raw < 32) & (raw != 9) & (raw != 10) & (raw != 13) & (raw != 12)
+    return float(np.count_nonzero(control)) / max(len(raw), 1)
+
+
+def first_invalid_utf8(source: Source, *, max_bytes: int) -> tuple[int, int] | None:
+    """``(line, byte offset within the file)`` of the first byte that is not UTF-8, if any."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
+    lines_before = 0
+    with open_stream(source, max_bytes=max_bytes) as stream:
+        while True:
+            chunk = stream.read(_CHUNK)
+            final = not chunk
+            try:
+                decoder.decode(chunk, final=final)
+            except UnicodeDecodeError as exc:
+                # exc.start indexes into pending + chunk; pending holds at most 3 bytes.
+                pending = len(exc.object) - len(chunk)
+                bad = max(exc.start - pending, 0)
+                line = lines_before + chunk.count(b"\n", 0, bad) + 1
+                return line, offset + bad
+            if final:
+                return None
+            lines_before += chunk.count(b"\n")
+            offset += len(chunk)
+
+
+def line_numbers(source: Source, rows: np.ndarray, *, max_bytes: int) -> dict[int, int]:
+    """Map data-row positions (0 = first row after the header) to 1-based physical line numbers.
+
+    Blank lines are skipped by the CSV reader, so row ``i`` is not simply line ``i + 2``; this
+    walks the file once, vectorised per chunk, and stops as soon as every wanted row is found.
+    """
+    wanted = np.unique(np.asarray(rows, dtype=np.int64))
+    found: dict[int, int] = {}
+    if wanted.size == 0:
+        return found
+    lines_done = 0  # physical lines completed so far
+    nonempty_done = 0  # of which not blank (the first one is the header)
+    pending = 0  # bytes of the current, unfinished line
+    pending_first = -1  # its first byte (to tell a lone "\r" apart)
+    with open_stream(source, max_bytes=max_bytes) as stream:
+        while len(found) < wanted.size:
+            chunk = stream.read(_CHUNK)
+            data = np.frombuffer(chunk, dtype=np.uint8)
+            if not chunk:
+                ends = np.array([0], dtype=np.int64)
+                lengths = np.array([pending], dtype=np.int64)
+                lone_cr = np.array([pending == 1 and pending_first == 13])
+                if pending == 0:
+                    break
+            else:
+                newlines = np.flatnonzero(data == 10)
+                if newlines.size == 0:
+                    if pending == 0 and data.size:
+                        pending_first = int(data[0])
+                    pending += data.size
+                    continue
+                starts = np.concatenate(([0], newlines[:-1] + 1))
+                lengths = newlines - starts
+                lengths[0] += pending
+                first_bytes = data[np.minimum(starts, data.size - 1)].astype(np.int64)
+                if pending:
+                    first_bytes[0] = pending_first
+                lone_cr = (lengths == 1) & (first_bytes == 13)
+                ends = newlines
+            nonempty = (lengths > 0) & ~lone_cr
+            row_of_line = nonempty_done + np.cumsum(nonempty) - 2  # header is non-empty #1
+            hit = nonempty & np.isin(row_of_line, wanted)
+            for position in np.flatnonzero(hit):
+                found[int(row_of_line[position])] = lines_done + int(position) + 1
+            lines_done += len(lengths)
+            nonempty_done += int(np.count_nonzero(nonempty))
+            if not chunk:
+                break
+            tail = data[int(ends[-1]) + 1 :]
+            pending = tail.size
+            pending_first = int(tail[0]) if tail.size else -1
+    return found

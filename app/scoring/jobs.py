@@ -1,0 +1,144 @@
+"""Scoring one submission: claim it, score it outside any transaction, record the outcome.
+
+Safe to run twice for the same submission (a retried Celery task, a recovered thread job):
+a finished submission is left alone and a score row already written is never written again.
+"""
+
+import logging
+import traceback
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import unit_of_work
+from app.metrics import get_metric
+from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
+from app.scoring.core import ScoreResult, ScoringError, score_submission_file
+from app.scoring.keys import cached_key
+
+log = logging.getLogger(__name__)
+
+GENERIC_FAILURE = "scoring failed because of a problem on our side; the host has been notified"
+KEY_FAILURE = "the answer key could not score this submission; the host has been notified"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _claim(factory: sessionmaker[Session], submission_id: int) -> tuple[int, int] | None:
+    """Mark the submission as scoring; return (competition id, key id) or None if not ours."""
+    with unit_of_work(factory) as session:
+        submission = session.scalar(
+            select(Submission).where(Submission.id == submission_id).with_for_update()
+        )
+        if submission is None or submission.status in (
+            SubmissionStatus.scored,
+            SubmissionStatus.failed,
+        ):
+            return None
+        competition = session.get(Competition, submission.competition_id)
+        key = competition.board_key if competition else None
+        if key is None:
+            return None
+        submission.status = SubmissionStatus.scoring
+        submission.started_at = _now()
+        return competition.id, key.id
+
+
+def _score(session: Session, submission_id: int, key_id: int) -> ScoreResult:
+    submission = session.get(Submission, submission_id)
+    key_row = session.get(AnswerKey, key_id)
+    competition = submission.competition
+    metric = get_metric(competition.metric_name)
+    params = metric.parse_params(competition.metric_params)
+    key = cached_key(
+        path=Path(key_row.path),
+        sha256=key_row.sha256,
+        metric=metric,
+        params=params,
+        id_column=competition.id_column,
+    )
+    return score_submission_file(
+        Path(submission.path), metric=metric, params=params, key=key, details=True
+    )
+
+
+def score_submission(factory: sessionmaker[Session], submission_id: int) -> None:
+    claimed = _claim(factory, submission_id)
+    if claimed is None:
+        return
+    _competition_id, key_id = claimed
+    result: ScoreResult | None = None
+    error: str | None = None
+    host_error: str | None = None
+    try:
+        with factory() as session:
+            result = _score(session, submission_id, key_id)
+    except ScoringError as exc:
+        if exc.source == "submission":
+            error = exc.message
+        else:
+            error, host_error = KEY_FAILURE, f"answer key problem: {exc.message}"
+    except Exception:  # noqa: BLE001 - any crash must fail the one submission, not the worker
+        log.exception("scoring submission %s crashed", submission_id)
+        error, host_error = GENERIC_FAILURE, traceback.format_exc(limit=20)
+    _record(factory, submission_id, key_id, result, error, host_error)
+
+
+def _record(
+    factory: sessionmaker[Session],
+    submission_id: int,
+    key_id: int,
+    result: ScoreResult | None,
+    error: str | None,
+    host_error: str | None,
+) -> None:
+    with unit_of_work(factory) as session:
+        submission = session.get(Submission, submission_id)
+        if submission is None:
+            return
+        submission.finished_at = _now()
+        if result is None:
+            submission.status = SubmissionStatus.failed
+            submission.error, submission.host_error = error, host_error
+            return
+        exists = session.scalar(
+            select(Score.id).where(
+                Score.submission_id == submission_id, Score.answer_key_id == key_id
+            )
+        )
+        if exists is None:
+            session.add(
+                Score(
+                    submission_id=submission_id,
+                    answer_key_id=key_id,
+                    score=result.score,
+                    public_score=result.public,
+                    private_score=result.private,
+                    details=result.details,
+                )
+            )
+        submission.status = SubmissionStatus.scored
+        submission.error = submission.host_error = None
+
+
+def pending_submissions(factory: sessionmaker[Session], *, stale_after: timedelta) -> list[int]:
+    """Submissions a restarted scorer must pick up: queued ones and orphaned 'scoring' ones."""
+    cutoff = _now() - stale_after
+    with unit_of_work(factory) as session:
+        rows = session.scalars(
+            select(Submission).where(
+                or_(
+                    Submission.status == SubmissionStatus.queued,
+                    (Submission.status == SubmissionStatus.scoring)
+                    & (Submission.started_at < cutoff),
+                )
+            )
+            .order_by(Submission.id)
+        ).all()
+        for row in rows:
+            row.status = SubmissionStatus.queued
+        return [row.id for row in rows]

@@ -1,0 +1,99 @@
+"""Where scoring jobs run: inline in a server thread (the default), eagerly, or on Celery."""
+
+import logging
+import queue
+import threading
+from typing import Protocol
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.scoring.jobs import score_submission
+
+log = logging.getLogger(__name__)
+
+
+class ScoringQueue(Protocol):
+    def enqueue(self, submission_id: int) -> None: ...
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+
+
+class EagerQueue:
+    """Scores during the enqueue call itself: deterministic, for tests and one-shot tools."""
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:
+        self.factory = factory
+
+    def enqueue(self, submission_id: int) -> None:
+        score_submission(self.factory, submission_id)
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+class ThreadQueue:
+    """A scoring thread inside the server process; what is queued survives restarts in the DB."""
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:
+        self.factory = factory
+        self._jobs: queue.Queue[int | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+
+    def enqueue(self, submission_id: int) -> None:
+        self._jobs.put(submission_id)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="podium-scorer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join(timeout=30)
+            self._thread = None
+
+    def join(self) -> None:
+        """Wait until every job queued so far has finished."""
+        self._jobs.join()
+
+    def _run(self) -> None:
+        while True:
+            submission_id = self._jobs.get()
+            try:
+                if submission_id is None:
+                    return
+                score_submission(self.factory, submission_id)
+            except Exception:  # noqa: BLE001 - the thread must outlive any one job
+                log.exception("scoring job %s failed", submission_id)
+            finally:
+                self._jobs.task_done()
+
+
+class CeleryQueue:
+    """Hands submission ids to Celery workers (``celery -A app.scoring.celery_app worker``)."""
+
+    def __init__(self, settings: Settings) -> None:
+        from app.scoring.celery_app import make_celery
+
+        self.celery = make_celery(settings)
+
+    def enqueue(self, submission_id: int) -> None:
+        self.celery.send_task("podium.score_submission", args=[submission_id])
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+def make_queue(settings: Settings, factory: sessionmaker[Session]) -> ScoringQueue:
+    if settings.scoring_backend == "eager":
+        return EagerQueue(factory)
+    if settings.scoring_backend == "celery":
+        return CeleryQueue(settings)
+    return ThreadQueue(factory)

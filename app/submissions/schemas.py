@@ -1,0 +1,43 @@
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from app.models import SubmissionStatus
+
+
+class SubmissionAccepted(BaseModel):
+    id: int
+    status: SubmissionStatus
+
+
+class SubmissionPublic(BaseModel):
+    """A participant's view: no private score before the deadline, no host-only error."""
+
+    id: int
+    status: SubmissionStatus
+    public_score: float | None
+    error: str | None
+    created_at: datetime
+    description: str = ""
+    selected: bool = False
+
+
+class SubmissionRevealed(SubmissionPublic):
+    """A participant's view once the deadline has passed."""
+
+    private_score: float | None
+
+
+class SubmissionHost(SubmissionRevealed):
+    """An organiser's view."""
+
+    team: str
+    user: str
+    score: float | None
+    host_error: str | None
+    details: dict[str, Any] | None
+    filename: str
+    size_bytes: int
+    started_at: datetime | None
+    finished_at: datetime | None

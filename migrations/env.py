@@ -1,0 +1,36 @@
+"""Alembic environment: the URL comes from Podium's settings unless the caller passes a connection."""
+
+from alembic import context
+
+import app.models  # noqa: F401  (registers the tables)
+from app.config import get_settings
+from app.db import Base, make_engine
+
+target_metadata = Base.metadata
+
+
+def run_migrations() -> None:
+    connection = context.config.attributes.get("connection")
+    if connection is not None:
+        _run(connection)
+        return
+    url = context.config.get_main_option("sqlalchemy.url") or get_settings().database_url
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        _run(conn)
+        conn.commit()
+    engine.dispose()
+
+
+def _run(connection) -> None:  # type: ignore[no-untyped-def]
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        render_as_batch=connection.dialect.name == "sqlite",
+        compare_type=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+run_migrations()

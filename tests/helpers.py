@@ -1,0 +1,75 @@
+"""Small builders for API tests: CSV bytes, competitions, keys and submissions."""
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+API = "/api/v1"
+
+
+def csv_bytes(header: list[str], *rows: list[Any]) -> bytes:
+    lines = [",".join(header)] + [",".join(str(v) for v in row) for row in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+# A binary key: ids a..f, Usage split 3 public / 3 private.
+KEY_ROWS = [
+    ["a", 1, "Public"],
+    ["b", 0, "Public"],
+    ["c", 1, "Public"],
+    ["d", 0, "Private"],
+    ["e", 1, "Private"],
+    ["f", 0, "Private"],
+]
+KEY = csv_bytes(["id", "target", "Usage"], *KEY_ROWS)
+
+
+def predictions(**scores: float) -> bytes:
+    return csv_bytes(["id", "target"], *[[k, v] for k, v in scores.items()])
+
+
+PERFECT = predictions(a=0.9, b=0.1, c=0.8, d=0.2, e=0.7, f=0.3)
+# Public AUC 0.5, private AUC 1.0.
+PUBLIC_HALF = predictions(a=0.5, b=0.5, c=0.5, d=0.2, e=0.7, f=0.3)
+# Public AUC 1.0, private AUC 0.0.
+PRIVATE_WRONG = predictions(a=0.9, b=0.1, c=0.8, d=0.9, e=0.1, f=0.8)
+
+
+def create_competition(
+    client: TestClient, headers: dict[str, str], slug: str = "churn", **fields: Any
+) -> dict[str, Any]:
+    body = {"slug": slug, "title": slug.title(), "metric": {"name": "roc_auc"}, **fields}
+    response = client.post(f"{API}/competitions", json=body, headers=headers)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def upload_key(
+    client: TestClient, headers: dict[str, str], slug: str = "churn", content: bytes = KEY
+):  # type: ignore[no-untyped-def]
+    return client.put(
+        f"{API}/competitions/{slug}/answer-key",
+        files={"file": ("key.csv", content, "text/csv")},
+        headers=headers,
+    )
+
+
+def submit(
+    client: TestClient,
+    headers: dict[str, str],
+    content: bytes,
+    slug: str = "churn",
+    description: str = "",
+):  # type: ignore[no-untyped-def]
+    return client.post(
+        f"{API}/competitions/{slug}/submissions",
+        files={"file": ("sub.csv", content, "text/csv")},
+        data={"description": description},
+        headers=headers,
+    )
+
+
+def ready_competition(client: TestClient, headers: dict[str, str], slug: str = "churn", **fields: Any) -> None:
+    create_competition(client, headers, slug, **fields)
+    response = upload_key(client, headers, slug)
+    assert response.status_code == 201, response.text
