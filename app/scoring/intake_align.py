@@ -96,11 +96,12 @@ class KeyIndex:
         h = hash_ids(ids)
         order = np.argsort(h, kind="stable")
         sorted_hashes = h[order]
-        bits = max(int(np.ceil(np.log2(max(len(h), 2)))), 1)
+        # About two buckets per three ids: most ids are then the head of their bucket.
+        bits = max(int(np.ceil(np.log2(max(1.5 * len(h), 2)))), 1)
         buckets = (sorted_hashes >> np.uint64(64 - bits)).astype(np.int64)
-        bucket_starts = np.zeros((1 << bits) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(buckets, minlength=1 << bits), out=bucket_starts[1:])
         rows_type = np.int32 if len(h) < 2**31 else np.int64
+        bucket_starts = np.zeros((1 << bits) + 1, dtype=rows_type)
+        np.cumsum(np.bincount(buckets, minlength=1 << bits), out=bucket_starts[1:])
         return cls(sorted_hashes, order.astype(rows_type), bucket_starts, bits)
 
     def __len__(self) -> int:
@@ -113,19 +114,26 @@ class KeyIndex:
 
     def lookup(self, hashes: np.ndarray) -> np.ndarray:
         """Key row for each hash (the first one in hash order), -1 where no key id has it."""
+        n = len(self.sorted_hashes)
+        if n == 0:
+            return np.full(len(hashes), -1, dtype=np.int64)
         bucket = (hashes >> np.uint64(64 - self.bits)).astype(np.intp)
-        lo = self.bucket_starts[bucket]
-        hi = self.bucket_starts[bucket + 1]
-        found = np.full(len(hashes), -1, dtype=np.int64)
-        todo = np.flatnonzero(lo < hi)
-        at = lo[todo]
+        at = np.minimum(self.bucket_starts[bucket], n - 1).astype(np.intp, copy=False)
+        # First probe for every hash at once: the head of its bucket. An empty bucket's head is
+        # a later bucket's first hash (or the last one), which has other top bits: no false hit.
+        candidate = self.sorted_hashes[at]
+        hit = candidate == hashes
+        found = np.where(hit, self.rows[at], -1).astype(np.int64, copy=False)
+        # The hashes ascend, so a probe walks on only while it sees smaller ones; past a bucket's
+        # end they are larger, which ends the walk without looking the bucket's end up.
+        todo = np.flatnonzero((candidate < hashes) & (at + 1 < n))
+        at = at[todo] + 1
         while todo.size:
             candidate = self.sorted_hashes[at]
             wanted = hashes[todo]
             hit = candidate == wanted
             found[todo[hit]] = self.rows[at[hit]]
-            # Hashes ascend within a bucket: once past the wanted one it is not there.
-            go_on = (candidate < wanted) & (at + 1 < hi[todo])
+            go_on = (candidate < wanted) & (at + 1 < n)
             todo = todo[go_on]
             at = at[go_on] + 1
         return found
