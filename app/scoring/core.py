@@ -27,13 +27,15 @@ class ScoreResult:
     public: float | None
     private: float | None
     details: dict[str, Any] | None = None
+    # Without a Usage column every row counts for both boards, but the CLI reports no split.
+    has_usage: bool = True
 
     def as_json(self, metric_name: str) -> dict[str, Any]:
         out: dict[str, Any] = {
             "metric": metric_name,
             "score": self.score,
-            "public": self.public,
-            "private": self.private,
+            "public": self.public if self.has_usage else None,
+            "private": self.private if self.has_usage else None,
         }
         if self.details is not None:
             out["details"] = self.details
@@ -106,7 +108,13 @@ def score_aligned(
     if details and metric.details is not None:
         y_true, pred, extra = _subset(key, y_pred, counted)
         extra_details = metric.details(y_true, pred, params=params, extra=extra)
-    return ScoreResult(score=overall, public=public, private=private, details=extra_details)
+    return ScoreResult(
+        score=overall,
+        public=public,
+        private=private,
+        details=extra_details,
+        has_usage=key.usage is not None,
+    )
 
 
 def load_key(

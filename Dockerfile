@@ -1,0 +1,14 @@
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
+    PODIUM_DATA_DIR=/data PODIUM_DATABASE_URL=sqlite:////data/podium.db
+WORKDIR /srv/podium
+
+COPY pyproject.toml README.md alembic.ini ./
+COPY app ./app
+COPY migrations ./migrations
+RUN pip install --no-cache-dir '.[scale]' && mkdir -p /data
+
+EXPOSE 8000
+# Migrations first, then the API: a new image upgrades the schema before it serves.
+CMD ["sh", "-c", "podium migrate && uvicorn --factory app.main:create_app --host 0.0.0.0 --port 8000"]

@@ -1,0 +1,38 @@
+# Podium's everyday commands. `make run` and `make test` work on a fresh clone.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export PODIUM_DATABASE_URL ?= sqlite:///./.podium/podium.db
+export PODIUM_DATA_DIR ?= ./.podium/data
+
+.PHONY: run test install install-test bench docs clean
+
+$(BIN)/podium: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.test-deps: $(BIN)/podium pyproject.toml
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(BIN)/podium
+
+install-test: $(VENV)/.test-deps
+
+run: install
+	$(BIN)/podium serve --demo
+
+test: install-test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install-test
+	$(BIN)/python bench/bench_metrics.py
+	$(BIN)/python bench/bench_intake.py
+
+docs: install
+	$(BIN)/python -m app.metrics.docs
+
+clean:
+	rm -rf .podium .pytest_cache

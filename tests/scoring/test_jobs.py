@@ -1,0 +1,156 @@
+"""Scoring that loses nothing: jobs are idempotent and a restarted server picks up its queue."""
+
+import io
+import time
+from datetime import UTC, datetime, timedelta
+
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select, update
+
+from app.config import Settings
+from app.db import make_engine, make_session_factory, unit_of_work
+from app.main import create_app
+from app.migrate import upgrade
+from app.models import Score, Submission, SubmissionStatus
+from app.scoring.jobs import pending_submissions, score_submission
+from app.scoring.queue import ThreadQueue
+from tests.helpers import API, PERFECT, ready_competition, submit
+
+
+class _Parked:
+    """A queue that accepts jobs and never runs them: a server that died before scoring."""
+
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+
+    def enqueue(self, submission_id: int) -> None:
+        self.ids.append(submission_id)
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def _file_settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
+    settings = Settings(
+        env="test",
+        database_url=f"sqlite:///{tmp_path}/jobs.db",
+        data_dir=tmp_path / "data",
+        secret_key="k" * 32,
+        scoring_backend="thread",
+    )
+    upgrade(settings.database_url)
+    return settings
+
+
+def _headers(settings: Settings, name: str, organiser: bool = False) -> dict[str, str]:
+    from app.auth.service import create_user
+    from app.models import Role
+
+    factory = make_session_factory(make_engine(settings.database_url))
+    with unit_of_work(factory) as session:
+        _u, token = create_user(
+            session,
+            name=name,
+            role=Role.organiser if organiser else Role.participant,
+            secret_key=settings.secret_key,
+        )
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_queued_submissions_are_scored_after_a_restart(tmp_path):
+    settings = _file_settings(tmp_path)
+    host, alice = _headers(settings, "host", True), _headers(settings, "alice")
+    parked = _Parked()
+    with TestClient(create_app(settings, scoring_queue=parked)) as client:
+        ready_competition(client, host)
+        submission_id = submit(client, alice, PERFECT).json()["id"]
+        assert client.get(f"{API}/submissions/{submission_id}", headers=alice).json()["status"] == "queued"
+    assert parked.ids == [submission_id]
+
+    # A new server process with a real scoring thread finds the queued row and scores it.
+    with TestClient(create_app(settings)) as client:
+        queue = client.app.state.scoring_queue
+        assert isinstance(queue, ThreadQueue)
+        queue.join()
+        view = client.get(f"{API}/submissions/{submission_id}", headers=alice).json()
+        assert view["status"] == "scored" and view["public_score"] == 1.0
+
+
+def test_stale_scoring_submissions_are_requeued_but_fresh_ones_are_not(tmp_path):
+    settings = _file_settings(tmp_path)
+    host, alice = _headers(settings, "host", True), _headers(settings, "alice")
+    with TestClient(create_app(settings, scoring_queue=_Parked())) as client:
+        ready_competition(client, host)
+        stale = submit(client, alice, PERFECT).json()["id"]
+        fresh = submit(client, alice, PERFECT).json()["id"]
+    factory = make_session_factory(make_engine(settings.database_url))
+    now = datetime.now(UTC)
+    with unit_of_work(factory) as session:
+        session.execute(
+            update(Submission)
+            .where(Submission.id == stale)
+            .values(status=SubmissionStatus.scoring, started_at=now - timedelta(hours=2))
+        )
+        session.execute(
+            update(Submission)
+            .where(Submission.id == fresh)
+            .values(status=SubmissionStatus.scoring, started_at=now)
+        )
+    assert pending_submissions(factory, stale_after=timedelta(minutes=10)) == [stale]
+
+
+def test_scoring_twice_writes_one_score_row(tmp_path):
+    settings = _file_settings(tmp_path)
+    host, alice = _headers(settings, "host", True), _headers(settings, "alice")
+    with TestClient(create_app(settings, scoring_queue=_Parked())) as client:
+        ready_competition(client, host)
+        submission_id = submit(client, alice, PERFECT).json()["id"]
+    factory = make_session_factory(make_engine(settings.database_url))
+    score_submission(factory, submission_id)
+    # A retried job (say a redelivered Celery task) after a crash that left it 'scoring'.
+    with unit_of_work(factory) as session:
+        session.execute(
+            update(Submission).where(Submission.id == submission_id).values(status=SubmissionStatus.scoring)
+        )
+    score_submission(factory, submission_id)
+    with unit_of_work(factory) as session:
+        count = session.scalar(select(func.count(Score.id)).where(Score.submission_id == submission_id))
+        status = session.get(Submission, submission_id).status
+    assert count == 1 and status == SubmissionStatus.scored
+
+
+def test_a_crashing_scorer_fails_one_submission_with_a_generic_participant_message(tmp_path, monkeypatch):
+    settings = _file_settings(tmp_path)
+    host, alice = _headers(settings, "host", True), _headers(settings, "alice")
+    with TestClient(create_app(settings, scoring_queue=_Parked())) as client:
+        ready_competition(client, host)
+        submission_id = submit(client, alice, PERFECT).json()["id"]
+
+    def explode(*_args, **_kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("app.scoring.jobs.score_submission_file", explode)
+    factory = make_session_factory(make_engine(settings.database_url))
+    score_submission(factory, submission_id)
+    with TestClient(create_app(settings, scoring_queue=_Parked())) as client:
+        mine = client.get(f"{API}/submissions/{submission_id}", headers=alice).json()
+        theirs = client.get(f"{API}/submissions/{submission_id}", headers=host).json()
+    assert mine["status"] == "failed"
+    assert "disk on fire" not in mine["error"] and "our side" in mine["error"]
+    assert "disk on fire" in theirs["host_error"]
+
+
+def test_thread_queue_scores_uploads_in_the_background(tmp_path):
+    settings = _file_settings(tmp_path)
+    host, alice = _headers(settings, "host", True), _headers(settings, "alice")
+    with TestClient(create_app(settings)) as client:
+        ready_competition(client, host)
+        ids = [submit(client, alice, io.BytesIO(PERFECT).read()).json()["id"] for _ in range(3)]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            statuses = {client.get(f"{API}/submissions/{i}", headers=alice).json()["status"] for i in ids}
+            if statuses == {"scored"}:
+                break
+            time.sleep(0.05)
+        assert statuses == {"scored"}

@@ -1,0 +1,144 @@
+"""The `podium` command's contract, run as a real process the way other tools run it."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import KEY, PUBLIC_HALF, csv_bytes
+
+
+def podium(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    paths = {
+        "key": tmp_path / "key.csv",
+        "sub": tmp_path / "sub.csv",
+        "plain_key": tmp_path / "plain_key.csv",
+        "labels_key": tmp_path / "labels_key.csv",
+        "labels_sub": tmp_path / "labels_sub.csv",
+    }
+    paths["key"].write_bytes(KEY)
+    paths["sub"].write_bytes(PUBLIC_HALF)
+    paths["plain_key"].write_bytes(csv_bytes(["id", "target"], ["a", 1], ["b", 0], ["c", 1]))
+    paths["labels_key"].write_bytes(csv_bytes(["row", "genre"], ["r1", "news"], ["r2", "NA"], ["r3", "fiction"]))
+    paths["labels_sub"].write_bytes(csv_bytes(["genre", "row"], ["news", "r3"], ["NA", "r2"], ["news", "r1"]))
+    return paths
+
+
+def _assert_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_score_prints_one_json_object_with_public_and_private(files):
+    result = podium("score", "--metric", "roc_auc", str(files["key"]), str(files["sub"]))
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out == {"metric": "roc_auc", "score": pytest.approx(8 / 9), "public": 0.5, "private": 1.0}
+
+
+def test_score_without_usage_has_null_splits(files, tmp_path):
+    sub = tmp_path / "s.csv"
+    sub.write_bytes(csv_bytes(["id", "target"], ["c", 0.9], ["a", 0.8], ["b", 0.1]))
+    out = json.loads(podium("score", "--metric", "roc_auc", str(files["plain_key"]), str(sub)).stdout)
+    assert out == {"metric": "roc_auc", "score": 1.0, "public": None, "private": None}
+
+
+def test_score_takes_labels_literally_and_columns_in_any_order(files):
+    result = podium("score", "--metric", "accuracy", str(files["labels_key"]), str(files["labels_sub"]))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["score"] == pytest.approx(2 / 3)
+
+
+def test_score_with_explicit_id_column(files, tmp_path):
+    key = tmp_path / "k.csv"
+    key.write_bytes(csv_bytes(["target", "id"], [1, "a"], [0, "b"]))
+    sub = tmp_path / "s.csv"
+    sub.write_bytes(csv_bytes(["id", "target"], ["a", 0.2], ["b", 0.1]))
+    result = podium("score", "--metric", "roc_auc", "--id-column", "id", str(key), str(sub))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["score"] == 1.0
+
+
+def test_unknown_metric_exits_2_listing_names(files):
+    result = podium("score", "--metric", "auc_typo", str(files["key"]), str(files["sub"]))
+    _assert_error(result, "auc_typo", "roc_auc", "rmse")
+
+
+def test_bad_params_exit_2(files):
+    _assert_error(
+        podium("score", "--metric", "rmse", "--params", '{"power": 3}', str(files["key"]), str(files["sub"])),
+        "power",
+    )
+    _assert_error(
+        podium("score", "--metric", "rmse", "--params", "{not json", str(files["key"]), str(files["sub"])),
+        "--params",
+    )
+
+
+def test_mismatched_submission_exits_2_naming_ids(files, tmp_path):
+    sub = tmp_path / "s.csv"
+    sub.write_bytes(csv_bytes(["id", "target"], ["a", 0.5], ["zz", 0.5]))
+    _assert_error(podium("score", "--metric", "roc_auc", str(files["key"]), str(sub)), "'zz'")
+
+
+def test_missing_file_exits_2(files, tmp_path):
+    _assert_error(
+        podium("score", "--metric", "roc_auc", str(files["key"]), str(tmp_path / "nope.csv")),
+        "not found",
+    )
+
+
+def test_malformed_answer_key_exits_2(files, tmp_path):
+    key = tmp_path / "k.csv"
+    key.write_bytes(b"\xff\xfe\x00garbage")
+    _assert_error(podium("score", "--metric", "roc_auc", str(key), str(files["sub"])), "answer key")
+
+
+def test_details_flag_adds_details_only_when_asked(files):
+    plain = json.loads(podium("score", "--metric", "accuracy", str(files["labels_key"]), str(files["labels_sub"])).stdout)
+    assert "details" not in plain
+
+
+def test_metrics_lists_the_catalogue():
+    result = podium("metrics", "--json")
+    assert result.returncode == 0, result.stderr
+    catalogue = {m["name"]: m for m in json.loads(result.stdout)}
+    assert {"accuracy", "roc_auc", "rmse"} <= set(catalogue)
+    assert catalogue["roc_auc"]["direction"] == "maximize"
+    assert catalogue["rmse"]["direction"] == "minimize"
+    assert "id column" in catalogue["rmse"]["columns"]
+    table = podium("metrics")
+    assert table.returncode == 0 and "roc_auc" in table.stdout
+
+
+def test_users_create_prints_a_token_once_and_stores_only_its_hash(tmp_path):
+    import os
+
+    db = tmp_path / "cli.db"
+    env = {**os.environ, "PODIUM_DATABASE_URL": f"sqlite:///{db}", "PODIUM_DATA_DIR": str(tmp_path)}
+    result = podium("users", "create", "grace", "--organiser", env=env)
+    assert result.returncode == 0, result.stderr
+    token = result.stdout.strip()
+    assert token.startswith("pdm_") and len(token) > 30
+    assert token.encode() not in db.read_bytes()
+    again = podium("users", "create", "grace", env=env)
+    assert again.returncode == 2 and "already exists" in again.stderr

@@ -1,0 +1,22 @@
+"""There is no Docker engine on these machines: check the deployment files by reading them."""
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_compose_file_parses_and_names_api_and_postgres_with_a_healthcheck():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert {"api", "postgres"} <= set(services)
+    assert "healthcheck" in services["postgres"]
+    assert services["api"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    assert services["api"]["environment"]["PODIUM_DATABASE_URL"].startswith("postgresql")
+    assert services["api"]["environment"]["PODIUM_ENV"] == "production"
+
+
+def test_dockerfile_runs_migrations_before_uvicorn():
+    cmd = next(line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("CMD"))
+    assert cmd.index("podium migrate") < cmd.index("uvicorn")
