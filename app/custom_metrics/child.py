@@ -58,8 +58,16 @@ def _describe_failure(exc: BaseException, *, during: str) -> dict[str, Any]:
         "status": status,
         "during": during,
         "message": message[:_MESSAGE_CAP],
-        "traceback": "".join(traceback.format_exception(exc))[-_MESSAGE_CAP:],
+        "traceback": _format_traceback(exc)[-_MESSAGE_CAP:],
     }
+
+
+def _format_traceback(exc: BaseException) -> str:
+    # The organiser debugs their file, not this one: drop the leading frames that are ours.
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__ and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
 def _load_score(metric_path: Path) -> Any:
@@ -110,7 +118,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
 
     try:
         score = _load_score(Path(job["metric_path"]))
-    except BaseException as exc:  # noqa: BLE001 - SystemExit from the organiser's code is a failure too
+    except BaseException as exc:  # noqa: BLE001 - the organiser's SystemExit fails it too
         return _describe_failure(exc, during="loading the metric file")
 
     scores: dict[str, float] = {}

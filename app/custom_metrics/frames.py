@@ -62,7 +62,8 @@ class Inputs:
 
 def first_few(values: list | np.ndarray) -> str:
     values = list(values)
-    shown = [v if len(v) <= _LONGEST_SHOWN else v[: _LONGEST_SHOWN - 1] + "…" for v in values[:SHOWN]]
+    cut = _LONGEST_SHOWN - 1
+    shown = [v if len(v) <= _LONGEST_SHOWN else v[:cut] + "…" for v in values[:SHOWN]]
     more = len(values) - len(shown)
     return ", ".join(repr(v) for v in shown) + (f" (and {more} more)" if more > 0 else "")
 
@@ -78,7 +79,6 @@ def _read(path: Path, columns: list[str], text_columns: list[str]) -> pd.DataFra
         dtype={c: str for c in text_columns},
         keep_default_na=False,
         encoding="utf-8-sig",
-        usecols=columns,
     )[columns]
 
 

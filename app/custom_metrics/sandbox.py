@@ -151,7 +151,7 @@ def run_custom_metric(
     limits: SandboxLimits,
     solution_only_columns: tuple[str, ...] = (),
 ) -> ScoreResult:
-    """Score ``submission`` against ``answer_key`` with the organiser's ``score`` in a child process.
+    """Score ``submission`` against ``answer_key`` with the organiser's ``score``, in a child.
 
     The answer key's columns are the id column (``id_column``, or its first column), the targets,
     an optional ``Usage`` column and ``solution_only_columns`` (e.g. weights the participant does
@@ -192,6 +192,7 @@ def _child_env(work: Path) -> dict[str, str]:
         TMPDIR=str(work),
         PYTHONPATH=str(_APP_ROOT),
         PYTHONDONTWRITEBYTECODE="1",
+        PYTHONUNBUFFERED="1",  # so a killed metric's last prints still reach the host
         # One thread per library, and no allocator that reserves a gigabyte of address space
         # up front (pyarrow's jemalloc/mimalloc): both would eat the RLIMIT_AS budget for nothing.
         OMP_NUM_THREADS="1",
