@@ -24,10 +24,10 @@ def _check_eps(eps: Eps) -> None:
 def log_loss_binary(y_true: np.ndarray, y_prob: np.ndarray, *, eps: Eps = KAGGLE_EPS) -> float:
     """Mean negative log-likelihood of 0/1 labels under the predicted probability of a 1.
 
-    With a numeric ``eps`` (default ``1e-15``) this is Kaggle's classic ``logloss``: predictions
-    are clipped to ``[eps, 1 - eps]`` first, so any real number is accepted. With ``eps="auto"``
-    it is ``sklearn.metrics.log_loss`` (scikit-learn >= 1.5): values outside [0, 1] are refused,
-    then ``p`` and ``1 - p`` are clipped to machine epsilon.
+    Reference: Kaggle's classic ``logloss`` with a numeric ``eps`` (default ``1e-15``):
+    predictions are clipped to ``[eps, 1 - eps]`` first, so any real number is accepted.
+    ``sklearn.metrics.log_loss`` (scikit-learn >= 1.5) with ``eps="auto"``: values outside
+    [0, 1] are refused, then ``p`` and ``1 - p`` are clipped to machine epsilon.
 
     >>> round(log_loss_binary(np.array([0.0, 1.0, 1.0]), np.array([0.1, 0.9, 0.8])), 6)
     0.144622
@@ -56,10 +56,12 @@ def log_loss_multiclass(
     """Mean negative log of the probability given to each row's true class.
 
     ``y_true`` is one-hot: one column per class, exactly one 1 per row. ``y_prob`` has the same
-    columns. Defaults reproduce Kaggle's classic ``multiclass_log_loss`` (clip to
-    ``[1e-15, 1 - 1e-15]``, then divide each row by its sum). ``eps="auto"`` follows
-    ``sklearn.metrics.log_loss`` (>= 1.5): values outside [0, 1] refused, clip to machine
-    epsilon, no renormalisation unless ``renormalize=True``.
+    columns.
+
+    Reference: Kaggle's classic ``multiclass_log_loss`` by default (clip to
+    ``[1e-15, 1 - 1e-15]``, then divide each row by its sum); ``sklearn.metrics.log_loss``
+    (>= 1.5) with ``eps="auto"``: values outside [0, 1] refused, clip to machine epsilon, no
+    renormalisation unless ``renormalize=True``.
 
     >>> y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
     >>> round(log_loss_multiclass(y, np.array([[0.8, 0.1, 0.1], [0.2, 0.2, 0.6]])), 6)

@@ -1,0 +1,165 @@
+"""Invariants every registered metric must keep; a new metric is tested here by registering it."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from pydantic import BaseModel
+
+from app.metrics import (
+    Metric,
+    MetricInputError,
+    MetricParamsError,
+    UnknownMetric,
+    all_metrics,
+    get_metric,
+    metric_names,
+)
+from tests.metrics.factories import example_inputs
+
+METRICS = all_metrics()
+
+
+def _over(metrics: list[Metric]) -> pytest.MarkDecorator:
+    return pytest.mark.parametrize("metric", metrics, ids=[m.name for m in metrics])
+
+
+every_metric = _over(METRICS)
+every_table_metric = _over([m for m in METRICS if m.columns == "many"])
+every_metric_with_details = _over([m for m in METRICS if m.details is not None])
+
+ISSUE_3_NAMES = {
+    "accuracy", "macro_f1", "micro_f1", "class_precision", "class_recall", "class_f1",
+    "roc_auc", "mean_columnwise_roc_auc", "log_loss_binary", "log_loss_multiclass", "pfbeta",
+    "label_ranking_loss", "coverage_error", "label_ranking_average_precision", "map_at_k",
+    "rmse", "mae", "r2", "rmsle", "quadratic_weighted_kappa",
+    "multilabel_micro_f1", "coleridge_fbeta",
+}  # fmt: skip
+
+
+def _score(metric: Metric, y_true, y_pred, params=None, extra=None) -> float:
+    return metric.compute(y_true, y_pred, metric.parse_params(params), extra or {})
+
+
+def test_the_registered_names_are_the_issues_names():
+    assert set(metric_names()) >= ISSUE_3_NAMES
+    assert metric_names() == sorted(metric_names())
+
+
+def test_an_unknown_metric_error_lists_every_name():
+    with pytest.raises(UnknownMetric) as exc:
+        get_metric("f1_macro")
+    for name in metric_names():
+        assert name in str(exc.value)
+
+
+@every_metric
+def test_a_valid_example_scores_to_a_finite_python_float(metric):
+    ex = example_inputs(metric)
+    value = _score(metric, ex.y_true, ex.y_pred, ex.params, ex.extra)
+    assert type(value) is float
+    assert math.isfinite(value)
+
+
+@every_metric
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_row_order_does_not_matter(metric, seed):
+    ex = example_inputs(metric, seed)
+    order = np.random.default_rng(seed).permutation(len(ex.y_true))
+    before = _score(metric, ex.y_true, ex.y_pred, ex.params, ex.extra)
+    after = _score(
+        metric,
+        ex.y_true[order],
+        ex.y_pred[order],
+        ex.params,
+        {k: v[order] for k, v in ex.extra.items()},
+    )
+    assert after == pytest.approx(before, rel=1e-12, abs=1e-12)
+
+
+@every_metric
+def test_the_declared_direction_ranks_perfect_predictions_above_random_ones(metric):
+    assert metric.direction in ("maximize", "minimize")
+    assert metric.greater_is_better == (metric.direction == "maximize")
+    ex = example_inputs(metric)
+    perfect = _score(metric, ex.y_true, ex.perfect(), ex.params, ex.extra)
+    noisy = _score(metric, ex.y_true, ex.y_pred, ex.params, ex.extra)
+    if metric.greater_is_better:
+        assert perfect > noisy
+    else:
+        assert perfect < noisy
+
+
+@every_metric
+def test_loss_and_error_names_are_minimised(metric):
+    if metric.name.endswith(("_loss", "_error")) or metric.name in {"rmse", "mae", "rmsle"}:
+        assert metric.direction == "minimize"
+
+
+@every_metric
+def test_predictions_of_another_length_are_rejected(metric):
+    ex = example_inputs(metric)
+    with pytest.raises(MetricInputError):
+        _score(metric, ex.y_true, ex.y_pred[:-1], ex.params, ex.extra)
+
+
+@every_metric
+def test_zero_rows_are_rejected(metric):
+    ex = example_inputs(metric)
+    with pytest.raises(MetricInputError):
+        _score(metric, ex.y_true[:0], ex.y_pred[:0], ex.params, {k: v[:0] for k, v in ex.extra.items()})
+
+
+@every_metric
+def test_arrays_of_the_wrong_dimension_are_rejected(metric):
+    ex = example_inputs(metric)
+    if metric.columns == "one":
+        y_true = np.stack([ex.y_true, ex.y_true], axis=1)
+        y_pred = np.stack([ex.y_pred, ex.y_pred], axis=1)
+    else:
+        y_true, y_pred = ex.y_true[:, 0], ex.y_pred[:, 0]
+    with pytest.raises(MetricInputError):
+        _score(metric, y_true, y_pred, ex.params, ex.extra)
+    with pytest.raises(MetricInputError):
+        _score(metric, ex.y_true, y_pred, ex.params, ex.extra)
+
+
+@every_table_metric
+def test_a_different_number_of_prediction_columns_is_rejected(metric):
+    ex = example_inputs(metric)
+    with pytest.raises(MetricInputError):
+        _score(metric, ex.y_true, ex.y_pred[:, :-1], ex.params, ex.extra)
+
+
+@every_metric
+def test_the_params_model_validates(metric):
+    assert issubclass(metric.params, BaseModel)
+    ex = example_inputs(metric)
+    parsed = metric.parse_params(ex.params)
+    assert isinstance(parsed, metric.params)
+    assert metric.parse_params(parsed.model_dump()) == parsed
+    with pytest.raises(MetricParamsError, match="no_such_param"):
+        metric.parse_params({**ex.params, "no_such_param": 1})
+
+
+@every_metric
+def test_param_named_columns_are_declared_as_key_columns(metric):
+    for name in metric.params.model_fields:
+        if name.endswith("_column"):
+            example = metric.parse_params({name: "weight"})
+            assert metric.key_columns(example) == ["weight"]
+
+
+@every_metric
+def test_the_metric_function_documents_its_reference_with_a_doctest(metric):
+    doc = metric.score.__doc__ or ""
+    assert "Reference" in doc and ">>>" in doc
+    assert metric.reference and metric.summary
+
+
+@every_metric_with_details
+def test_details_are_plain_json(metric):
+    ex = example_inputs(metric)
+    details = metric.details(ex.y_true, ex.y_pred, params=metric.parse_params(ex.params), extra={})
+    assert json.loads(json.dumps(details)) == details
