@@ -298,7 +298,7 @@ def _ragged_rows(
     )
     more = f" (and {len(bad) - SHOWN} more)" if len(bad) > SHOWN else ""
     return IntakeError(
-        f"{plural(len(bad), 'row')} {'has' if len(bad) == 1 else 'have'} the wrong number of "
+        f"{plural(len(bad), 'row')} have the wrong number of "
         f"fields (expected {expected}, one per column; a decimal comma or an unquoted comma "
         f"in a value splits a field): {shown}{more}",
         kind="ragged_row",
@@ -625,8 +625,8 @@ def _id_problems(
     if len(repeated):
         problems.append((
             "duplicate_ids",
-            f"{plural(len(repeated), 'id')} appear{'s' if len(repeated) == 1 else ''} more than "
-            f"once: {first_few(repeated.to_pylist())}",
+            f"{plural(len(repeated), 'id')} appear more than once: "
+            f"{first_few(repeated.to_pylist())}",
         ))
     unknown = np.flatnonzero(found < 0)
     if unknown.size:
@@ -637,8 +637,7 @@ def _id_problems(
         )
         problems.append((
             "unknown_ids",
-            f"{plural(unknown.size, 'row')} {'has an id' if unknown.size == 1 else 'have ids'} "
-            f"not in the answer key: {where}",
+            f"{plural(unknown.size, 'id')} not in the answer key: {where}",
         ))
     present = np.zeros(key.n_rows, dtype=bool)
     present[found[found >= 0]] = True
@@ -646,8 +645,8 @@ def _id_problems(
     if missing.size:
         problems.append((
             "missing_ids",
-            f"{plural(missing.size, 'id')} of the answer key {'is' if missing.size == 1 else 'are'} "
-            f"missing: {first_few(key.ids.take(pa.array(missing[:SHOWN])).to_pylist())}",
+            f"{plural(missing.size, 'id')} of the answer key are missing: "
+            f"{first_few(key.ids.take(pa.array(missing[:SHOWN])).to_pylist())}",
         ))
     if not problems:  # cannot happen: _align_rows only calls here on a problem
         problems.append(("unknown_ids", "the submission's ids do not match the answer key's"))

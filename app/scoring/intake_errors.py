@@ -55,4 +55,5 @@ def first_few(values: Sequence | np.ndarray) -> str:
 
 
 def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+    """``3 id(s)``: one spelling for any count, so messages are easy to search for."""
+    return f"{count} {word}(s)"
