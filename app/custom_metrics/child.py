@@ -21,8 +21,23 @@ _MESSAGE_CAP = 10_000  # the parent cuts further; this only bounds the result fi
 _reserve: bytearray | None = None  # freed on MemoryError so the failure can still be reported
 
 
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to kill this process if the server dies mid-scoring (best effort)."""
+    try:
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # it died before the request took effect
+        os._exit(1)
+
+
 def _limit_self(job: dict[str, Any]) -> None:
     global _reserve
+    _die_with_parent(job["parent_pid"])
     for limit, value in (
         (resource.RLIMIT_AS, job["memory_bytes"]),
         (resource.RLIMIT_CPU, job["cpu_seconds"]),
@@ -105,7 +120,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     try:
         inputs = frames.load_inputs(
             answer_key=Path(job["answer_key"]),
-            submission=Path(job["submission"]),
+            submission=Path(job["submission"]) if job["submission"] else None,
             id_column=job["id_column"],
             solution_only_columns=job["solution_only_columns"],
         )
@@ -135,7 +150,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         scores[part] = checked
     if inputs.usage is None:
         scores["public"] = scores["private"] = scores["score"]
-    return {"status": "ok", **scores}
+    return {"status": "ok", "has_usage": inputs.usage is not None, **scores}
 
 
 def main(argv: list[str]) -> int:

@@ -191,20 +191,27 @@ def align(submission: pd.DataFrame, key_ids: pd.Series, id_column: str) -> pd.Da
 def load_inputs(
     *,
     answer_key: Path,
-    submission: Path,
+    submission: Path | None,
     id_column: str | None,
     solution_only_columns: list[str],
 ) -> Inputs:
-    """Read both files, check the submission against the key and order it like the key."""
+    """Read both files, check the submission against the key and order it like the key.
+
+    Without a submission the key's own id and target columns stand in for it, which proves at
+    upload time that the metric can score the key.
+    """
     solution, id_col, targets, usage = read_answer_key(
         answer_key, id_column=id_column, solution_only_columns=solution_only_columns
     )
-    table = read_submission(submission, id_column=id_col, target_columns=targets)
-    aligned = align(table, solution[id_col], id_col)
+    if submission is None:
+        aligned = solution[[id_col, *targets]]
+    else:
+        table = read_submission(submission, id_column=id_col, target_columns=targets)
+        aligned = align(table, solution[id_col], id_col)
     return Inputs(
         id_column=id_col,
         target_columns=targets,
         solution=solution.reset_index(drop=True),
-        submission=aligned,
+        submission=aligned.reset_index(drop=True),
         usage=usage,
     )

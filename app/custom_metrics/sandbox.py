@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,7 +150,7 @@ def run_custom_metric(
     id_column: str | None,
     params: dict[str, Any],
     limits: SandboxLimits,
-    solution_only_columns: tuple[str, ...] = (),
+    solution_only_columns: Sequence[str] = (),
 ) -> ScoreResult:
     """Score ``submission`` against ``answer_key`` with the organiser's ``score``, in a child.
 
@@ -161,17 +162,63 @@ def run_custom_metric(
 
     Raises :class:`CustomMetricFailure` when the submission is rejected or the metric fails.
     """
+    return _score_in_child(
+        metric_path=metric_path,
+        answer_key=answer_key,
+        submission=submission,
+        id_column=id_column,
+        params=params,
+        limits=limits,
+        solution_only_columns=solution_only_columns,
+    )
+
+
+def check_custom_metric(
+    *,
+    metric_path: Path,
+    answer_key: Path,
+    id_column: str | None,
+    params: dict[str, Any],
+    limits: SandboxLimits,
+    solution_only_columns: Sequence[str] = (),
+) -> ScoreResult:
+    """Score the answer key against itself, to prove at upload that the metric can use it.
+
+    Raises :class:`CustomMetricFailure`; every message in it is for the organiser.
+    """
+    return _score_in_child(
+        metric_path=metric_path,
+        answer_key=answer_key,
+        submission=None,
+        id_column=id_column,
+        params=params,
+        limits=limits,
+        solution_only_columns=solution_only_columns,
+    )
+
+
+def _score_in_child(
+    *,
+    metric_path: Path,
+    answer_key: Path,
+    submission: Path | None,
+    id_column: str | None,
+    params: dict[str, Any],
+    limits: SandboxLimits,
+    solution_only_columns: Sequence[str],
+) -> ScoreResult:
     with tempfile.TemporaryDirectory(prefix="podium-metric-", ignore_cleanup_errors=True) as tmp:
         work = Path(tmp)
         result_path, output_path = work / "result.json", work / "output.log"
         job = {
             "metric_path": str(Path(metric_path).resolve()),
             "answer_key": str(Path(answer_key).resolve()),
-            "submission": str(Path(submission).resolve()),
+            "submission": str(Path(submission).resolve()) if submission is not None else None,
             "id_column": id_column,
             "params": params,
             "solution_only_columns": list(solution_only_columns),
             "result_path": str(result_path),
+            "parent_pid": os.getpid(),
             "memory_bytes": limits.memory_bytes,
             # A backstop for a child whose parent died; the wall clock normally stops it first.
             "cpu_seconds": math.ceil(limits.timeout_seconds) + 2,
@@ -276,6 +323,7 @@ def _interpret(
             score=float(result["score"]),
             public=_optional_float(result.get("public")),
             private=_optional_float(result.get("private")),
+            has_usage=bool(result.get("has_usage", True)),
         )
     if timed_out:
         raise _failure(

@@ -14,6 +14,7 @@ from app.custom_metrics.sandbox import (
     GENERIC_FAILURE,
     CustomMetricFailure,
     SandboxLimits,
+    check_custom_metric,
     run_custom_metric,
 )
 from app.scoring.core import ScoreResult, ScoringError
@@ -93,7 +94,9 @@ def small(csv_file):
 def test_rmse_without_usage_is_one_score_for_every_board(metric_file, small):
     result = score(metric_file(RMSE), *small)
     expected = rmse(np.array([1.0, 2.0, 4.0]), np.array([1.0, 2.0, 1.0]))
-    assert result == ScoreResult(score=expected, public=expected, private=expected)
+    assert result == ScoreResult(
+        score=expected, public=expected, private=expected, has_usage=False
+    )
 
 
 def test_rmse_with_usage_scores_public_and_private_rows_apart(metric_file, regression):
@@ -105,6 +108,16 @@ def test_rmse_with_usage_scores_public_and_private_rows_apart(metric_file, regre
     assert result.public == pytest.approx(rmse(truth[public], pred[public]), rel=1e-12)
     assert result.private == pytest.approx(rmse(truth[private], pred[private]), rel=1e-12)
     assert result.public != result.private
+    assert result.has_usage
+
+
+def test_checking_a_metric_scores_the_answer_key_against_itself(metric_file, regression):
+    key = regression[0]
+    result = check_custom_metric(
+        metric_path=metric_file(RMSE), answer_key=key, id_column=None, params={},
+        limits=SandboxLimits(),
+    )
+    assert result == ScoreResult(score=0.0, public=0.0, private=0.0, has_usage=True)
 
 
 def test_the_metric_sees_kaggle_shaped_frames_and_its_params(metric_file, csv_file, tmp_path):
@@ -147,7 +160,7 @@ def test_printing_to_stdout_and_stderr_does_not_corrupt_the_result(metric_file, 
             os.write(1, b"raw bytes on fd 1\\n")
             return 0.25
     """)
-    assert score(metric, *small) == ScoreResult(score=0.25, public=0.25, private=0.25)
+    assert score(metric, *small) == ScoreResult(0.25, 0.25, 0.25, has_usage=False)
 
 
 def test_the_metric_cannot_read_the_servers_secrets(metric_file, small, monkeypatch):
