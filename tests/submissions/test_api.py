@@ -99,7 +99,7 @@ def test_missing_ids_fail_the_submission_with_a_reason(client, host, alice):
     assert response.status_code == 202
     view = _view(client, alice, response.json()["id"])
     assert view["status"] == "failed"
-    assert "2 id(s)" in view["error"] and "'e'" in view["error"] and "'f'" in view["error"]
+    assert "2 id" in view["error"] and "missing" in view["error"] and "'e'" in view["error"] and "'f'" in view["error"]
     assert view["public_score"] is None
 
 
