@@ -47,6 +47,9 @@ def _limit_self(job: dict[str, Any]) -> None:
         # The hard limit is lowered too, so the organiser's code cannot raise the soft one again.
         # RLIMIT_CPU's hard limit is one second later: SIGXCPU first, then SIGKILL.
         hard = value + 1 if limit == resource.RLIMIT_CPU else value
+        _, current_hard = resource.getrlimit(limit)
+        if current_hard != resource.RLIM_INFINITY:  # the server's own limit is the ceiling
+            value, hard = min(value, current_hard), min(hard, current_hard)
         resource.setrlimit(limit, (value, hard))
     _reserve = bytearray(8 * 1024 * 1024)
 

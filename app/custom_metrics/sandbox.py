@@ -372,6 +372,13 @@ def _interpret(
 def _failure_without_result(
     returncode: int | None, output: str, limits: SandboxLimits
 ) -> CustomMetricFailure:
+    if "MemoryError" in output or "bad_alloc" in output:
+        return _failure(
+            f"the scoring process died (exit status {returncode}) after exceeding the memory "
+            f"limit ({_mib(limits.memory_bytes)})",
+            output,
+            kind="memory",
+        )
     if returncode is not None and returncode < 0:
         number = -returncode
         name = signal.Signals(number).name if number in signal.valid_signals() else str(number)
@@ -381,13 +388,6 @@ def _failure_without_result(
                 f"({math.ceil(limits.timeout_seconds) + 2} s) and was killed by {name}",
                 output,
                 kind="timeout",
-            )
-        if "MemoryError" in output or "bad_alloc" in output:
-            return _failure(
-                f"the scoring process died ({name}) after exceeding the memory limit "
-                f"({_mib(limits.memory_bytes)})",
-                output,
-                kind="memory",
             )
         # Before the deadline only the kernel sends SIGKILL: the CPU hard limit or the OOM killer.
         return _failure(f"the scoring process was killed by {name}", output, kind="crash")
