@@ -58,9 +58,9 @@ class InvalidMetricSource(ValueError):
 class CustomMetricFailure(ScoringError):
     """Scoring with a custom metric failed.
 
-    ``participant_message`` is safe to show to the participant (also ``message``, as for any
-    :class:`~app.scoring.core.ScoringError`); ``host_message`` is for the organiser and the logs
-    only and may hold a traceback and the metric's output. ``kind`` is one of ``"submission"`` (the
+    ``participant_message`` is safe to show to the participant (it is also ``message`` and
+    ``str(exc)``, as for any :class:`~app.scoring.core.ScoringError`); ``host_message`` is for the
+    organiser and the logs only and may hold a traceback and the metric's output. ``kind`` is one of ``"submission"`` (the
     submission does not match the key), ``"participant_error"`` (the metric raised
     ``ParticipantVisibleError``), ``"error"``, ``"timeout"``, ``"memory"``, ``"invalid_result"``,
     ``"answer_key"`` or ``"crash"``. ``source`` is ``"submission"`` for the first two, else
@@ -79,9 +79,6 @@ class CustomMetricFailure(ScoringError):
         super().__init__(participant_message, source=source, kind=kind)
         self.participant_message = participant_message
         self.host_message = host_message
-
-    def __str__(self) -> str:
-        return self.host_message
 
 
 def validate_metric_source(source: bytes) -> None:

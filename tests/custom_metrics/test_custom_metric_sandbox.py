@@ -257,6 +257,7 @@ def test_any_other_error_is_for_the_host_only(metric_file, small):
     assert caught.kind == "error"
     assert caught.participant_message == GENERIC_FAILURE
     assert "z9" not in caught.participant_message
+    assert str(caught) == GENERIC_FAILURE  # a handler that prints the error leaks nothing
     assert "Traceback" in caught.host_message
     assert "ValueError: key column z9 is corrupt" in caught.host_message
     assert isinstance(caught, ScoringError) and caught.source == "metric"
