@@ -60,10 +60,11 @@ class CustomMetricFailure(ScoringError):
 
     ``participant_message`` is safe to show to the participant (it is also ``message`` and
     ``str(exc)``, as for any :class:`~app.scoring.core.ScoringError`); ``host_message`` is for the
-    organiser and the logs only and may hold a traceback and the metric's output. ``kind`` is one of ``"submission"`` (the
-    submission does not match the key), ``"participant_error"`` (the metric raised
-    ``ParticipantVisibleError``), ``"error"``, ``"timeout"``, ``"memory"``, ``"invalid_result"``,
-    ``"answer_key"`` or ``"crash"``. ``source`` is ``"submission"`` for the first two, else
+    organiser and the logs only and may hold a traceback and the metric's output.
+
+    ``kind`` is one of ``"submission"`` (the submission does not match the key),
+    ``"participant_error"`` (the metric raised ``ParticipantVisibleError``), ``"error"``,
+    ``"timeout"``, ``"memory"``, ``"invalid_result"``, ``"answer_key"`` or ``"crash"``. ``source`` is ``"submission"`` for the first two, else
     ``"answer_key"`` for a key the metric cannot use, else ``"metric"``.
     """
 
