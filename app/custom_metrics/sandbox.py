@@ -64,8 +64,9 @@ class CustomMetricFailure(ScoringError):
 
     ``kind`` is one of ``"submission"`` (the submission does not match the key),
     ``"participant_error"`` (the metric raised ``ParticipantVisibleError``), ``"error"``,
-    ``"timeout"``, ``"memory"``, ``"invalid_result"``, ``"answer_key"`` or ``"crash"``. ``source`` is ``"submission"`` for the first two, else
-    ``"answer_key"`` for a key the metric cannot use, else ``"metric"``.
+    ``"timeout"``, ``"memory"``, ``"invalid_result"``, ``"answer_key"`` or ``"crash"``.
+    ``source`` is ``"submission"`` for the first two, ``"answer_key"`` for a key the metric cannot
+    use, else ``"metric"``.
     """
 
     def __init__(
