@@ -1,12 +1,16 @@
 """SQLAlchemy tables, one module per aggregate. Importing this package registers them all."""
 
+from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.submission import Score, Submission, SubmissionStatus
-from app.models.team import Team, TeamMember
+from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
 from app.models.user import ApiToken, Role, User
 
 __all__ = [
     "AnswerKey",
+    "AuditEntry",
+    "InvitationStatus",
+    "TeamInvitation",
     "ApiToken",
     "Competition",
     "Role",

@@ -20,9 +20,17 @@ class Competition(Base):
     metric_name: Mapped[str] = mapped_column(String(64))
     metric_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     id_column: Mapped[str | None] = mapped_column(String(128), default=None)
+    # Submissions open at ``start``; teams may merge until ``team_merge_deadline``; the private
+    # board opens by itself at ``deadline``.
+    start: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    team_merge_deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     daily_submission_limit: Mapped[int] = mapped_column(Integer, default=5)
+    total_submission_limit: Mapped[int | None] = mapped_column(Integer, default=None)
     final_selection_limit: Mapped[int] = mapped_column(Integer, default=2)
+    max_team_size: Mapped[int] = mapped_column(Integer, default=5)
+    # Participants see scores rounded to this many decimals, which limits leaderboard probing.
+    score_decimals: Mapped[int] = mapped_column(Integer, default=5)
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

@@ -55,6 +55,13 @@ class Submission(Base):
     error: Mapped[str | None] = mapped_column(Text, default=None)
     host_error: Mapped[str | None] = mapped_column(Text, default=None)
     selected: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Made after the deadline: scored and shown to its team, never ranked or selectable.
+    late: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Failed through our fault (a crash, our timeout): it does not count against the quota.
+    refunded: Mapped[bool] = mapped_column(Boolean, default=False)
+    hidden: Mapped[bool] = mapped_column(Boolean, default=False)
+    # An organiser's reference entry: on the board, never ranked.
+    baseline: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
