@@ -20,6 +20,7 @@ from app.leaderboard.router import router as leaderboard_router
 from app.scoring.jobs import pending_submissions
 from app.scoring.queue import ScoringQueue, make_queue
 from app.submissions.router import router as submissions_router
+from app.teams.router import router as teams_router
 
 log = logging.getLogger(__name__)
 
@@ -74,5 +75,6 @@ def create_app(
     api.include_router(competitions_router)
     api.include_router(submissions_router)
     api.include_router(leaderboard_router)
+    api.include_router(teams_router)
     app.include_router(api)
     return app
