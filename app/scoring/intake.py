@@ -161,7 +161,7 @@ def check_submission_header(header: list[str], key: AnswerKeyTable) -> None:
             f"than a comma; expected the comma-separated columns {spelled}",
             kind="bad_header",
         )
-    if missing and len(header) == len(expected) and not set(header) & set(expected):
+    if missing and len(header) == len(expected) and _looks_like_data(header, key):
         raise IntakeError(
             f"the first line should be the header {spelled} but is {','.join(header)[:200]!r}; "
             "the file seems to have no header line",
@@ -180,6 +180,14 @@ def check_submission_header(header: list[str], key: AnswerKeyTable) -> None:
         f"{' and '.join(problems)}; expected exactly {spelled}{hint}",
         kind="missing_columns" if missing else "extra_columns",
     )
+
+
+def _looks_like_data(header: list[str], key: AnswerKeyTable) -> bool:
+    """Whether a first line is a data row: it starts with a key id, or holds numbers."""
+    if set(header) & {key.id_column, *key.target_columns}:
+        return False
+    numbers = pc.match_substring_regex(pa.array(header[1:], pa.string()), _NUMBER, ignore_case=True)
+    return bool(pc.any(numbers).as_py()) or bool(pc.any(pc.equal(key.ids, header[0])).as_py())
 
 
 # --- parsing -------------------------------------------------------------------------------
