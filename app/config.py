@@ -26,6 +26,10 @@ class Settings(BaseSettings):
     # A submission stuck in "scoring" longer than this is assumed orphaned by a dead worker.
     stale_scoring_seconds: int = 600
 
+    # Limits for an organiser's custom metric, which runs in a child process per submission.
+    custom_metric_timeout_seconds: float = 300.0
+    custom_metric_memory_bytes: int = 4 * 1024 * 1024 * 1024
+
     max_upload_bytes: int = 512 * 1024 * 1024
     max_rows: int = 50_000_000
     max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024

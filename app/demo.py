@@ -83,7 +83,7 @@ def seed_demo(settings: Settings) -> str:
             uploader=host,
             settings=settings,
         )
-    queue = EagerQueue(factory)
+    queue = EagerQueue(factory, settings)
     for name, content in submissions.items():
         with unit_of_work(factory) as session:
             user, token = create_user(

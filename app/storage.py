@@ -20,7 +20,9 @@ class StoredFile:
     sha256: str
 
 
-def store_stream(source: BinaryIO, *, directory: Path, max_bytes: int) -> StoredFile:
+def store_stream(
+    source: BinaryIO, *, directory: Path, max_bytes: int, suffix: str = ".upload"
+) -> StoredFile:
     """Copy ``source`` into ``directory`` under its content hash; refuse it past ``max_bytes``."""
     directory.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
@@ -38,7 +40,7 @@ def store_stream(source: BinaryIO, *, directory: Path, max_bytes: int) -> Stored
                 out.write(chunk)
         if size == 0:
             raise Unprocessable("the uploaded file is empty")
-        final = directory / f"{digest.hexdigest()}.upload"
+        final = directory / f"{digest.hexdigest()}{suffix}"
         os.replace(tmp_name, final)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

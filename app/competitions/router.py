@@ -1,4 +1,6 @@
-from fastapi import APIRouter, Response, UploadFile, status
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Form, Response, UploadFile, status
 
 from app.competitions import service
 from app.competitions.schemas import AnswerKeyPublic, CompetitionCreate, CompetitionPublic
@@ -37,6 +39,21 @@ def upload_answer_key(
         session, competition=competition, source=file.file, uploader=organiser, settings=settings
     )
     return AnswerKeyPublic.model_validate(key)
+
+
+@router.put("/{slug}/custom-metric", response_model=CompetitionPublic)
+def upload_custom_metric(
+    organiser: OrganiserUser,
+    competition: CompetitionDep,
+    file: UploadFile,
+    direction: Annotated[Literal["maximize", "minimize"], Form()],
+    session: SessionDep,
+    settings: SettingsDep,
+) -> CompetitionPublic:
+    service.upload_custom_metric(
+        session, competition=competition, source=file.file, direction=direction, settings=settings
+    )
+    return service.to_public(competition)
 
 
 @router.get("/{slug}/answer-key/versions", response_model=list[AnswerKeyPublic])

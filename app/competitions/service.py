@@ -11,26 +11,31 @@ from pyarrow import csv as pacsv
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.competitions.metric import CUSTOM, custom_metric, is_custom, metric_for
 from app.competitions.schemas import CompetitionCreate, CompetitionPublic, MetricConfig
 from app.config import Settings
 from app.errors import Conflict, NotFound, Unprocessable
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
 from app.models import AnswerKey, Competition, User
+from app.custom_metrics.sandbox import (
+    CustomMetricFailure,
+    InvalidMetricSource,
+    validate_metric_source,
+)
 from app.scoring.core import ScoringError
+from app.scoring.custom import check_key_with_custom_metric
 from app.scoring.intake import PRIVATE, PUBLIC
 from app.scoring.keys import cached_key
 from app.storage import remove_quietly, store_stream
 
 
-def metric_for(competition: Competition) -> Metric:
-    return get_metric(competition.metric_name)
-
-
 def create_competition(session: Session, *, data: CompetitionCreate, owner: User) -> Competition:
     try:
-        metric = get_metric(data.metric.name)
+        metric = custom_metric() if data.metric.name == CUSTOM else get_metric(data.metric.name)
         params = metric.parse_params(data.metric.params)
-    except (UnknownMetric, MetricParamsError) as exc:
+    except UnknownMetric as exc:
+        raise Unprocessable(f"{exc}; or '{CUSTOM}' to upload your own metric file") from None
+    except MetricParamsError as exc:
         raise Unprocessable(str(exc)) from None
     if session.scalar(select(Competition.id).where(Competition.slug == data.slug)) is not None:
         raise Conflict(f"a competition with slug '{data.slug}' already exists")
@@ -95,6 +100,17 @@ def upload_answer_key(
             params=params,
             id_column=competition.id_column,
         )
+        if is_custom(competition) and competition.custom_metric_path:
+            check_key_with_custom_metric(
+                competition,
+                metric_path=Path(competition.custom_metric_path),
+                key_path=stored.path,
+                settings=settings,
+            )
+    except CustomMetricFailure as exc:
+        if not _is_referenced(session, stored.path):
+            remove_quietly(stored.path)
+        raise Unprocessable(f"answer key rejected by your metric: {exc.host_message}") from None
     except ScoringError as exc:
         if not _is_referenced(session, stored.path):
             remove_quietly(stored.path)
@@ -120,6 +136,48 @@ def upload_answer_key(
     session.flush()
     session.refresh(competition, ["answer_keys"])
     return key
+
+
+MAX_METRIC_FILE_BYTES = 1 << 20
+
+
+def upload_custom_metric(
+    session: Session,
+    *,
+    competition: Competition,
+    source: BinaryIO,
+    direction: str,
+    settings: Settings,
+) -> Competition:
+    """Store an organiser's Kaggle-style metric file, after proving it can score the key."""
+    if not is_custom(competition):
+        raise Conflict(
+            f"this competition scores with '{competition.metric_name}'; a metric file needs a "
+            f"competition created with metric name '{CUSTOM}'"
+        )
+    directory = Path(settings.data_dir) / "metrics" / str(competition.id)
+    # A .py name: the sandbox imports the file as a module.
+    stored = store_stream(
+        source, directory=directory, max_bytes=MAX_METRIC_FILE_BYTES, suffix=".py"
+    )
+    try:
+        validate_metric_source(stored.path.read_bytes())
+        key = competition.board_key
+        if key is not None:
+            check_key_with_custom_metric(
+                competition, metric_path=stored.path, key_path=Path(key.path), settings=settings
+            )
+    except InvalidMetricSource as exc:
+        remove_quietly(stored.path)
+        raise Unprocessable(f"metric file rejected: {exc}") from None
+    except CustomMetricFailure as exc:
+        remove_quietly(stored.path)
+        raise Unprocessable(f"metric file cannot score the answer key: {exc.host_message}") from None
+    competition.custom_metric_path = str(stored.path)
+    competition.custom_metric_sha256 = stored.sha256
+    competition.custom_metric_direction = direction
+    session.flush()
+    return competition
 
 
 def _is_referenced(session: Session, path: Path) -> bool:

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.errors import Forbidden
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
-from app.metrics import get_metric
+from app.competitions.metric import metric_for
 from app.models import Competition, Score, Submission, SubmissionStatus, Team, User
 
 
@@ -50,7 +50,7 @@ def leaderboard(
     session: Session, *, competition: Competition, board: Board, user: User
 ) -> Leaderboard:
     check_board_access(competition, board, user)
-    metric = get_metric(competition.metric_name)
+    metric = metric_for(competition)
     maximize = metric.greater_is_better
     key = competition.board_key
     rows: list[LeaderboardRow] = []

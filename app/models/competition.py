@@ -19,6 +19,10 @@ class Competition(Base):
     description: Mapped[str] = mapped_column(Text, default="")
     metric_name: Mapped[str] = mapped_column(String(64))
     metric_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # For metric_name "custom": the organiser's Kaggle-style score() file and its direction.
+    custom_metric_path: Mapped[str | None] = mapped_column(String(500), default=None)
+    custom_metric_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
+    custom_metric_direction: Mapped[str | None] = mapped_column(String(16), default=None)
     id_column: Mapped[str | None] = mapped_column(String(128), default=None)
     # Submissions open at ``start``; teams may merge until ``team_merge_deadline``; the private
     # board opens by itself at ``deadline``.

@@ -28,7 +28,7 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
 
         if not sessions:  # the worker's engine is made in the worker, not at import
             sessions.append(make_session_factory(make_engine(settings.database_url)))
-        score_submission(sessions[0], submission_id)
+        score_submission(sessions[0], submission_id, settings)
 
     return celery
 

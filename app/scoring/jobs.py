@@ -13,9 +13,12 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import unit_of_work
-from app.metrics import get_metric
+from app.competitions.metric import is_custom, metric_for
+from app.config import Settings
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
+from app.custom_metrics.sandbox import CustomMetricFailure
 from app.scoring.core import ScoreResult, ScoringError, score_submission_file
+from app.scoring.custom import score_with_custom_metric
 from app.scoring.keys import cached_key
 
 log = logging.getLogger(__name__)
@@ -48,12 +51,17 @@ def _claim(factory: sessionmaker[Session], submission_id: int) -> tuple[int, int
         return competition.id, key.id
 
 
-def _score(session: Session, submission_id: int, key_id: int) -> ScoreResult:
+def _score(session: Session, submission_id: int, key_id: int, settings: Settings) -> ScoreResult:
     submission = session.get(Submission, submission_id)
     key_row = session.get(AnswerKey, key_id)
     competition = submission.competition
-    metric = get_metric(competition.metric_name)
+    metric = metric_for(competition)
     params = metric.parse_params(competition.metric_params)
+    if is_custom(competition):
+        return score_with_custom_metric(
+            competition, key_path=Path(key_row.path), submission_path=Path(submission.path),
+            settings=settings,
+        )
     key = cached_key(
         path=Path(key_row.path),
         sha256=key_row.sha256,
@@ -66,7 +74,10 @@ def _score(session: Session, submission_id: int, key_id: int) -> ScoreResult:
     )
 
 
-def score_submission(factory: sessionmaker[Session], submission_id: int) -> None:
+def score_submission(
+    factory: sessionmaker[Session], submission_id: int, settings: Settings | None = None
+) -> None:
+    settings = settings or Settings()
     claimed = _claim(factory, submission_id)
     if claimed is None:
         return
@@ -76,7 +87,9 @@ def score_submission(factory: sessionmaker[Session], submission_id: int) -> None
     host_error: str | None = None
     try:
         with factory() as session:
-            result = _score(session, submission_id, key_id)
+            result = _score(session, submission_id, key_id, settings)
+    except CustomMetricFailure as exc:
+        error, host_error = exc.participant_message, exc.host_message
     except ScoringError as exc:
         if exc.source == "submission":
             error = exc.message

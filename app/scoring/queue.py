@@ -22,11 +22,12 @@ class ScoringQueue(Protocol):
 class EagerQueue:
     """Scores during the enqueue call itself: deterministic, for tests and one-shot tools."""
 
-    def __init__(self, factory: sessionmaker[Session]) -> None:
+    def __init__(self, factory: sessionmaker[Session], settings: Settings | None = None) -> None:
         self.factory = factory
+        self.settings = settings
 
     def enqueue(self, submission_id: int) -> None:
-        score_submission(self.factory, submission_id)
+        score_submission(self.factory, submission_id, self.settings)
 
     def start(self) -> None:
         pass
@@ -38,8 +39,9 @@ class EagerQueue:
 class ThreadQueue:
     """A scoring thread inside the server process; what is queued survives restarts in the DB."""
 
-    def __init__(self, factory: sessionmaker[Session]) -> None:
+    def __init__(self, factory: sessionmaker[Session], settings: Settings | None = None) -> None:
         self.factory = factory
+        self.settings = settings
         self._jobs: queue.Queue[int | None] = queue.Queue()
         self._thread: threading.Thread | None = None
 
@@ -66,7 +68,7 @@ class ThreadQueue:
             try:
                 if submission_id is None:
                     return
-                score_submission(self.factory, submission_id)
+                score_submission(self.factory, submission_id, self.settings)
             except Exception:  # noqa: BLE001 - the thread must outlive any one job
                 log.exception("scoring job %s failed", submission_id)
             finally:
@@ -93,7 +95,7 @@ class CeleryQueue:
 
 def make_queue(settings: Settings, factory: sessionmaker[Session]) -> ScoringQueue:
     if settings.scoring_backend == "eager":
-        return EagerQueue(factory)
+        return EagerQueue(factory, settings)
     if settings.scoring_backend == "celery":
         return CeleryQueue(settings)
-    return ThreadQueue(factory)
+    return ThreadQueue(factory, settings)

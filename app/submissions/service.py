@@ -7,6 +7,7 @@ from typing import BinaryIO
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.competitions.metric import is_custom
 from app.config import Settings
 from app.db import after_commit
 from app.errors import Conflict, NotFound, TooManyRequests, Unprocessable
@@ -81,6 +82,8 @@ def create_submission(
     key = competition.board_key
     if key is None:
         raise Conflict("this competition does not accept submissions yet: it has no answer key")
+    if is_custom(competition) and not competition.custom_metric_path:
+        raise Conflict("this competition does not accept submissions yet: its metric file is missing")
     now = datetime.now(UTC)
     team = team_for(session, competition=competition, user=user)
     _lock_team(session, team)
