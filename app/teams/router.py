@@ -1,3 +1,76 @@
-from fastapi import APIRouter
+"""Teams: joining, invitations, merges and the rule that a user is on one team per competition."""
+
+from fastapi import APIRouter, Response, status
+
+from app.deps import CompetitionDep, CurrentUser, SessionDep
+from app.teams import merge, service
+from app.teams.schemas import InvitationCreate, InvitationPublic, TeamPublic
 
 router = APIRouter(tags=["teams"])
+
+
+@router.post(
+    "/competitions/{slug}/join",
+    response_model=TeamPublic,
+    status_code=status.HTTP_201_CREATED,
+    responses={200: {"model": TeamPublic, "description": "Already joined: the existing team"}},
+)
+def join(
+    competition: CompetitionDep, user: CurrentUser, session: SessionDep, response: Response
+) -> TeamPublic:
+    team, created = service.join(session, competition=competition, user=user)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return service.team_view(session, team=team)
+
+
+@router.get("/competitions/{slug}/team", response_model=TeamPublic)
+def my_team(competition: CompetitionDep, user: CurrentUser, session: SessionDep) -> TeamPublic:
+    team = service.my_team(session, competition=competition, user=user)
+    return service.team_view(session, team=team)
+
+
+@router.post(
+    "/competitions/{slug}/team/invitations",
+    response_model=InvitationPublic,
+    status_code=status.HTTP_201_CREATED,
+)
+def invite(
+    body: InvitationCreate, competition: CompetitionDep, user: CurrentUser, session: SessionDep
+) -> InvitationPublic:
+    invitation = service.invite(
+        session, competition=competition, inviter=user, invitee_name=body.user
+    )
+    return service.invitation_view(session, invitation=invitation)
+
+
+@router.delete(
+    "/competitions/{slug}/team/invitations/{invitation_id}", response_model=InvitationPublic
+)
+def withdraw(
+    invitation_id: int, competition: CompetitionDep, user: CurrentUser, session: SessionDep
+) -> InvitationPublic:
+    invitation = service.cancel(
+        session, competition=competition, invitation_id=invitation_id, user=user
+    )
+    return service.invitation_view(session, invitation=invitation)
+
+
+@router.get("/competitions/{slug}/invitations", response_model=list[InvitationPublic])
+def my_invitations(
+    competition: CompetitionDep, user: CurrentUser, session: SessionDep
+) -> list[InvitationPublic]:
+    invitations = service.invitations_for(session, competition=competition, user=user)
+    return [service.invitation_view(session, invitation=i) for i in invitations]
+
+
+@router.post("/invitations/{invitation_id}/accept", response_model=TeamPublic)
+def accept(invitation_id: int, user: CurrentUser, session: SessionDep) -> TeamPublic:
+    team = merge.accept(session, invitation_id=invitation_id, user=user)
+    return service.team_view(session, team=team)
+
+
+@router.post("/invitations/{invitation_id}/decline", response_model=InvitationPublic)
+def decline(invitation_id: int, user: CurrentUser, session: SessionDep) -> InvitationPublic:
+    invitation = service.decline(session, invitation_id=invitation_id, user=user)
+    return service.invitation_view(session, invitation=invitation)

@@ -1,0 +1,294 @@
+"""Teams: every participant competes as a team, a one-person team until they merge.
+
+Membership is what decides a user's team: ``UNIQUE(competition_id, user_id)`` on ``team_members``
+keeps a user on at most one team per competition, and :func:`team_for` turns the constraint's
+error, when two first requests race, into reading the team the other request made.
+"""
+
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.errors import Conflict, Forbidden, NotFound
+from app.models import Competition, InvitationStatus, Team, TeamInvitation, TeamMember, User
+from app.teams.schemas import InvitationPublic, InvitationSent, TeamPublic
+
+# Each retry follows a lost race for the user's membership or for a team name.
+_CREATE_ATTEMPTS = 5
+
+
+def find_team(session: Session, *, competition: Competition, user: User) -> Team | None:
+    return session.scalar(
+        select(Team)
+        .join(TeamMember, TeamMember.team_id == Team.id)
+        .where(TeamMember.competition_id == competition.id, TeamMember.user_id == user.id)
+    )
+
+
+def team_for(session: Session, *, competition: Competition, user: User) -> Team:
+    """The user's team in this competition, made as a one-person team led by them on first need."""
+    return _team_for(session, competition=competition, user=user)[0]
+
+
+def _team_for(session: Session, *, competition: Competition, user: User) -> tuple[Team, bool]:
+    for _attempt in range(_CREATE_ATTEMPTS):
+        team = find_team(session, competition=competition, user=user)
+        if team is not None:
+            return team, False
+        try:
+            # A savepoint, so losing a race undoes only this attempt, not the caller's transaction.
+            with session.begin_nested():
+                team = Team(
+                    competition_id=competition.id,
+                    name=_free_name(session, competition=competition, base=user.name),
+                    leader_id=user.id,
+                )
+                session.add(team)
+                session.flush()
+                session.add(
+                    TeamMember(team_id=team.id, competition_id=competition.id, user_id=user.id)
+                )
+                session.flush()
+            return team, True
+        except IntegrityError:
+            # A concurrent request made this user's team (or took the name) and committed first;
+            # PostgreSQL's READ COMMITTED lets the next statement see its rows.
+            continue
+    raise Conflict("your team could not be created because of concurrent changes; please retry")
+
+
+def _free_name(session: Session, *, competition: Competition, base: str) -> str:
+    taken = set(
+        session.scalars(
+            select(Team.name).where(
+                Team.competition_id == competition.id,
+                Team.name.startswith(base, autoescape=True),
+            )
+        )
+    )
+    name, suffix = base, 2
+    while name in taken:
+        name, suffix = f"{base}-{suffix}", suffix + 1
+    return name
+
+
+def join(session: Session, *, competition: Competition, user: User) -> tuple[Team, bool]:
+    """Join as a one-person team; joining again returns the team the user is already on."""
+    if user.is_organiser:
+        raise Forbidden("organisers run competitions and cannot join them")
+    return _team_for(session, competition=competition, user=user)
+
+
+def my_team(session: Session, *, competition: Competition, user: User) -> Team:
+    team = find_team(session, competition=competition, user=user)
+    if team is None:
+        raise NotFound(f"you have not joined '{competition.slug}'")
+    return team
+
+
+def leader_id(session: Session, team: Team) -> int | None:
+    """The team's leader; teams made before leaders existed are led by their first member."""
+    if team.leader_id is not None:
+        return team.leader_id
+    return session.scalar(
+        select(TeamMember.user_id)
+        .where(TeamMember.team_id == team.id)
+        .order_by(TeamMember.joined_at, TeamMember.id)
+        .limit(1)
+    )
+
+
+def member_count(session: Session, team: Team) -> int:
+    return session.scalar(
+        select(func.count(TeamMember.id)).where(TeamMember.team_id == team.id)
+    ) or 0
+
+
+def lock_teams(session: Session, teams: list[Team]) -> None:
+    """Row-lock teams in id order (a fixed order, so two merges cannot deadlock); SQLite's
+    BEGIN IMMEDIATE already serialises every writer."""
+    ids = sorted({team.id for team in teams})
+    session.scalars(
+        select(Team)
+        .where(Team.id.in_(ids))
+        .order_by(Team.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).all()
+
+
+def team_view(session: Session, *, team: Team) -> TeamPublic:
+    members = session.execute(
+        select(User.id, User.name)
+        .join(TeamMember, TeamMember.user_id == User.id)
+        .where(TeamMember.team_id == team.id)
+        .order_by(TeamMember.joined_at, TeamMember.id)
+    ).all()
+    leader = leader_id(session, team)
+    pending = session.execute(
+        select(TeamInvitation.id, User.name, TeamInvitation.created_at)
+        .join(User, User.id == TeamInvitation.invitee_id)
+        .where(
+            TeamInvitation.team_id == team.id,
+            TeamInvitation.status == InvitationStatus.pending,
+        )
+        .order_by(TeamInvitation.created_at, TeamInvitation.id)
+    ).all()
+    return TeamPublic(
+        id=team.id,
+        name=team.name,
+        leader=next((name for user_id, name in members if user_id == leader), None),
+        members=[name for _user_id, name in members],
+        pending_invitations=[
+            InvitationSent(id=id_, user=name, created_at=created_at)
+            for id_, name, created_at in pending
+        ],
+    )
+
+
+def check_merge_window(competition: Competition, now: datetime) -> None:
+    if competition.team_merge_deadline is not None and now >= competition.team_merge_deadline:
+        raise Conflict(
+            f"the team merge deadline ({competition.team_merge_deadline.isoformat()}) has passed"
+        )
+    if competition.is_past_deadline(now):
+        raise Conflict("the competition has ended: teams can no longer change")
+
+
+def invite(
+    session: Session, *, competition: Competition, inviter: User, invitee_name: str
+) -> TeamInvitation:
+    """Invite a participant, as the team's leader, to join the team (merging theirs into it).
+
+    Every pending invitation holds a seat: members + pending invitations + the invitee's own
+    team may not exceed ``max_team_size``. Accepting checks the real member count again.
+    """
+    team = find_team(session, competition=competition, user=inviter)
+    if team is None or leader_id(session, team) != inviter.id:
+        raise Forbidden("only a team's leader can invite")
+    lock_teams(session, [team])
+    check_merge_window(competition, datetime.now(UTC))
+    if team.banned_at is not None:
+        raise Conflict("a banned team cannot invite")
+    invitee = session.scalar(select(User).where(User.name == invitee_name))
+    if invitee is None:
+        raise NotFound(f"no user named '{invitee_name}'")
+    if invitee.is_organiser:
+        raise Conflict(f"'{invitee.name}' is an organiser: organisers do not compete")
+    their_team = find_team(session, competition=competition, user=invitee)
+    if their_team is not None and their_team.id == team.id:
+        raise Conflict(f"'{invitee.name}' is already on your team")
+    if their_team is not None and leader_id(session, their_team) != invitee.id:
+        raise Conflict(
+            f"'{invitee.name}' is on team '{their_team.name}'; invite its leader to merge teams"
+        )
+    pending = list(
+        session.scalars(
+            select(TeamInvitation.invitee_id).where(
+                TeamInvitation.team_id == team.id,
+                TeamInvitation.status == InvitationStatus.pending,
+            )
+        )
+    )
+    if invitee.id in pending:
+        raise Conflict(f"'{invitee.name}' already has a pending invitation from your team")
+    members = member_count(session, team)
+    joining = member_count(session, their_team) if their_team is not None else 1
+    if members + len(pending) + joining > competition.max_team_size:
+        raise Conflict(
+            f"teams are limited to {competition.max_team_size} members: yours has {members} "
+            f"and {len(pending)} pending invitation(s), and '{invitee.name}' would bring {joining}",
+            extra={"max_team_size": competition.max_team_size},
+        )
+    invitation = TeamInvitation(
+        competition_id=competition.id, team_id=team.id, inviter_id=inviter.id, invitee_id=invitee.id
+    )
+    session.add(invitation)
+    session.flush()
+    return invitation
+
+
+def invitations_for(
+    session: Session, *, competition: Competition, user: User
+) -> list[TeamInvitation]:
+    return list(
+        session.scalars(
+            select(TeamInvitation)
+            .where(
+                TeamInvitation.competition_id == competition.id,
+                TeamInvitation.invitee_id == user.id,
+            )
+            .order_by(TeamInvitation.created_at.desc(), TeamInvitation.id.desc())
+        )
+    )
+
+
+def own_invitation(session: Session, *, invitation_id: int, user: User) -> TeamInvitation:
+    """An invitation addressed to this user; anyone else's is reported as not existing."""
+    invitation = session.get(TeamInvitation, invitation_id)
+    if invitation is None or invitation.invitee_id != user.id:
+        raise NotFound(f"no invitation {invitation_id}")
+    return invitation
+
+
+def lock_invitation(session: Session, invitation: TeamInvitation) -> None:
+    """Row-lock and re-read an invitation. Teams are always locked before invitations."""
+    session.scalars(
+        select(TeamInvitation)
+        .where(TeamInvitation.id == invitation.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)
+    ).all()
+
+
+def check_pending(invitation: TeamInvitation) -> None:
+    if invitation.status != InvitationStatus.pending:
+        raise Conflict(f"this invitation is no longer pending: it was {invitation.status.value}")
+
+
+def decline(session: Session, *, invitation_id: int, user: User) -> TeamInvitation:
+    invitation = own_invitation(session, invitation_id=invitation_id, user=user)
+    lock_invitation(session, invitation)
+    check_pending(invitation)
+    invitation.status = InvitationStatus.declined
+    invitation.responded_at = datetime.now(UTC)
+    session.flush()
+    return invitation
+
+
+def cancel(
+    session: Session, *, competition: Competition, invitation_id: int, user: User
+) -> TeamInvitation:
+    """Withdraw a pending invitation (the team's leader only), which frees its seat."""
+    team = my_team(session, competition=competition, user=user)
+    invitation = session.get(TeamInvitation, invitation_id)
+    if invitation is None or invitation.team_id != team.id:
+        raise NotFound(f"no invitation {invitation_id}")
+    if leader_id(session, team) != user.id:
+        raise Forbidden("only the team's leader can withdraw its invitations")
+    lock_teams(session, [team])
+    lock_invitation(session, invitation)
+    check_pending(invitation)
+    invitation.status = InvitationStatus.cancelled
+    invitation.responded_at = datetime.now(UTC)
+    session.flush()
+    return invitation
+
+
+def invitation_view(session: Session, *, invitation: TeamInvitation) -> InvitationPublic:
+    rows = session.execute(
+        select(User.id, User.name).where(User.id.in_([invitation.inviter_id, invitation.invitee_id]))
+    )
+    names = {user_id: name for user_id, name in rows}
+    return InvitationPublic(
+        id=invitation.id,
+        competition=session.get_one(Competition, invitation.competition_id).slug,
+        team=invitation.team.name,
+        inviter=names[invitation.inviter_id],
+        invitee=names[invitation.invitee_id],
+        status=invitation.status,
+        created_at=invitation.created_at,
+        responded_at=invitation.responded_at,
+    )

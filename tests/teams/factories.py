@@ -1,0 +1,56 @@
+"""Small builders for the team tests: joining, inviting, answering and changing rules in place."""
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import update
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.models import Competition
+from tests.helpers import API
+
+
+def join(client: TestClient, caller: Any, slug: str = "churn") -> dict[str, Any]:
+    response = client.post(f"{API}/competitions/{slug}/join", headers=caller.headers)
+    assert response.status_code in (200, 201), response.text
+    return response.json()
+
+
+def team(client: TestClient, caller: Any, slug: str = "churn") -> dict[str, Any]:
+    response = client.get(f"{API}/competitions/{slug}/team", headers=caller.headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def invite(client: TestClient, leader: Any, name: str, slug: str = "churn"):  # type: ignore[no-untyped-def]
+    return client.post(
+        f"{API}/competitions/{slug}/team/invitations", json={"user": name}, headers=leader.headers
+    )
+
+
+def invitation_id(client: TestClient, leader: Any, name: str, slug: str = "churn") -> int:
+    response = invite(client, leader, name, slug)
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+def accept(client: TestClient, caller: Any, invitation: int):  # type: ignore[no-untyped-def]
+    return client.post(f"{API}/invitations/{invitation}/accept", headers=caller.headers)
+
+
+def decline(client: TestClient, caller: Any, invitation: int):  # type: ignore[no-untyped-def]
+    return client.post(f"{API}/invitations/{invitation}/decline", headers=caller.headers)
+
+
+def merge(client: TestClient, leader: Any, invitee: Any, slug: str = "churn") -> dict[str, Any]:
+    """``invitee`` (and their team) joins ``leader``'s team."""
+    response = accept(client, invitee, invitation_id(client, leader, invitee.name, slug))
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def set_rules(session_factory: sessionmaker[Session], slug: str = "churn", **fields: Any) -> None:
+    """Change competition fields directly, whatever the create/update API accepts."""
+    with session_factory() as session:
+        session.execute(update(Competition).where(Competition.slug == slug).values(**fields))
+        session.commit()
