@@ -11,6 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import __version__
+from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
@@ -76,5 +77,6 @@ def create_app(
     api.include_router(submissions_router)
     api.include_router(leaderboard_router)
     api.include_router(teams_router)
+    api.include_router(audit_router)
     app.include_router(api)
     return app

@@ -3,7 +3,12 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Response, UploadFile, status
 
 from app.competitions import service
-from app.competitions.schemas import AnswerKeyPublic, CompetitionCreate, CompetitionPublic
+from app.competitions.schemas import (
+    AnswerKeyPublic,
+    CompetitionCreate,
+    CompetitionPublic,
+    CompetitionUpdate,
+)
 from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
 
 router = APIRouter(prefix="/competitions", tags=["competitions"])
@@ -24,6 +29,14 @@ def list_competitions(session: SessionDep, _user: CurrentUser) -> list[Competiti
 
 @router.get("/{slug}", response_model=CompetitionPublic)
 def get_competition(competition: CompetitionDep) -> CompetitionPublic:
+    return service.to_public(competition)
+
+
+@router.patch("/{slug}", response_model=CompetitionPublic)
+def update_competition(
+    organiser: OrganiserUser, competition: CompetitionDep, data: CompetitionUpdate, session: SessionDep
+) -> CompetitionPublic:
+    service.update_competition(session, competition=competition, data=data, actor=organiser)
     return service.to_public(competition)
 
 
@@ -51,7 +64,12 @@ def upload_custom_metric(
     settings: SettingsDep,
 ) -> CompetitionPublic:
     service.upload_custom_metric(
-        session, competition=competition, source=file.file, direction=direction, settings=settings
+        session,
+        competition=competition,
+        source=file.file,
+        direction=direction,
+        settings=settings,
+        actor=organiser,
     )
     return service.to_public(competition)
 

@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import Any
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 
 class MetricConfig(BaseModel):
@@ -19,9 +19,47 @@ class CompetitionCreate(BaseModel):
     description: str = ""
     metric: MetricConfig
     id_column: str | None = None
+    start: AwareDatetime | None = None
+    team_merge_deadline: AwareDatetime | None = None
     deadline: AwareDatetime | None = None
     daily_submission_limit: int = Field(default=5, ge=1, le=10_000)
+    total_submission_limit: int | None = Field(default=None, ge=1)
     final_selection_limit: int = Field(default=2, ge=1, le=100)
+    max_team_size: int = Field(default=5, ge=1, le=1000)
+    score_decimals: int = Field(default=5, ge=0, le=15)
+
+    @model_validator(mode="after")
+    def _timeline_in_order(self) -> "CompetitionCreate":
+        check_timeline(self.start, self.team_merge_deadline, self.deadline)
+        return self
+
+
+class CompetitionUpdate(BaseModel):
+    """Settings an organiser may change; each change is written to the audit log."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    description: str | None = None
+    start: AwareDatetime | None = None
+    team_merge_deadline: AwareDatetime | None = None
+    deadline: AwareDatetime | None = None
+    daily_submission_limit: int | None = Field(default=None, ge=1, le=10_000)
+    total_submission_limit: int | None = Field(default=None, ge=1)
+    final_selection_limit: int | None = Field(default=None, ge=1, le=100)
+    max_team_size: int | None = Field(default=None, ge=1, le=1000)
+    score_decimals: int | None = Field(default=None, ge=0, le=15)
+
+
+def check_timeline(
+    start: datetime | None, merge: datetime | None, deadline: datetime | None
+) -> None:
+    if start and deadline and deadline <= start:
+        raise ValueError("deadline must come after start")
+    if merge and deadline and merge > deadline:
+        raise ValueError("team_merge_deadline must not come after deadline")
+    if merge and start and merge < start:
+        raise ValueError("team_merge_deadline must not come before start")
 
 
 class AnswerKeyPublic(BaseModel):
@@ -48,8 +86,14 @@ class CompetitionPublic(BaseModel):
     direction: str
     id_column: str | None
     columns: list[str] | None
+    start: datetime
+    team_merge_deadline: datetime | None
     deadline: datetime | None
     daily_submission_limit: int
+    total_submission_limit: int | None
     final_selection_limit: int
+    max_team_size: int
+    score_decimals: int
     has_answer_key: bool
+    has_metric_file: bool | None = None
     created_at: datetime

@@ -3,7 +3,7 @@
 import io
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -12,7 +12,14 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.competitions.metric import CUSTOM, custom_metric, is_custom, metric_for
-from app.competitions.schemas import CompetitionCreate, CompetitionPublic, MetricConfig
+from app.audit.service import record
+from app.competitions.schemas import (
+    CompetitionCreate,
+    CompetitionPublic,
+    CompetitionUpdate,
+    MetricConfig,
+    check_timeline,
+)
 from app.config import Settings
 from app.errors import Conflict, NotFound, Unprocessable
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
@@ -46,9 +53,14 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         metric_name=metric.name,
         metric_params=params.model_dump(mode="json"),
         id_column=data.id_column,
+        start=data.start or datetime.now(UTC),
+        team_merge_deadline=data.team_merge_deadline,
         deadline=data.deadline,
         daily_submission_limit=data.daily_submission_limit,
+        total_submission_limit=data.total_submission_limit,
         final_selection_limit=data.final_selection_limit,
+        max_team_size=data.max_team_size,
+        score_decimals=data.score_decimals,
         created_by_id=owner.id,
     )
     session.add(competition)
@@ -71,12 +83,60 @@ def to_public(competition: Competition) -> CompetitionPublic:
         direction=metric.direction,
         id_column=key.id_column if key else competition.id_column,
         columns=[key.id_column, *key.target_columns] if key else None,
+        start=competition.start,
+        team_merge_deadline=competition.team_merge_deadline,
         deadline=competition.deadline,
         daily_submission_limit=competition.daily_submission_limit,
+        total_submission_limit=competition.total_submission_limit,
         final_selection_limit=competition.final_selection_limit,
+        max_team_size=competition.max_team_size,
+        score_decimals=competition.score_decimals,
         has_answer_key=key is not None,
+        has_metric_file=bool(competition.custom_metric_path) if is_custom(competition) else None,
         created_at=competition.created_at,
     )
+
+
+def _snapshot(competition: Competition, fields: list[str]) -> dict[str, Any]:
+    return {
+        name: value.isoformat() if isinstance(value, datetime) else value
+        for name in fields
+        for value in [getattr(competition, name)]
+    }
+
+
+_NOT_NULL = {"title", "start", "daily_submission_limit", "final_selection_limit",
+             "max_team_size", "score_decimals"}
+
+
+def update_competition(
+    session: Session, *, competition: Competition, data: CompetitionUpdate, actor: User
+) -> Competition:
+    changes = data.model_dump(exclude_unset=True)
+    cleared = sorted(name for name in _NOT_NULL if name in changes and changes[name] is None)
+    if cleared:
+        raise Unprocessable(f"these settings cannot be cleared: {', '.join(cleared)}")
+    try:
+        check_timeline(
+            *(changes.get(name, getattr(competition, name))
+              for name in ("start", "team_merge_deadline", "deadline"))
+        )
+    except ValueError as exc:
+        raise Unprocessable(str(exc)) from None
+    before = _snapshot(competition, list(changes))
+    for name, value in changes.items():
+        setattr(competition, name, value)
+    session.flush()
+    record(
+        session,
+        competition=competition,
+        actor=actor,
+        action="settings_change",
+        target=competition.slug,
+        before=before,
+        after=_snapshot(competition, list(changes)),
+    )
+    return competition
 
 
 def upload_answer_key(
@@ -119,6 +179,7 @@ def upload_answer_key(
         select(func.max(AnswerKey.version)).where(AnswerKey.competition_id == competition.id)
     )
     now = datetime.now(UTC)
+    previous = competition.board_key
     key = AnswerKey(
         competition_id=competition.id,
         version=(latest or 0) + 1,
@@ -130,11 +191,21 @@ def upload_answer_key(
         n_public=table.count(PUBLIC),
         n_private=table.count(PRIVATE),
         uploaded_by_id=uploader.id,
-        published_at=now if competition.board_key is None else None,
+        published_at=now if previous is None else None,
     )
     session.add(key)
     session.flush()
     session.refresh(competition, ["answer_keys"])
+    record(
+        session,
+        competition=competition,
+        actor=uploader,
+        action="answer_key_upload",
+        target=f"version {key.version}",
+        before={"board_version": previous.version if previous else None},
+        after={"version": key.version, "sha256": key.sha256, "rows": key.n_rows,
+               "published": key.published_at is not None},
+    )
     return key
 
 
@@ -148,6 +219,7 @@ def upload_custom_metric(
     source: BinaryIO,
     direction: str,
     settings: Settings,
+    actor: User,
 ) -> Competition:
     """Store an organiser's Kaggle-style metric file, after proving it can score the key."""
     if not is_custom(competition):
@@ -173,10 +245,21 @@ def upload_custom_metric(
     except CustomMetricFailure as exc:
         remove_quietly(stored.path)
         raise Unprocessable(f"metric file cannot score the answer key: {exc.host_message}") from None
+    before = {"sha256": competition.custom_metric_sha256,
+              "direction": competition.custom_metric_direction}
     competition.custom_metric_path = str(stored.path)
     competition.custom_metric_sha256 = stored.sha256
     competition.custom_metric_direction = direction
     session.flush()
+    record(
+        session,
+        competition=competition,
+        actor=actor,
+        action="metric_upload",
+        target=competition.slug,
+        before=before,
+        after={"sha256": stored.sha256, "direction": direction},
+    )
     return competition
 
 

@@ -1,8 +1,11 @@
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
-from app.deps import CompetitionDep, CurrentUser, SessionDep
-from app.leaderboard import service
-from app.leaderboard.schemas import Board, Leaderboard
+from app.competitions.schemas import AnswerKeyPublic
+from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep
+from pydantic import BaseModel
+
+from app.leaderboard import moderation, rescore, service
+from app.leaderboard.schemas import Board, Leaderboard, RescorePreview, RescoreStarted
 
 router = APIRouter(tags=["leaderboard"])
 
@@ -12,3 +15,53 @@ def get_leaderboard(
     competition: CompetitionDep, user: CurrentUser, session: SessionDep, board: Board = "public"
 ) -> Leaderboard:
     return service.leaderboard(session, competition=competition, board=board, user=user)
+
+
+class BanRequest(BaseModel):
+    team: str
+    reason: str = ""
+
+
+@router.post("/competitions/{slug}/bans", status_code=201)
+def ban_team(
+    organiser: OrganiserUser, competition: CompetitionDep, body: BanRequest, session: SessionDep
+) -> dict[str, str]:
+    moderation.set_banned(
+        session, competition=competition, team_name=body.team, banned=True, reason=body.reason,
+        actor=organiser,
+    )
+    return {"team": body.team, "status": "banned"}
+
+
+@router.delete("/competitions/{slug}/bans/{team}")
+def unban_team(
+    organiser: OrganiserUser, competition: CompetitionDep, team: str, session: SessionDep
+) -> dict[str, str]:
+    moderation.set_banned(
+        session, competition=competition, team_name=team, banned=False, reason="", actor=organiser
+    )
+    return {"team": team, "status": "active"}
+
+
+@router.post("/competitions/{slug}/rescore", response_model=RescoreStarted, status_code=202)
+def start_rescore(
+    request: Request, organiser: OrganiserUser, competition: CompetitionDep, session: SessionDep
+) -> RescoreStarted:
+    return rescore.start_rescore(
+        session, competition=competition, actor=organiser, queue=request.app.state.scoring_queue
+    )
+
+
+@router.get("/competitions/{slug}/rescore/preview", response_model=RescorePreview)
+def rescore_preview(
+    _organiser: OrganiserUser, competition: CompetitionDep, session: SessionDep
+) -> RescorePreview:
+    return rescore.preview(session, competition=competition)
+
+
+@router.post("/competitions/{slug}/rescore/publish", response_model=AnswerKeyPublic)
+def rescore_publish(
+    organiser: OrganiserUser, competition: CompetitionDep, session: SessionDep
+) -> AnswerKeyPublic:
+    key = rescore.publish(session, competition=competition, actor=organiser)
+    return AnswerKeyPublic.model_validate(key)

@@ -7,11 +7,12 @@ Board = Literal["public", "private"]
 
 
 class LeaderboardRow(BaseModel):
-    rank: int
+    rank: int | None  # None for baseline entries, which show but never take a rank
     team: str
     score: float
     entries: int
     last_submission_at: datetime
+    baseline: bool = False
 
 
 class Leaderboard(BaseModel):
@@ -20,5 +21,27 @@ class Leaderboard(BaseModel):
     metric: str
     direction: str
     answer_key_version: int | None
+    score_decimals: int | None  # None: full precision (an organiser's view)
     tie_break: str = "equal scores: the team whose scoring submission came first ranks higher"
     rows: list[LeaderboardRow]
+
+
+class RankChange(BaseModel):
+    team: str
+    old_rank: int | None
+    new_rank: int | None
+    old_score: float | None
+    new_score: float | None
+
+
+class RescorePreview(BaseModel):
+    from_version: int
+    to_version: int
+    pending: int  # submissions not yet scored against the new version
+    public: list[RankChange]
+    private: list[RankChange]
+
+
+class RescoreStarted(BaseModel):
+    version: int
+    queued: int

@@ -1,6 +1,7 @@
 """Ranking teams. Public: each team's best public score. Private: the best private score among
 the team's selected submissions, or that of its best public submission when it selected none
-(Kaggle's rule). Equal scores: the earlier submission ranks first."""
+(Kaggle's rule). Equal scores: the earlier submission ranks first. Hidden submissions, banned
+teams and late submissions never rank; organisers' baseline entries show without a rank."""
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -8,34 +9,41 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.competitions.metric import metric_for
 from app.errors import Forbidden
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
-from app.competitions.metric import metric_for
-from app.models import Competition, Score, Submission, SubmissionStatus, Team, User
+from app.models import Competition, Score, Submission, Team, User
 
 
 @dataclass(frozen=True)
-class _Entry:
+class Entry:
     team_id: int
     submission_id: int
     created_at: datetime
     selected: bool
+    baseline: bool
     public: float | None
     private: float | None
+
+
+@dataclass(frozen=True)
+class Standing:
+    team_id: int
+    entry: Entry
+    score: float
+    rank: int | None
 
 
 def _better(a: float, b: float, maximize: bool) -> bool:
     return a > b if maximize else a < b
 
 
-def _pick(entries: list[_Entry], value, maximize: bool) -> _Entry | None:  # type: ignore[no-untyped-def]
+def _pick(entries: list[Entry], value, maximize: bool) -> Entry | None:  # type: ignore[no-untyped-def]
     """The entry with the best value; on equal values, the earliest submission."""
-    best: _Entry | None = None
+    best: Entry | None = None
     for entry in sorted(entries, key=lambda e: (e.created_at, e.submission_id)):
         v = value(entry)
-        if v is None:
-            continue
-        if best is None or _better(v, value(best), maximize):
+        if v is not None and (best is None or _better(v, value(best), maximize)):
             best = entry
     return best
 
@@ -46,56 +54,40 @@ def check_board_access(competition: Competition, board: Board, user: User) -> No
             raise Forbidden("the private leaderboard opens to participants after the deadline")
 
 
-def leaderboard(
-    session: Session, *, competition: Competition, board: Board, user: User
-) -> Leaderboard:
-    check_board_access(competition, board, user)
-    metric = metric_for(competition)
-    maximize = metric.greater_is_better
-    key = competition.board_key
-    rows: list[LeaderboardRow] = []
-    if key is not None:
-        rows = _rank(session, competition=competition, key_id=key.id, board=board, maximize=maximize)
-    return Leaderboard(
-        competition=competition.slug,
-        board=board,
-        metric=metric.name,
-        direction=metric.direction,
-        answer_key_version=key.version if key else None,
-        rows=rows,
-    )
-
-
-def _rank(
-    session: Session, *, competition: Competition, key_id: int, board: Board, maximize: bool
-) -> list[LeaderboardRow]:
+def standings(
+    session: Session, *, competition: Competition, key_id: int, board: Board
+) -> list[Standing]:
+    """Every ranked team's standing on one board, computed from one answer-key version."""
+    maximize = metric_for(competition).greater_is_better
     query = (
         select(
             Submission.team_id,
             Submission.id,
             Submission.created_at,
             Submission.selected,
+            Submission.baseline,
             Score.public_score,
             Score.private_score,
         )
         .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key_id))
+        .join(Team, Team.id == Submission.team_id)
         .where(
             Submission.competition_id == competition.id,
-            Submission.status == SubmissionStatus.scored,
+            Submission.hidden.is_(False),
+            Submission.late.is_(False),
+            Team.banned_at.is_(None),
         )
     )
-    if competition.deadline is not None:
-        # Late submissions are scored for their team but never ranked.
-        query = query.where(Submission.created_at < competition.deadline)
-    by_team: dict[int, list[_Entry]] = {}
+    by_team: dict[int, list[Entry]] = {}
     for row in session.execute(query):
-        by_team.setdefault(row[0], []).append(_Entry(*row))
+        by_team.setdefault(row[0], []).append(Entry(*row))
 
-    chosen: list[tuple[int, _Entry, float]] = []
+    chosen: list[tuple[int, Entry, float]] = []
     for team_id, entries in by_team.items():
         best_public = _pick(entries, lambda e: e.public, maximize)
         if board == "public":
-            entry, value = best_public, best_public.public if best_public else None
+            entry = best_public
+            value = entry.public if entry else None
         else:
             selected = [e for e in entries if e.selected]
             entry = _pick(selected, lambda e: e.private, maximize) if selected else best_public
@@ -105,22 +97,51 @@ def _rank(
 
     sign = -1.0 if maximize else 1.0
     chosen.sort(key=lambda c: (sign * c[2], c[1].created_at, c[1].submission_id))
-    stats = _team_stats(session, competition, [c[0] for c in chosen])
-    return [
-        LeaderboardRow(
-            rank=rank,
-            team=stats[team_id][0],
-            score=value,
-            entries=stats[team_id][1],
-            last_submission_at=stats[team_id][2],
-        )
-        for rank, (team_id, _entry, value) in enumerate(chosen, start=1)
-    ]
+    result, rank = [], 0
+    for team_id, entry, value in chosen:
+        if not entry.baseline:
+            rank += 1
+        result.append(Standing(team_id, entry, value, None if entry.baseline else rank))
+    return result
 
 
-def _team_stats(
+def leaderboard(
+    session: Session, *, competition: Competition, board: Board, user: User
+) -> Leaderboard:
+    check_board_access(competition, board, user)
+    metric = metric_for(competition)
+    key = competition.board_key
+    decimals = None if user.is_organiser else competition.score_decimals
+    rows: list[LeaderboardRow] = []
+    if key is not None:
+        ranked = standings(session, competition=competition, key_id=key.id, board=board)
+        stats = team_stats(session, competition, [s.team_id for s in ranked])
+        rows = [
+            LeaderboardRow(
+                rank=s.rank,
+                team=stats[s.team_id][0],
+                score=s.score if decimals is None else round(s.score, decimals),
+                entries=stats[s.team_id][1],
+                last_submission_at=stats[s.team_id][2],
+                baseline=s.entry.baseline,
+            )
+            for s in ranked
+        ]
+    return Leaderboard(
+        competition=competition.slug,
+        board=board,
+        metric=metric.name,
+        direction=metric.direction,
+        answer_key_version=key.version if key else None,
+        score_decimals=decimals,
+        rows=rows,
+    )
+
+
+def team_stats(
     session: Session, competition: Competition, team_ids: list[int]
 ) -> dict[int, tuple[str, int, datetime]]:
+    """Name, entry count and last submission time of each team."""
     if not team_ids:
         return {}
     rows = session.execute(
@@ -129,13 +150,11 @@ def _team_stats(
         .where(Team.id.in_(team_ids), Submission.competition_id == competition.id)
         .group_by(Team.id, Team.name)
     )
-    return {
-        team_id: (name, count, _aware(last)) for team_id, name, count, last in rows
-    }
+    return {team_id: (name, count, _aware(last)) for team_id, name, count, last in rows}
 
 
-def _aware(value: datetime) -> datetime:
-    # Aggregates bypass the column type, so SQLite hands back naive strings/datetimes.
+def _aware(value: datetime | str) -> datetime:
+    # Aggregates bypass the column type, so SQLite hands back naive values.
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     return value if value.tzinfo else value.replace(tzinfo=UTC)

@@ -19,7 +19,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
-from app.models.competition import Competition
+from app.models.competition import AnswerKey, Competition
 from app.models.team import Team
 from app.models.types import UTCDateTime, utcnow
 from app.models.user import User
@@ -91,3 +91,4 @@ class Score(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     submission: Mapped[Submission] = relationship(back_populates="scores")
+    answer_key: Mapped["AnswerKey"] = relationship()

@@ -23,12 +23,12 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
     sessions: list[sessionmaker[Session]] = [factory] if factory else []
 
     @celery.task(name="podium.score_submission")
-    def score_submission_task(submission_id: int) -> None:
-        from app.scoring.jobs import score_submission
+    def score_submission_task(submission_id: int, key_id: int | None = None) -> None:
+        from app.scoring.jobs import run_job
 
         if not sessions:  # the worker's engine is made in the worker, not at import
             sessions.append(make_session_factory(make_engine(settings.database_url)))
-        score_submission(sessions[0], submission_id, settings)
+        run_job(sessions[0], submission_id, key_id, settings)
 
     return celery
 

@@ -1,4 +1,7 @@
-"""Where scoring jobs run: inline in a server thread (the default), eagerly, or on Celery."""
+"""Where scoring jobs run: inline in a server thread (the default), eagerly, or on Celery.
+
+A job is a submission id, plus an answer-key id when it rescored against a given key version.
+"""
 
 import logging
 import queue
@@ -8,13 +11,13 @@ from typing import Protocol
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.scoring.jobs import score_submission
+from app.scoring.jobs import run_job
 
 log = logging.getLogger(__name__)
 
 
 class ScoringQueue(Protocol):
-    def enqueue(self, submission_id: int) -> None: ...
+    def enqueue(self, submission_id: int, key_id: int | None = None) -> None: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...
 
@@ -26,8 +29,8 @@ class EagerQueue:
         self.factory = factory
         self.settings = settings
 
-    def enqueue(self, submission_id: int) -> None:
-        score_submission(self.factory, submission_id, self.settings)
+    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
+        run_job(self.factory, submission_id, key_id, self.settings)
 
     def start(self) -> None:
         pass
@@ -42,11 +45,11 @@ class ThreadQueue:
     def __init__(self, factory: sessionmaker[Session], settings: Settings | None = None) -> None:
         self.factory = factory
         self.settings = settings
-        self._jobs: queue.Queue[int | None] = queue.Queue()
+        self._jobs: queue.Queue[tuple[int, int | None] | None] = queue.Queue()
         self._thread: threading.Thread | None = None
 
-    def enqueue(self, submission_id: int) -> None:
-        self._jobs.put(submission_id)
+    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
+        self._jobs.put((submission_id, key_id))
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="podium-scorer", daemon=True)
@@ -64,27 +67,27 @@ class ThreadQueue:
 
     def _run(self) -> None:
         while True:
-            submission_id = self._jobs.get()
+            job = self._jobs.get()
             try:
-                if submission_id is None:
+                if job is None:
                     return
-                score_submission(self.factory, submission_id, self.settings)
+                run_job(self.factory, job[0], job[1], self.settings)
             except Exception:  # noqa: BLE001 - the thread must outlive any one job
-                log.exception("scoring job %s failed", submission_id)
+                log.exception("scoring job %s failed", job)
             finally:
                 self._jobs.task_done()
 
 
 class CeleryQueue:
-    """Hands submission ids to Celery workers (``celery -A app.scoring.celery_app worker``)."""
+    """Hands jobs to Celery workers (``celery -A app.scoring.celery_app worker``)."""
 
     def __init__(self, settings: Settings) -> None:
         from app.scoring.celery_app import make_celery
 
         self.celery = make_celery(settings)
 
-    def enqueue(self, submission_id: int) -> None:
-        self.celery.send_task("podium.score_submission", args=[submission_id])
+    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
+        self.celery.send_task("podium.score_submission", args=[submission_id, key_id])
 
     def start(self) -> None:
         pass

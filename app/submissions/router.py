@@ -1,10 +1,18 @@
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, UploadFile, status
+from fastapi.responses import FileResponse
+from pydantic import BaseModel
 
-from app.deps import CompetitionDep, CurrentUser, SessionDep, SettingsDep
-from app.submissions import service
+from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
+from app.leaderboard import moderation
+from app.submissions import selection, service, views
+from app.submissions.quota import quota_for
 from app.submissions.schemas import (
+    QuotaPublic,
+    ScoreVersion,
     SubmissionAccepted,
     SubmissionHost,
     SubmissionPublic,
@@ -14,6 +22,10 @@ from app.submissions.schemas import (
 router = APIRouter(tags=["submissions"])
 
 SubmissionView = SubmissionHost | SubmissionRevealed | SubmissionPublic
+
+
+class HideRequest(BaseModel):
+    reason: str = ""
 
 
 @router.post(
@@ -29,6 +41,7 @@ def create_submission(
     session: SessionDep,
     settings: SettingsDep,
     description: Annotated[str, Form(max_length=1000)] = "",
+    baseline: Annotated[bool, Form()] = False,
 ) -> SubmissionAccepted:
     submission = service.create_submission(
         session,
@@ -39,6 +52,7 @@ def create_submission(
         description=description,
         settings=settings,
         queue=request.app.state.scoring_queue,
+        baseline=baseline,
     )
     return SubmissionAccepted(id=submission.id, status=submission.status)
 
@@ -49,13 +63,67 @@ def list_submissions(
 ) -> list[SubmissionPublic]:
     submissions = service.team_submissions(session, competition=competition, user=user)
     return [
-        service.view(session, submission=s, competition=competition, user=user)
-        for s in submissions
+        views.view(session, submission=s, competition=competition, user=user) for s in submissions
     ]
+
+
+@router.get("/competitions/{slug}/quota", response_model=QuotaPublic)
+def get_quota(competition: CompetitionDep, user: CurrentUser, session: SessionDep) -> QuotaPublic:
+    team = service.current_team(session, competition=competition, user=user)
+    quota = quota_for(session, competition=competition, team=team, now=datetime.now(UTC))
+    return QuotaPublic(**quota.__dict__)
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionView)
 def get_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
     submission = service.visible_submission(session, submission_id=submission_id, user=user)
-    competition = submission.competition
-    return service.view(session, submission=submission, competition=competition, user=user)
+    return views.view(session, submission=submission, competition=submission.competition, user=user)
+
+
+@router.get("/submissions/{submission_id}/file", response_class=FileResponse)
+def download_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> FileResponse:
+    submission = service.visible_submission(session, submission_id=submission_id, user=user)
+    return FileResponse(Path(submission.path), filename=submission.filename, media_type="text/csv")
+
+
+@router.get("/submissions/{submission_id}/scores", response_model=list[ScoreVersion])
+def submission_scores(
+    submission_id: int, organiser: OrganiserUser, session: SessionDep
+) -> list[ScoreVersion]:
+    submission = service.visible_submission(session, submission_id=submission_id, user=organiser)
+    return views.score_versions(session, submission=submission)
+
+
+@router.post("/submissions/{submission_id}/select", response_model=SubmissionView)
+def select_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
+    submission = selection.set_selected(session, submission_id=submission_id, user=user, selected=True)
+    return views.view(session, submission=submission, competition=submission.competition, user=user)
+
+
+@router.delete("/submissions/{submission_id}/select", response_model=SubmissionView)
+def unselect_submission(
+    submission_id: int, user: CurrentUser, session: SessionDep
+) -> SubmissionPublic:
+    submission = selection.set_selected(session, submission_id=submission_id, user=user, selected=False)
+    return views.view(session, submission=submission, competition=submission.competition, user=user)
+
+
+@router.post("/submissions/{submission_id}/hide", response_model=SubmissionView)
+def hide_submission(
+    submission_id: int, organiser: OrganiserUser, session: SessionDep, body: HideRequest | None = None
+) -> SubmissionPublic:
+    submission = moderation.set_hidden(
+        session, submission_id=submission_id, hidden=True, reason=(body or HideRequest()).reason,
+        actor=organiser,
+    )
+    return views.view(session, submission=submission, competition=submission.competition, user=organiser)
+
+
+@router.delete("/submissions/{submission_id}/hide", response_model=SubmissionView)
+def unhide_submission(
+    submission_id: int, organiser: OrganiserUser, session: SessionDep
+) -> SubmissionPublic:
+    submission = moderation.set_hidden(
+        session, submission_id=submission_id, hidden=False, reason="", actor=organiser
+    )
+    return views.view(session, submission=submission, competition=submission.competition, user=organiser)

@@ -21,6 +21,7 @@ class SubmissionPublic(BaseModel):
     created_at: datetime
     description: str = ""
     selected: bool = False
+    late: bool = False
 
 
 class SubmissionRevealed(SubmissionPublic):
@@ -41,3 +42,25 @@ class SubmissionHost(SubmissionRevealed):
     size_bytes: int
     started_at: datetime | None
     finished_at: datetime | None
+    hidden: bool
+    baseline: bool
+    refunded: bool
+
+
+class ScoreVersion(BaseModel):
+    version: int
+    published: bool
+    score: float | None
+    public_score: float | None
+    private_score: float | None
+    details: dict[str, Any] | None
+    created_at: datetime
+
+
+class QuotaPublic(BaseModel):
+    used_today: int
+    daily_limit: int
+    remaining_today: int
+    resets_at: datetime
+    used_total: int
+    total_limit: int | None

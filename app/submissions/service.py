@@ -1,25 +1,21 @@
 """Accepting submissions (cheap checks at upload, the rest when scored) and showing them."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.competitions.metric import is_custom
 from app.config import Settings
 from app.db import after_commit
-from app.errors import Conflict, NotFound, TooManyRequests, Unprocessable
-from app.models import Competition, Score, Submission, Team, TeamMember, User
+from app.errors import Conflict, Forbidden, NotFound, Unprocessable
+from app.models import Competition, Submission, Team, TeamMember, User
 from app.scoring.intake import IntakeError, check_submission_header, read_header
 from app.scoring.queue import ScoringQueue
 from app.storage import store_stream
-from app.submissions.schemas import (
-    SubmissionHost,
-    SubmissionPublic,
-    SubmissionRevealed,
-)
+from app.submissions.quota import charge, lock_team
 
 
 def team_for(session: Session, *, competition: Competition, user: User) -> Team:
@@ -50,24 +46,6 @@ def team_for(session: Session, *, competition: Competition, user: User) -> Team:
     return team
 
 
-def start_of_utc_day(now: datetime) -> datetime:
-    return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def _lock_team(session: Session, team: Team) -> None:
-    # Serialises one team's concurrent uploads so the daily count cannot be raced past
-    # (SQLite's BEGIN IMMEDIATE already serialises every writer).
-    session.execute(select(Team.id).where(Team.id == team.id).with_for_update())
-
-
-def used_today(session: Session, *, team: Team, now: datetime) -> int:
-    return session.scalar(
-        select(func.count(Submission.id)).where(
-            Submission.team_id == team.id, Submission.created_at >= start_of_utc_day(now)
-        )
-    ) or 0
-
-
 def create_submission(
     session: Session,
     *,
@@ -78,22 +56,24 @@ def create_submission(
     description: str,
     settings: Settings,
     queue: ScoringQueue,
+    baseline: bool = False,
 ) -> Submission:
+    now = datetime.now(UTC)
+    if baseline and not user.is_organiser:
+        raise Forbidden("only organisers can make baseline submissions")
+    if now < competition.start and not user.is_organiser:
+        raise Forbidden(f"submissions open at {competition.start.isoformat()}")
     key = competition.board_key
     if key is None:
         raise Conflict("this competition does not accept submissions yet: it has no answer key")
     if is_custom(competition) and not competition.custom_metric_path:
         raise Conflict("this competition does not accept submissions yet: its metric file is missing")
-    now = datetime.now(UTC)
     team = team_for(session, competition=competition, user=user)
-    _lock_team(session, team)
-    used = used_today(session, team=team, now=now)
-    if used >= competition.daily_submission_limit:
-        resets = start_of_utc_day(now) + timedelta(days=1)
-        raise TooManyRequests(
-            f"your team has used all {competition.daily_submission_limit} submissions for today; "
-            f"the count resets at {resets.isoformat()}"
-        )
+    if team.banned_at is not None:
+        raise Forbidden("your team has been banned from this competition")
+    lock_team(session, team)
+    if not baseline:
+        charge(session, competition=competition, team=team, now=now)
     directory = Path(settings.data_dir) / "submissions" / str(competition.id) / str(team.id)
     stored = store_stream(source, directory=directory, max_bytes=settings.max_upload_bytes)
     try:
@@ -112,12 +92,23 @@ def create_submission(
         size_bytes=stored.size,
         sha256=stored.sha256,
         created_at=now,
+        late=competition.is_past_deadline(now),
+        baseline=baseline,
     )
     session.add(submission)
     session.flush()
     submission_id = submission.id
     after_commit(session, lambda: queue.enqueue(submission_id))
     return submission
+
+
+def current_team(session: Session, *, competition: Competition, user: User) -> Team | None:
+    """The user's team in this competition, without making one."""
+    return session.scalar(
+        select(Team)
+        .join(TeamMember, TeamMember.team_id == Team.id)
+        .where(TeamMember.competition_id == competition.id, TeamMember.user_id == user.id)
+    )
 
 
 def _discard(session: Session, path: Path) -> None:
@@ -131,16 +122,9 @@ def visible_submission(session: Session, *, submission_id: int, user: User) -> S
     submission = session.get(Submission, submission_id)
     if submission is None:
         raise NotFound(f"no submission {submission_id}")
-    if user.is_organiser:
+    if user.is_organiser or is_member(session, team_id=submission.team_id, user=user):
         return submission
-    on_team = session.scalar(
-        select(TeamMember.id).where(
-            TeamMember.team_id == submission.team_id, TeamMember.user_id == user.id
-        )
-    )
-    if on_team is None:
-        raise NotFound(f"no submission {submission_id}")
-    return submission
+    raise NotFound(f"no submission {submission_id}")
 
 
 def team_submissions(session: Session, *, competition: Competition, user: User) -> list[Submission]:
@@ -153,44 +137,10 @@ def team_submissions(session: Session, *, competition: Competition, user: User) 
     return list(session.scalars(query.order_by(Submission.created_at.desc(), Submission.id.desc())))
 
 
-def board_score(session: Session, submission: Submission, competition: Competition) -> Score | None:
-    key = competition.board_key
-    if key is None:
-        return None
-    return session.scalar(
-        select(Score).where(Score.submission_id == submission.id, Score.answer_key_id == key.id)
-    )
-
-
-def view(
-    session: Session, *, submission: Submission, competition: Competition, user: User
-) -> SubmissionPublic:
-    """The view of a submission this user is entitled to: host, revealed, or public."""
-    score = board_score(session, submission, competition)
-    base = dict(
-        id=submission.id,
-        status=submission.status,
-        public_score=score.public_score if score else None,
-        error=submission.error,
-        created_at=submission.created_at,
-        description=submission.description,
-        selected=submission.selected,
-    )
-    private = score.private_score if score else None
-    if user.is_organiser:
-        return SubmissionHost(
-            **base,
-            private_score=private,
-            team=submission.team.name,
-            user=submission.user.name,
-            score=score.score if score else None,
-            host_error=submission.host_error,
-            details=score.details if score else None,
-            filename=submission.filename,
-            size_bytes=submission.size_bytes,
-            started_at=submission.started_at,
-            finished_at=submission.finished_at,
+def is_member(session: Session, *, team_id: int, user: User) -> bool:
+    return (
+        session.scalar(
+            select(TeamMember.id).where(TeamMember.team_id == team_id, TeamMember.user_id == user.id)
         )
-    if competition.is_past_deadline(datetime.now(UTC)):
-        return SubmissionRevealed(**base, private_score=private)
-    return SubmissionPublic(**base)
+        is not None
+    )

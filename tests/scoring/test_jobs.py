@@ -23,7 +23,7 @@ class _Parked:
     def __init__(self) -> None:
         self.ids: list[int] = []
 
-    def enqueue(self, submission_id: int) -> None:
+    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
         self.ids.append(submission_id)
 
     def start(self) -> None: ...

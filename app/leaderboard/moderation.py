@@ -1,0 +1,64 @@
+"""Organisers' moderation of the boards: hiding a submission, banning a team. Nothing is deleted
+and every action is audited."""
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.audit.service import record
+from app.errors import NotFound
+from app.models import Competition, Submission, Team, User
+
+
+def set_hidden(
+    session: Session, *, submission_id: int, hidden: bool, reason: str, actor: User
+) -> Submission:
+    submission = session.get(Submission, submission_id)
+    if submission is None:
+        raise NotFound(f"no submission {submission_id}")
+    before = submission.hidden
+    submission.hidden = hidden
+    session.flush()
+    record(
+        session,
+        competition=submission.competition,
+        actor=actor,
+        action="hide_submission" if hidden else "unhide_submission",
+        target=f"submission {submission.id} of team {submission.team.name}",
+        before={"hidden": before},
+        after={"hidden": hidden, "reason": reason},
+    )
+    return submission
+
+
+def set_banned(
+    session: Session,
+    *,
+    competition: Competition,
+    team_name: str,
+    banned: bool,
+    reason: str,
+    actor: User,
+) -> Team:
+    team = session.scalar(
+        select(Team).where(Team.competition_id == competition.id, Team.name == team_name)
+    )
+    if team is None:
+        raise NotFound(f"no team '{team_name}' in this competition")
+    before = team.banned_at
+    if banned and team.banned_at is None:
+        team.banned_at = datetime.now(UTC)
+    elif not banned:
+        team.banned_at = None
+    session.flush()
+    record(
+        session,
+        competition=competition,
+        actor=actor,
+        action="ban_team" if banned else "unban_team",
+        target=f"team {team.name}",
+        before={"banned_at": before.isoformat() if before else None},
+        after={"banned_at": team.banned_at.isoformat() if team.banned_at else None, "reason": reason},
+    )
+    return team

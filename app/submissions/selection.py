@@ -1,0 +1,47 @@
+"""Final selections: a team picks up to ``final_selection_limit`` of its own scored, on-time
+submissions for the private board, until the deadline."""
+
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.errors import Conflict, Forbidden, NotFound
+from app.models import Submission, SubmissionStatus, User
+from app.submissions.quota import lock_team
+from app.submissions.service import is_member
+
+
+def set_selected(
+    session: Session, *, submission_id: int, user: User, selected: bool
+) -> Submission:
+    submission = session.get(Submission, submission_id)
+    if submission is None or not is_member(session, team_id=submission.team_id, user=user):
+        # Organisers see every submission but select none: selection is the team's choice.
+        if submission is not None and user.is_organiser:
+            raise Forbidden("only the team's own members select its submissions")
+        raise NotFound(f"no submission {submission_id}")
+    competition = submission.competition
+    if competition.is_past_deadline(datetime.now(UTC)):
+        raise Forbidden("final selections closed at the deadline")
+    if submission.selected == selected:
+        return submission
+    if selected:
+        if submission.late:
+            raise Conflict("a late submission cannot be selected")
+        if submission.status != SubmissionStatus.scored:
+            raise Conflict(f"only scored submissions can be selected; this one is {submission.status}")
+        lock_team(session, submission.team)
+        chosen = session.scalar(
+            select(func.count(Submission.id)).where(
+                Submission.team_id == submission.team_id, Submission.selected.is_(True)
+            )
+        )
+        if (chosen or 0) >= competition.final_selection_limit:
+            raise Conflict(
+                f"your team has already selected {competition.final_selection_limit} submission(s), "
+                "the limit; unselect one first"
+            )
+    submission.selected = selected
+    session.flush()
+    return submission

@@ -1,0 +1,86 @@
+"""What each caller may see of a submission: organisers everything, a team its own submissions,
+with the private score only after the deadline and scores rounded to the competition's decimals."""
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.models import Competition, Score, Submission, User
+from app.submissions.schemas import (
+    ScoreVersion,
+    SubmissionHost,
+    SubmissionPublic,
+    SubmissionRevealed,
+)
+
+
+def board_score(session: Session, submission: Submission, competition: Competition) -> Score | None:
+    key = competition.board_key
+    if key is None:
+        return None
+    return session.scalar(
+        select(Score).where(Score.submission_id == submission.id, Score.answer_key_id == key.id)
+    )
+
+
+def _rounded(value: float | None, decimals: int | None) -> float | None:
+    return value if value is None or decimals is None else round(value, decimals)
+
+
+def view(
+    session: Session, *, submission: Submission, competition: Competition, user: User
+) -> SubmissionPublic:
+    """The view of a submission this user is entitled to: host, revealed, or public."""
+    score = board_score(session, submission, competition)
+    decimals = None if user.is_organiser else competition.score_decimals
+    base = dict(
+        id=submission.id,
+        status=submission.status,
+        public_score=_rounded(score.public_score if score else None, decimals),
+        error=submission.error,
+        created_at=submission.created_at,
+        description=submission.description,
+        selected=submission.selected,
+        late=submission.late,
+    )
+    private = _rounded(score.private_score if score else None, decimals)
+    if user.is_organiser:
+        return SubmissionHost(
+            **base,
+            private_score=private,
+            team=submission.team.name,
+            user=submission.user.name,
+            score=score.score if score else None,
+            host_error=submission.host_error,
+            details=score.details if score else None,
+            filename=submission.filename,
+            size_bytes=submission.size_bytes,
+            started_at=submission.started_at,
+            finished_at=submission.finished_at,
+            hidden=submission.hidden,
+            baseline=submission.baseline,
+            refunded=submission.refunded,
+        )
+    if competition.is_past_deadline(datetime.now(UTC)):
+        return SubmissionRevealed(**base, private_score=private)
+    return SubmissionPublic(**base)
+
+
+def score_versions(session: Session, *, submission: Submission) -> list[ScoreVersion]:
+    """The submission's score against every key version it was scored on (organisers only)."""
+    rows = session.scalars(
+        select(Score).where(Score.submission_id == submission.id).order_by(Score.answer_key_id)
+    )
+    return [
+        ScoreVersion(
+            version=row.answer_key.version,
+            published=row.answer_key.published_at is not None,
+            score=row.score,
+            public_score=row.public_score,
+            private_score=row.private_score,
+            details=row.details,
+            created_at=row.created_at,
+        )
+        for row in rows
+    ]
