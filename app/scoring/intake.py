@@ -392,7 +392,7 @@ def _check_numbers(
         )
     finite = True
     for chunk in column.chunks:
-        values = chunk.to_numpy()
+        values = primitive(chunk)
         if not np.isfinite(values).all():
             finite = False
             break
@@ -448,8 +448,8 @@ def _check_column(
 def _values(column: pa.ChunkedArray, cell: str, rows: np.ndarray | None, n_out: int) -> np.ndarray:
     """The column as numpy, scattered so that input row ``i`` lands at ``rows[i]``."""
     dtype = np.float64 if cell == "number" else object
-    if rows is None and cell == "number":
-        return column.to_numpy()
+    if rows is None and cell == "number" and column.num_chunks == 1:
+        return primitive(column.chunk(0))
     out = np.empty(n_out, dtype=dtype)
     start = 0
     for chunk in column.chunks:
@@ -459,13 +459,29 @@ def _values(column: pa.ChunkedArray, cell: str, rows: np.ndarray | None, n_out: 
     return out
 
 
+def primitive(chunk: pa.Array) -> np.ndarray:
+    """A numeric Arrow array without nulls as a zero-copy numpy view.
+
+    ``Array.to_numpy`` can import pandas (a large, slow import) for arrays read from IPC
+    files; the buffer view never does.
+    """
+    if chunk.null_count or not (
+        pa.types.is_floating(chunk.type) or pa.types.is_integer(chunk.type)
+    ):
+        return chunk.to_numpy(zero_copy_only=False)
+    dtype = np.dtype(chunk.type.to_pandas_dtype())
+    return np.frombuffer(
+        chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
+    )
+
+
 def _chunk_values(chunk: pa.Array, cell: str) -> np.ndarray:
     if cell == "number":
-        return chunk.to_numpy()
+        return primitive(chunk)
     if isinstance(chunk, pa.DictionaryArray):
         # Interned, so equal labels are one object and compare by identity.
         labels = np.array([sys.intern(s) for s in chunk.dictionary.to_pylist()] or [""], dtype=object)
-        return labels[chunk.indices.to_numpy(zero_copy_only=False)]
+        return labels[primitive(chunk.indices)]
     return chunk.to_numpy(zero_copy_only=False)
 
 

@@ -54,12 +54,13 @@ def hash_ids(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     words = np.ndarray((padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
     h = lengths.astype(np.uint64) * _C1
     longest = int(lengths.max()) if lengths.size else 0
+    # A word is mixed in only where the id reaches it, so an id's hash never depends on the
+    # lengths of the other ids it is hashed with.
     for j in range(min((longest + 7) // 8, _HEAD_WORDS)):
-        _mix(h, _masked_word(words, starts + 8 * j, lengths - 8 * j))
+        _mix(h, _masked_word(words, starts + 8 * j, lengths - 8 * j), where=lengths > 8 * j)
     if longest > 8 * _HEAD_WORDS:
         long = lengths > 8 * _HEAD_WORDS
-        tail = np.where(long, words[np.where(long, starts + lengths - 8, 0)], np.uint64(0))
-        _mix(h, tail)
+        _mix(h, words[np.where(long, starts + lengths - 8, 0)], where=long)
     # splitmix64's finaliser spreads the bits so the top ones make good bucket numbers.
     h ^= h >> np.uint64(30)
     h *= _C2
@@ -76,10 +77,11 @@ def _masked_word(words: np.ndarray, at: np.ndarray, remaining: np.ndarray) -> np
     return (value << drop) >> drop
 
 
-def _mix(h: np.ndarray, word: np.ndarray) -> None:
-    h ^= word
-    h *= _C2
-    h ^= h >> np.uint64(31)
+def _mix(h: np.ndarray, word: np.ndarray, *, where: np.ndarray) -> None:
+    mixed = h ^ word
+    mixed *= _C2
+    mixed ^= mixed >> np.uint64(31)
+    np.copyto(h, mixed, where=where)
 
 
 @dataclass
@@ -147,6 +149,12 @@ def positions_exact(sub_ids: pa.Array | pa.ChunkedArray, key_ids: pa.Array) -> n
     return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
+def arrow_indices(values: np.ndarray) -> pa.Array:
+    """An int64 numpy array as an Arrow array, zero-copy (``pa.array`` would import pandas)."""
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
 def _verified(sub_ids: pa.ChunkedArray, key_ids: pa.Array, found: np.ndarray) -> bool:
     """Whether every matched submission id equals, byte for byte, the key id it was matched to."""
     start = 0
@@ -157,7 +165,7 @@ def _verified(sub_ids: pa.ChunkedArray, key_ids: pa.Array, found: np.ndarray) ->
         if not matched.all():
             chunk = chunk.filter(pa.array(matched))
             part = part[matched]
-        if not key_ids.take(pa.array(part)).equals(chunk):
+        if not key_ids.take(arrow_indices(part)).equals(chunk):
             return False
     return True
 

@@ -25,6 +25,7 @@ from app.scoring.intake import (
     AnswerKeyTable,
     IntakeLimits,
     _chunk_values,
+    primitive,
     read_answer_key,
 )
 from app.scoring.intake_align import KeyIndex
@@ -153,7 +154,7 @@ def _load(entry: Path, metric: Metric) -> AnswerKeyTable:
     targets = [_column(table, name, metric.cell) for name in table.column_names
                if name.startswith("target:")]
     y_true = np.column_stack(targets) if meta["two_dimensional"] else targets[0]
-    usage = table.column("usage").to_numpy() if "usage" in table.column_names else None
+    usage = primitive(_single_chunk(table.column("usage"))) if "usage" in table.column_names else None
     extra = {
         name: _column(table, f"extra:{j}", "number")
         for j, name in enumerate(meta["extra_columns"])
