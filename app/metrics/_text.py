@@ -1,39 +1,77 @@
-"""Tokenising text cells into flat arrays without a Python-level loop per row.
+"""Tokenising text cells into flat integer arrays without a Python-level loop per row.
 
-``map`` over C-implemented string methods and ``itertools.chain`` do the per-cell work; what
-comes back is one flat list of tokens with the row each belongs to, and tokens turned into
-integer ids shared by the answer key and the predictions, ready for numpy set operations.
+All cells are joined into one string and split once (a C loop), tokens become integer ids through
+one dict shared by the answer key and the predictions, and the rest is numpy. Allocating a list
+per cell would cost more than the metric itself: every one is tracked by the garbage collector.
 """
 
 import itertools
-from collections.abc import Callable, Sequence
 
 import numpy as np
 
-
-def split_cells(
-    cells: np.ndarray, split: Callable[[str], list[str]] = str.split
-) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Split every cell; return the tokens, the row of each token and the count per row."""
-    parts = list(map(split, cells))
-    lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-    tokens = list(itertools.chain.from_iterable(parts))
-    rows = np.repeat(np.arange(len(parts), dtype=np.int64), lengths)
-    return tokens, rows, lengths
+# Marks the end of a row inside the joined text. It holds no whitespace, so it is one token;
+# a cell that contains it (vanishingly unlikely) sends the cells down the per-cell path.
+_ROW_BREAK = "\x00podium:row\x00"
 
 
-def factorize(*token_lists: Sequence[str]) -> tuple[list[np.ndarray], int]:
-    """Integer ids for tokens, equal ids for equal strings across all lists, and an id bound.
+def _split(cells: np.ndarray) -> tuple[list[str], np.ndarray | None]:
+    """All tokens of all cells, in order, and their rows when they are known already.
 
-    Ids are unique per distinct token but not dense: a new token takes the running count.
+    The fast path splits one joined string, with ``_ROW_BREAK`` tokens between rows (rows are
+    then found from those, ``None`` here). A cell containing the marker itself goes per cell.
+    """
+    joined = f" {_ROW_BREAK} ".join(cells)
+    if joined.count(_ROW_BREAK) == max(len(cells) - 1, 0):
+        return joined.split(), None
+    parts = [cell.split() for cell in cells]
+    counts = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    return list(itertools.chain.from_iterable(parts)), np.repeat(np.arange(len(cells)), counts)
+
+
+def tokenize(*columns: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
+    """Whitespace-split every cell of each column (``str.split()``).
+
+    Returns, per column, ``(ids, rows, counts)``: the id of each token, the row it belongs to, and
+    the number of tokens in each row; plus a bound above every id. Equal strings get equal ids
+    across all columns; ids are not dense.
     """
     vocabulary: dict[str, int] = {}
     counter = itertools.count()
-    ids = [
-        np.fromiter(map(vocabulary.setdefault, tokens, counter), dtype=np.int64, count=len(tokens))
-        for tokens in token_lists
-    ]
-    return ids, next(counter)
+    split = []
+    for cells in columns:
+        tokens, rows = _split(cells)
+        ids = np.fromiter(map(vocabulary.setdefault, tokens, counter), dtype=np.int64, count=len(tokens))
+        split.append((ids, rows))
+    bound = next(counter)
+    break_id = vocabulary.get(_ROW_BREAK, -1)
+    result = []
+    for cells, (ids, rows) in zip(columns, split, strict=True):
+        if rows is None:
+            is_break = ids == break_id
+            rows = np.cumsum(is_break)[~is_break]
+            ids = ids[~is_break]
+        result.append((ids, rows, np.bincount(rows, minlength=len(cells))))
+    return result, bound
+
+
+def first_of_each(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values of ``keys`` (sorted) and the position of each one's first occurrence.
+
+    A stable argsort: keys built as ``row * bound + id`` arrive almost sorted, which it exploits.
+    """
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    new = np.ones(len(keys), dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    return ordered[new], order[new]
+
+
+def contains(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """``np.isin`` for a sorted, distinct ``sorted_values``, by binary search."""
+    if sorted_values.size == 0:
+        return np.zeros(len(queries), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_values, queries), sorted_values.size - 1)
+    return sorted_values[at] == queries
 
 
 def row_starts(lengths: np.ndarray) -> np.ndarray:

@@ -11,39 +11,56 @@ import operator
 import numpy as np
 
 from app.metrics._checks import check_one_column
-from app.metrics._text import factorize, split_cells
+from app.metrics._text import first_of_each, tokenize
 
-_split_bar = operator.methodcaller("split", "|")
-
-
-def _segments(cells: np.ndarray) -> tuple[list[str], np.ndarray, list[list[str]]]:
-    """Segments with at least one word: their text, their row and their lower-cased words."""
-    segments, rows, _ = split_cells(cells, _split_bar)
-    words = list(map(str.split, map(str.lower, segments)))
-    has_words = np.fromiter(map(bool, words), dtype=bool, count=len(words))
-    if not has_words.all():
-        keep = np.flatnonzero(has_words).tolist()
-        segments = [segments[i] for i in keep]
-        words = [words[i] for i in keep]
-        rows = rows[has_words]
-    return segments, rows, words
+_count_bars = operator.methodcaller("count", "|")
 
 
-def _word_sets(words: list[list[str]], ids: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct (segment, word id) pairs, sorted by segment, and each segment's set size."""
-    counts = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-    segment = np.repeat(np.arange(len(words), dtype=np.int64), counts)
-    keys = np.unique(segment * bound + ids)
+def _segments(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per '|'-segment of all cells: its row, and its lower-cased words as one flat text column.
+
+    Lower-casing the joined text equals lower-casing each segment: '|' is neither cased nor
+    case-ignorable, so it stops the context rule of ``str.lower`` (final sigma) as a segment
+    end does. Returns the segment rows, the joined lower-cased text split back into segments
+    (an object array, one cell per segment, for :func:`tokenize`), and nothing else is needed.
+    """
+    per_cell = np.fromiter(map(_count_bars, cells), dtype=np.int64, count=len(cells)) + 1
+    rows = np.repeat(np.arange(len(cells), dtype=np.int64), per_cell)
+    lowered = np.array("|".join(cells).lower().split("|"), dtype=object)
+    return rows, lowered, per_cell
+
+
+def _word_sets(ids: np.ndarray, segment: np.ndarray, bound: int, n_segments: int):
+    """Distinct (segment, word id) pairs in segment order, and each segment's set size."""
+    keys = first_of_each(segment * bound + ids)[0]
     segment, word = np.divmod(keys, bound)
-    return np.stack([segment, word]), np.bincount(segment, minlength=len(words))
+    return segment, word, np.bincount(segment, minlength=n_segments)
 
 
-def _code_point_rank(strings: list[str]) -> np.ndarray:
-    """Rank of each string in ``sorted(strings)`` (stable, code-point order)."""
-    order = sorted(range(len(strings)), key=strings.__getitem__)
-    rank = np.empty(len(strings), dtype=np.int64)
-    rank[order] = np.arange(len(strings))
-    return rank
+def _first_in_code_point_order(
+    truth: np.ndarray, pred: np.ndarray, pred_cells: np.ndarray, pred_rows: np.ndarray
+) -> np.ndarray:
+    """For candidate (truth, pred) pairs grouped by truth: the pair whose prediction sorts first.
+
+    Only the few tied candidates are ranked, with Python's own ``sorted`` on the original text.
+    """
+    texts = _segment_texts(pred_cells, pred_rows, np.unique(pred))
+    rank = {segment: r for r, segment in enumerate(sorted(texts, key=lambda s: (texts[s], s)))}
+    ranks = np.fromiter(map(rank.__getitem__, pred.tolist()), dtype=np.int64, count=pred.size)
+    order = np.lexsort((ranks, truth))
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = truth[order][1:] != truth[order][:-1]
+    return order[first]
+
+
+def _segment_texts(cells: np.ndarray, rows: np.ndarray, segments: np.ndarray) -> dict[int, str]:
+    """Original text of the given global segment numbers."""
+    starts = np.searchsorted(rows, np.arange(len(cells)))  # first segment number of each row
+    texts = {}
+    for segment in segments.tolist():
+        row = int(rows[segment])
+        texts[segment] = cells[row].split("|")[segment - int(starts[row])]
+    return texts
 
 
 def coleridge_counts(
@@ -53,16 +70,16 @@ def coleridge_counts(
     check_one_column(y_true, y_pred)
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    _, true_rows, true_words = _segments(y_true)
-    pred_text, pred_rows, pred_words = _segments(y_pred)
-    n_true, n_pred = len(true_words), len(pred_words)
+    true_rows, true_lower, _ = _segments(y_true)
+    pred_rows, pred_lower, _ = _segments(y_pred)
+    ((true_ids, true_seg, _), (pred_ids, pred_seg, _)), bound = tokenize(true_lower, pred_lower)
+    true_seg, true_word, true_size = _word_sets(true_ids, true_seg, bound, len(true_lower))
+    pred_seg, pred_word, pred_size = _word_sets(pred_ids, pred_seg, bound, len(pred_lower))
+    n_true = int(np.count_nonzero(true_size))  # segments with no words are dropped
+    n_pred = int(np.count_nonzero(pred_size))
     if n_true == 0 or n_pred == 0:
         return 0, n_pred, n_true
-    (true_ids, pred_ids), bound = factorize(
-        [w for ws in true_words for w in ws], [w for ws in pred_words for w in ws]
-    )
-    (true_seg, true_word), true_size = _word_sets(true_words, true_ids, bound)
-    (pred_seg, pred_word), pred_size = _word_sets(pred_words, pred_ids, bound)
+    n_pred_segments = len(pred_lower)
 
     # Join on (row, word): every (truth, prediction) pair of a row sharing a word, once per word.
     true_key = true_rows[true_seg] * bound + true_word
@@ -74,18 +91,32 @@ def coleridge_counts(
     left = np.repeat(np.arange(len(true_key)), matches)
     offset = np.arange(left.size) - np.repeat(np.cumsum(matches) - matches, matches)
     right = pred_order[lo[left] + offset]
-    pair, shared = np.unique(true_seg[left] * n_pred + pred_seg[right], return_counts=True)
-    truth, pred = np.divmod(pair, n_pred)
+    pair_codes = np.sort(true_seg[left] * n_pred_segments + pred_seg[right], kind="stable")
+    if pair_codes.size == 0:
+        return 0, n_pred, n_true
+    new_pair = np.ones(pair_codes.size, dtype=bool)
+    np.not_equal(pair_codes[1:], pair_codes[:-1], out=new_pair[1:])
+    starts = np.flatnonzero(new_pair)
+    shared = np.diff(np.append(starts, pair_codes.size))
+    truth, pred = np.divmod(pair_codes[starts], n_pred_segments)
 
+    # Each ground truth takes its best prediction; ties go to the first in code-point order.
     jaccard = shared / (true_size[truth] + pred_size[pred] - shared)
-    # Each ground truth takes its best prediction; ties go to the first in sorted order.
-    best_first = np.lexsort((_code_point_rank(pred_text)[pred], -jaccard, truth))
-    first_of_truth = np.ones(best_first.size, dtype=bool)
-    first_of_truth[1:] = truth[best_first][1:] != truth[best_first][:-1]
-    best = best_first[first_of_truth]
-    matched = best[jaccard[best] >= threshold]
-    tp = int(matched.size)
-    fp = n_pred - int(np.unique(pred[matched]).size)
+    new_truth = np.ones(truth.size, dtype=bool)
+    np.not_equal(truth[1:], truth[:-1], out=new_truth[1:])
+    truth_start = np.flatnonzero(new_truth)
+    best = np.maximum.reduceat(jaccard, truth_start)
+    group = np.cumsum(new_truth) - 1
+    candidate = (jaccard == best[group]) & (best[group] >= threshold)
+    n_candidates = np.bincount(group[candidate], minlength=truth_start.size)
+    single = candidate & (n_candidates[group] == 1)
+    tied = candidate & (n_candidates[group] > 1)
+    chosen_pred = pred[single]
+    if tied.any():
+        pick = _first_in_code_point_order(truth[tied], pred[tied], y_pred, pred_rows)
+        chosen_pred = np.concatenate([chosen_pred, pred[tied][pick]])
+    tp = int(chosen_pred.size)
+    fp = n_pred - int(np.unique(chosen_pred).size)
     return tp, fp, n_true - tp
 
 

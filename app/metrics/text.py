@@ -7,7 +7,13 @@ items are compared exactly, and all the per-row work after the split is numpy on
 import numpy as np
 
 from app.metrics._checks import check_one_column
-from app.metrics._text import factorize, row_starts, split_cells
+from app.metrics._text import contains, first_of_each, row_starts, tokenize
+
+
+# Rows up to this many kept predictions (and key items) are compared in a padded matrix, one
+# column pair at a time; longer rows go through a sort-based path that is slower per item.
+_PADDED_MAX_PREDICTIONS = 32
+_PADDED_MAX_ITEMS = 64
 
 
 def map_at_k(y_true: np.ndarray, y_pred: np.ndarray, *, k: int = 10) -> float:
@@ -25,30 +31,66 @@ def map_at_k(y_true: np.ndarray, y_pred: np.ndarray, *, k: int = 10) -> float:
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     n = len(y_true)
-    true_tokens, true_rows, true_counts = split_cells(y_true)
-    pred_tokens, pred_rows, pred_counts = split_cells(y_pred)
-    (true_ids, pred_ids), bound = factorize(true_tokens, pred_tokens)
+    (true, pred), bound = tokenize(y_true, y_pred)
+    true_counts, pred_counts = true[2], pred[2]
+    width = int(min(k, pred_counts.max(initial=0)))
+    if width <= _PADDED_MAX_PREDICTIONS and true_counts.max(initial=0) <= _PADDED_MAX_ITEMS:
+        score = _precision_sums_padded(true, pred, n, width)
+    else:
+        score = _precision_sums_sorted(true, pred, n, k, bound)
+    denominator = np.minimum(true_counts, k)
+    ap = np.zeros(n, dtype=np.float64)
+    np.divide(score, denominator, out=ap, where=denominator > 0)
+    return float(np.mean(ap))
 
+
+def _padded(ids: np.ndarray, rows: np.ndarray, counts: np.ndarray, n: int, width: int, fill: int) -> np.ndarray:
+    """Tokens as an (n, width) matrix, row by row, cut at ``width`` and padded with ``fill``."""
+    slot = np.arange(len(ids)) - np.repeat(row_starts(counts), counts)
+    kept = slot < width
+    out = np.full((n, width), fill, dtype=np.int64)
+    out[rows[kept], slot[kept]] = ids[kept]
+    return out
+
+
+def _precision_sums_padded(true, pred, n: int, width: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """apk's running ``score`` per row, one prediction slot (column) at a time."""
+    predicted = _padded(*pred, n, width, fill=-1)
+    actual = _padded(*true, n, int(true[2].max(initial=0)), fill=-2)
+    score = np.zeros(n, dtype=np.float64)
+    hits = np.zeros(n, dtype=np.int64)
+    for slot in range(width):
+        p = predicted[:, slot : slot + 1]
+        hit = (actual == p).any(axis=1)
+        if slot:
+            hit &= ~(predicted[:, :slot] == p).any(axis=1)  # "p not in predicted[:i]"
+        hits += hit
+        # Adding 0.0 where there is no hit leaves the sum as apk's ``score +=`` leaves it.
+        score += np.where(hit, hits / (slot + 1.0), 0.0)
+    return score
+
+
+def _precision_sums_sorted(true, pred, n: int, k: int, bound: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """The same sums for long rows: first occurrences and membership by sorting (row, item) keys."""
+    true_ids, true_rows, _ = true
+    pred_ids, pred_rows, pred_counts = pred
     slot = np.arange(len(pred_ids)) - np.repeat(row_starts(pred_counts), pred_counts)
     kept = slot < k
     pred_rows, pred_ids, slot = pred_rows[kept], pred_ids[kept], slot[kept]
 
     pred_keys = pred_rows * bound + pred_ids
     first_seen = np.zeros(len(pred_keys), dtype=bool)
-    first_seen[np.unique(pred_keys, return_index=True)[1]] = True
-    hit = first_seen & np.isin(pred_keys, true_rows * bound + true_ids)
+    first_seen[first_of_each(pred_keys)[1]] = True
+    true_keys = first_of_each(true_rows * bound + true_ids)[0]
+    hit = first_seen & contains(true_keys, pred_keys)
 
     hits_so_far = np.cumsum(hit)
     kept_counts = np.bincount(pred_rows, minlength=n)
-    hits_before_row = np.repeat((hits_so_far - hit)[row_starts(kept_counts)[kept_counts > 0]],
-                                kept_counts[kept_counts > 0])
+    nonempty = kept_counts > 0
+    hits_before_row = np.repeat((hits_so_far - hit)[row_starts(kept_counts)[nonempty]], kept_counts[nonempty])
     precision_at_hit = np.where(hit, (hits_so_far - hits_before_row) / (slot + 1.0), 0.0)
     # bincount adds in row order, as apk's running ``score +=`` does.
-    score = np.bincount(pred_rows, weights=precision_at_hit, minlength=n)
-    denominator = np.minimum(true_counts, k)
-    ap = np.zeros(n, dtype=np.float64)
-    np.divide(score, denominator, out=ap, where=denominator > 0)
-    return float(np.mean(ap))
+    return np.bincount(pred_rows, weights=precision_at_hit, minlength=n)
 
 
 def multilabel_micro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -62,12 +104,10 @@ def multilabel_micro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     0.6666666666666666
     """
     check_one_column(y_true, y_pred)
-    true_tokens, true_rows, _ = split_cells(y_true)
-    pred_tokens, pred_rows, _ = split_cells(y_pred)
-    (true_ids, pred_ids), bound = factorize(true_tokens, pred_tokens)
-    true_keys = np.unique(true_rows * bound + true_ids)
-    pred_keys = np.unique(pred_rows * bound + pred_ids)
+    ((true_ids, true_rows, _), (pred_ids, pred_rows, _)), bound = tokenize(y_true, y_pred)
+    true_keys = first_of_each(true_rows * bound + true_ids)[0]
+    pred_keys = first_of_each(pred_rows * bound + pred_ids)[0]
     if true_keys.size + pred_keys.size == 0:
         return 0.0
-    tp = np.intersect1d(true_keys, pred_keys, assume_unique=True).size
+    tp = int(np.count_nonzero(contains(true_keys, pred_keys)))
     return float(2.0 * tp / (1.0 * true_keys.size + pred_keys.size))

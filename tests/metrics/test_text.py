@@ -60,9 +60,12 @@ def _sklearn_micro_f1(actual, predicted):
     binarizer = MultiLabelBinarizer().fit(true_sets + pred_sets)
     if len(binarizer.classes_) == 0:
         return 0.0
-    return f1_score(
-        binarizer.transform(true_sets), binarizer.transform(pred_sets), average="micro", zero_division=0
-    )
+    # An all-zero extra column keeps a single tag multilabel (scikit-learn would read one
+    # column as a binary target) without changing the micro counts.
+    pad = np.zeros((len(true_sets), 1), dtype=int)
+    y_true = np.hstack([binarizer.transform(true_sets), pad])
+    y_pred = np.hstack([binarizer.transform(pred_sets), pad])
+    return f1_score(y_true, y_pred, average="micro", zero_division=0)
 
 
 @given(cells)
@@ -78,3 +81,35 @@ def test_multilabel_micro_f1_of_all_empty_cells_is_0():
 
 def test_multilabel_micro_f1_counts_a_repeated_tag_once():
     assert multilabel_micro_f1(labels("a b"), labels("a a a")) == pytest.approx(2 / 3)
+
+
+@given(cells, st.integers(1, 6))
+def test_map_at_k_sort_based_path_for_long_rows_equals_hamners_mapk(pair, k):
+    import app.metrics.text as text
+
+    actual, predicted = pair
+    expected = mapk([a.split() for a in actual], [p.split() for p in predicted], k)
+    limit = text._PADDED_MAX_PREDICTIONS
+    try:
+        text._PADDED_MAX_PREDICTIONS = -1
+        assert map_at_k(labels(*actual), labels(*predicted), k=k) == expected
+    finally:
+        text._PADDED_MAX_PREDICTIONS = limit
+
+
+def test_map_at_k_takes_long_rows_through_the_sorted_path():
+    rng = np.random.default_rng(3)
+    items = [f"i{j}" for j in range(60)]
+    actual = [" ".join(rng.choice(items, 80)) for _ in range(20)]
+    predicted = [" ".join(rng.choice(items, 100)) for _ in range(20)]
+    expected = mapk([a.split() for a in actual], [p.split() for p in predicted], 50)
+    assert map_at_k(labels(*actual), labels(*predicted), k=50) == expected
+
+
+def test_a_cell_holding_the_internal_row_marker_is_still_split_correctly():
+    from app.metrics._text import _ROW_BREAK
+
+    actual, predicted = [f"a {_ROW_BREAK}", "b"], [f"{_ROW_BREAK} a", "b c"]
+    expected = mapk([a.split() for a in actual], [p.split() for p in predicted], 3)
+    assert map_at_k(labels(*actual), labels(*predicted), k=3) == expected
+    assert multilabel_micro_f1(labels(*actual), labels(*predicted)) == _sklearn_micro_f1(actual, predicted)
