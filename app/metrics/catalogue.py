@@ -71,6 +71,7 @@ def _classification(name: str, fn: Callable[..., float], *, reference: str, summ
         score=_call(fn, *param_names),
         direction="maximize",
         cell="label",
+        column_help="one text column holding one label per row",
         params=params,
         details=_details,
         reference=reference,
@@ -127,6 +128,7 @@ CATALOGUE: tuple[Metric, ...] = (
     # --- probabilistic and ranking ---------------------------------------------------------
     Metric(
         name="roc_auc",
+        column_help="one column: 0/1 in the key, any real-valued score in the submission",
         score=_call(roc_auc),
         direction="maximize",
         cell="number",
@@ -140,6 +142,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="mean_columnwise_roc_auc",
+        column_help="one column per target: 0/1 in the key, a score per column in the submission",
         score=_call(mean_columnwise_roc_auc),
         direction="maximize",
         cell="number",
@@ -150,6 +153,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="log_loss_binary",
+        column_help="one column: 0/1 in the key, the probability of 1 in the submission",
         score=_call(prob.log_loss_binary, "eps"),
         direction="minimize",
         cell="number",
@@ -166,6 +170,10 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="log_loss_multiclass",
+        column_help=(
+            "one column per class: one-hot 0/1 rows in the key, a probability per class in "
+            "the submission"
+        ),
         score=_call(prob.log_loss_multiclass, "eps", "renormalize"),
         direction="minimize",
         cell="number",
@@ -188,6 +196,9 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="pfbeta",
+        column_help=(
+            "one column: 0/1 in the key, a probability in the submission (clipped to [0, 1])"
+        ),
         score=_call(prob.pfbeta, "beta"),
         direction="maximize",
         cell="number",
@@ -203,6 +214,10 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="label_ranking_loss",
+        column_help=(
+            "one column per label: 0/1 relevance in the key, a score per label in the "
+            "submission; optionally a weight column in the key"
+        ),
         score=_weighted(mlr.label_ranking_loss),
         direction="minimize",
         cell="number",
@@ -220,6 +235,10 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="coverage_error",
+        column_help=(
+            "one column per label: 0/1 relevance in the key, a score per label in the "
+            "submission; optionally a weight column in the key"
+        ),
         score=_weighted(mlr.coverage_error),
         direction="minimize",
         cell="number",
@@ -233,6 +252,10 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="label_ranking_average_precision",
+        column_help=(
+            "one column per label: 0/1 relevance in the key, a score per label in the "
+            "submission; optionally a weight column in the key"
+        ),
         score=_weighted(mlr.label_ranking_average_precision),
         direction="maximize",
         cell="number",
@@ -247,6 +270,10 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="map_at_k",
+        column_help=(
+            "one text column: the relevant items in the key, the ranked predictions in the "
+            "submission, space-separated"
+        ),
         score=_call(text.map_at_k, "k"),
         direction="maximize",
         cell="labels",
@@ -266,6 +293,7 @@ CATALOGUE: tuple[Metric, ...] = (
     # --- regression -------------------------------------------------------------------------
     Metric(
         name="rmse",
+        column_help="one numeric column",
         score=_call(reg.rmse),
         direction="minimize",
         cell="number",
@@ -274,6 +302,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="mae",
+        column_help="one numeric column",
         score=_call(reg.mae),
         direction="minimize",
         cell="number",
@@ -282,6 +311,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="r2",
+        column_help="one numeric column (at least two rows)",
         score=_call(reg.r2),
         direction="maximize",
         cell="number",
@@ -293,6 +323,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="rmsle",
+        column_help="one numeric column, every value greater than -1",
         score=_call(reg.rmsle),
         direction="minimize",
         cell="number",
@@ -304,6 +335,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="quadratic_weighted_kappa",
+        column_help="one column of integer ratings",
         score=_call(reg.quadratic_weighted_kappa),
         direction="maximize",
         cell="number",
@@ -320,6 +352,7 @@ CATALOGUE: tuple[Metric, ...] = (
     # --- text ---------------------------------------------------------------------------------
     Metric(
         name="multilabel_micro_f1",
+        column_help="one text column of whitespace-separated tags (an empty cell: no tags)",
         score=_call(text.multilabel_micro_f1),
         direction="maximize",
         cell="labels",
@@ -332,6 +365,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="coleridge_fbeta",
+        column_help="one text column of '|'-separated strings (an empty cell: none)",
         score=_call(coleridge_fbeta, "beta", "threshold"),
         direction="maximize",
         cell="labels",

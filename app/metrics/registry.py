@@ -45,6 +45,8 @@ class Metric:
     summary: str = ""
     # Every point where a seed document or an older reference computes something else.
     differences: tuple[str, ...] = field(default_factory=tuple)
+    # What the target columns hold, in words, when the generic description is not enough.
+    column_help: str = ""
 
     @property
     def greater_is_better(self) -> bool:
@@ -69,6 +71,8 @@ class Metric:
         ]
 
     def expected_columns(self) -> str:
+        if self.column_help:
+            return f"id column + {self.column_help}"
         count = "one target column" if self.columns == "one" else "one or more target columns"
         kind = {
             "number": "numbers",
