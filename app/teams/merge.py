@@ -44,6 +44,10 @@ def accept(session: Session, *, invitation_id: int, user: User) -> Team:
     """Accept an invitation addressed to ``user``; returns the team they are now on."""
     invitation = own_invitation(session, invitation_id=invitation_id, user=user)
     check_pending(invitation)
+    # One accept at a time per invitee: two accepted invitations would otherwise each add the
+    # invitee and cancel the other's invitation, a deadlock on PostgreSQL. NO KEY UPDATE, so rows
+    # that merely reference the user (submissions, tokens) are not held up.
+    session.execute(select(User.id).where(User.id == user.id).with_for_update(key_share=True))
     competition = session.get_one(Competition, invitation.competition_id)
     survivor = session.get_one(Team, invitation.team_id)
     absorbed = find_team(session, competition=competition, user=user)

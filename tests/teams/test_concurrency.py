@@ -1,0 +1,148 @@
+"""Races on a real database (no per-test rollback): each thread commits its own transaction.
+
+SQLite serialises writers (BEGIN IMMEDIATE); on PostgreSQL the threads truly interleave, so the
+losers of ``team_for`` hit the UNIQUE constraints and must read the winner's team instead.
+"""
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import make_engine, make_session_factory, unit_of_work
+from app.errors import AppError
+from app.migrate import upgrade
+from app.models import Competition, Role, Team, TeamInvitation, TeamMember, User
+from app.teams.merge import accept
+from app.teams.service import team_for
+
+THREADS = 12
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def real_factory(request: pytest.FixtureRequest, tmp_path) -> Iterator[sessionmaker[Session]]:  # type: ignore[no-untyped-def]
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/race.db"
+        drop: Callable[[], None] = lambda: None  # noqa: E731
+    else:
+        # A database of its own beside the shared test database, so committed rows leak nowhere.
+        server = request.getfixturevalue("postgres_url")
+        name = f"podium_race_{uuid.uuid4().hex[:12]}"
+        admin = create_engine(server, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        url = make_url(server).set(database=name).render_as_string(hide_password=False)
+
+        def drop() -> None:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            admin.dispose()
+
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        yield make_session_factory(engine)
+    finally:
+        engine.dispose()
+        drop()
+
+
+def _race(factory: sessionmaker[Session], work: Callable[[Session], object]) -> list[object]:
+    """Run ``work`` in THREADS transactions that start together; results or raised AppErrors."""
+    barrier = threading.Barrier(THREADS)
+
+    def one() -> object:
+        try:
+            with unit_of_work(factory) as session:
+                if session.get_bind().dialect.name == "postgresql":
+                    # Connect first, so the threads race on the work, not on opening connections.
+                    # (On SQLite that would take the write lock and stall the barrier.)
+                    session.execute(text("SELECT 1"))
+                barrier.wait()
+                return work(session)
+        except AppError as exc:
+            return exc
+
+    with ThreadPoolExecutor(THREADS) as pool:
+        return [f.result() for f in [pool.submit(one) for _ in range(THREADS)]]
+
+
+def _seed(factory: sessionmaker[Session], *names: str) -> tuple[int, dict[str, int]]:
+    with unit_of_work(factory) as session:
+        host = User(name="host", role=Role.organiser)
+        users = [User(name=name, role=Role.participant) for name in names]
+        session.add_all([host, *users])
+        session.flush()
+        competition = Competition(slug="race", title="Race", metric_name="roc_auc", created_by_id=host.id)
+        session.add(competition)
+        session.flush()
+        return competition.id, {user.name: user.id for user in users}
+
+
+def test_concurrent_first_requests_make_exactly_one_team(real_factory):
+    competition_id, users = _seed(real_factory, "alice")
+
+    def work(session: Session) -> int:
+        competition = session.get_one(Competition, competition_id)
+        return team_for(session, competition=competition, user=session.get_one(User, users["alice"])).id
+
+    team_ids = _race(real_factory, work)
+    assert len(set(team_ids)) == 1 and all(isinstance(t, int) for t in team_ids)
+    with real_factory() as session:
+        assert session.scalar(select(func.count(Team.id))) == 1
+        assert session.scalar(select(func.count(TeamMember.id))) == 1
+        assert session.get_one(Team, team_ids[0]).leader_id == users["alice"]
+
+
+def test_concurrent_first_requests_of_many_users_make_one_team_each(real_factory):
+    names = [f"user{i}" for i in range(THREADS)]
+    competition_id, users = _seed(real_factory, *names)
+    turn = iter(names)
+    lock = threading.Lock()
+
+    def work(session: Session) -> str:
+        with lock:
+            name = next(turn)
+        competition = session.get_one(Competition, competition_id)
+        return team_for(session, competition=competition, user=session.get_one(User, users[name])).name
+
+    assert sorted(_race(real_factory, work)) == sorted(names)  # type: ignore[type-var]
+
+
+def test_concurrent_accepts_put_the_invitee_on_one_team(real_factory):
+    leaders = [f"leader{i}" for i in range(THREADS)]
+    competition_id, users = _seed(real_factory, "bob", *leaders)
+    with unit_of_work(real_factory) as session:
+        competition = session.get_one(Competition, competition_id)
+        invitations = []
+        for name in leaders:
+            team = team_for(session, competition=competition, user=session.get_one(User, users[name]))
+            invitation = TeamInvitation(
+                competition_id=competition_id,
+                team_id=team.id,
+                inviter_id=users[name],
+                invitee_id=users["bob"],
+            )
+            session.add(invitation)
+            session.flush()
+            invitations.append(invitation.id)
+    turn = iter(invitations)
+    lock = threading.Lock()
+
+    def work(session: Session) -> int:
+        with lock:
+            invitation = next(turn)
+        return accept(session, invitation_id=invitation, user=session.get_one(User, users["bob"])).id
+
+    results = _race(real_factory, work)
+    joined = [r for r in results if isinstance(r, int)]
+    assert len(joined) == 1, results
+    assert all(isinstance(r, AppError) and r.status_code == 409 for r in results if r not in joined)
+    with real_factory() as session:
+        bob_teams = list(session.scalars(select(TeamMember.team_id).where(TeamMember.user_id == users["bob"])))
+        assert bob_teams == joined
