@@ -118,14 +118,14 @@ class KeyIndex:
         """Key row for each hash (the first one in hash order), -1 where no key id has it."""
         n = len(self.sorted_hashes)
         if n == 0:
-            return np.full(len(hashes), -1, dtype=np.int64)
+            return np.full(len(hashes), -1, dtype=self.rows.dtype)
         bucket = (hashes >> np.uint64(64 - self.bits)).astype(np.intp)
         at = np.minimum(self.bucket_starts[bucket], n - 1).astype(np.intp, copy=False)
         # First probe for every hash at once: the head of its bucket. An empty bucket's head is
         # a later bucket's first hash (or the last one), which has other top bits: no false hit.
         candidate = self.sorted_hashes[at]
         hit = candidate == hashes
-        found = np.where(hit, self.rows[at], -1).astype(np.int64, copy=False)
+        found = np.where(hit, self.rows[at], -1).astype(self.rows.dtype, copy=False)
         # The hashes ascend, so a probe walks on only while it sees smaller ones; past a bucket's
         # end they are larger, which ends the walk without looking the bucket's end up.
         todo = np.flatnonzero((candidate < hashes) & (at + 1 < n))

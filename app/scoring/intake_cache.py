@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -34,13 +35,17 @@ CACHE_FORMAT = 1  # bump when the layout below changes: old entries are then sim
 _TABLE = "key.arrow"
 _META = "meta.json"
 _INDEX_ARRAYS = ("sorted_hashes", "rows", "bucket_starts")
+_SETTLE_SECONDS = 2.0
 
 
 def file_sha256(path: Path, cache_dir: Path | None = None) -> str:
     """SHA-256 of a file, remembered under ``cache_dir`` by path, size, mtime and inode."""
     stat = os.stat(path)
     memo = None
-    if cache_dir is not None:
+    # A file changed within the last moments may change again within the same timestamp tick
+    # (as git's "racy" index entries can), so its hash is not remembered until it has settled.
+    settled = time.time() - stat.st_mtime > _SETTLE_SECONDS
+    if cache_dir is not None and settled:
         fingerprint = f"{Path(path).resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
         memo = cache_dir / "sha256" / hashlib.sha256(fingerprint.encode()).hexdigest()
         try:
@@ -115,9 +120,9 @@ def _store(entry: Path, key: AnswerKeyTable, metric: Metric) -> None:
         for j in range(y_true.shape[1]):
             columns[f"target:{j}"] = _to_arrow(y_true[:, j], metric.cell)
         if key.usage is not None:
-            columns["usage"] = pa.array(key.usage, type=pa.int8())
+            columns["usage"] = _numbers(key.usage, pa.int8())
         for j, name in enumerate(key.extra):
-            columns[f"extra:{j}"] = pa.array(key.extra[name], type=pa.float64())
+            columns[f"extra:{j}"] = _numbers(key.extra[name], pa.float64())
         table = pa.table(columns)
         with ipc.new_file(tmp / _TABLE, table.schema) as writer:
             writer.write_table(table, max_chunksize=max(table.num_rows, 1))
@@ -142,9 +147,15 @@ def _store(entry: Path, key: AnswerKeyTable, metric: Metric) -> None:
 
 def _to_arrow(values: np.ndarray, cell: str) -> pa.Array:
     if cell == "number":
-        return pa.array(values, type=pa.float64())
-    strings = pa.array(values, type=pa.string())
+        return _numbers(values, pa.float64())
+    # pa.array() on a numpy array would import pandas; a list does not (and this runs once).
+    strings = pa.array(values.tolist(), type=pa.string())
     return strings.dictionary_encode() if cell == "label" else strings
+
+
+def _numbers(values: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
+    values = np.ascontiguousarray(values, dtype=arrow_type.to_pandas_dtype())
+    return pa.Array.from_buffers(arrow_type, len(values), [None, pa.py_buffer(values)])
 
 
 def _load(entry: Path, metric: Metric) -> AnswerKeyTable:
@@ -160,7 +171,8 @@ def _load(entry: Path, metric: Metric) -> AnswerKeyTable:
         for j, name in enumerate(meta["extra_columns"])
     }
     index = KeyIndex(
-        *(np.load(entry / f"{name}.npy", mmap_mode="r") for name in _INDEX_ARRAYS),
+        # Plain ndarray views of the mapped files: numpy.memmap slows every indexing down.
+        *(np.asarray(np.load(entry / f"{name}.npy", mmap_mode="r")) for name in _INDEX_ARRAYS),
         bits=meta["bits"],
     )
     return AnswerKeyTable(
