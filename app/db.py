@@ -27,10 +27,22 @@ class Base(DeclarativeBase):
     )
 
 
+# Requests admitted to a server database at once (see app.deps); the pool keeps as many
+# connections again for the scorer and the CLI.
+POOL_SIZE = 10
+
+
+def database_concurrency(factory: sessionmaker[Session]) -> int:
+    bind = factory.kw.get("bind")
+    return 1 if bind is not None and bind.dialect.name == "sqlite" else POOL_SIZE
+
+
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True, future=True)
+        return create_engine(
+            url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_SIZE
+        )
 
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)

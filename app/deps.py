@@ -1,6 +1,6 @@
 """Request dependencies: the session (the one place that commits), the caller, the competition."""
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -19,7 +19,21 @@ def get_settings_dep(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_session(request: Request) -> Iterator[Session]:
+async def _database_slot(request: Request) -> AsyncIterator[None]:
+    """Admit a bounded number of requests to the database at once.
+
+    A request's transaction spans several worker-thread hops (dependencies, handler, commit).
+    Were more requests inside their transactions than there are threads and connections, a lock
+    holder could wait for a thread that every lock waiter occupies. Waiting here costs no thread.
+    SQLite takes one request at a time: it has one writer anyway.
+    """
+    async with request.app.state.database_slots:
+        yield
+
+
+def get_session(
+    request: Request, _slot: Annotated[None, Depends(_database_slot, scope="function")]
+) -> Iterator[Session]:
     session: Session = request.app.state.session_factory()
     try:
         yield session

@@ -1,5 +1,6 @@
 """The FastAPI application: routers, one error handler, and the scorer's lifecycle."""
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +16,7 @@ from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
-from app.db import make_engine, make_session_factory
+from app.db import database_concurrency, make_engine, make_session_factory
 from app.errors import AppError
 from app.leaderboard.router import router as leaderboard_router
 from app.scoring.jobs import pending_submissions
@@ -39,6 +40,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.database_slots = asyncio.Semaphore(database_concurrency(session_factory))
         queue.start()
         # Whatever was queued, or orphaned mid-scoring by a crash, is picked up again.
         stale = timedelta(seconds=settings.stale_scoring_seconds)

@@ -22,8 +22,7 @@ from app.models import Role
 POSTGRES_ENV = "PODIUM_TEST_DATABASE_URL"
 
 
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
+def _throwaway_postgres() -> Iterator[str]:
     """A throw-away database on the server PODIUM_TEST_DATABASE_URL points at."""
     base = os.environ.get(POSTGRES_ENV)
     if not base:
@@ -40,6 +39,24 @@ def postgres_url() -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    yield from _throwaway_postgres()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh_database_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """A migrated database of its own, committed to for real: for tests of concurrency."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path}/fresh.db"
+        upgrade(url)
+        yield url
+        return
+    for url in _throwaway_postgres():
+        upgrade(url)
+        yield url
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgresql"])
