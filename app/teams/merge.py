@@ -18,7 +18,15 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.errors import Conflict
-from app.models import Competition, InvitationStatus, Submission, Team, TeamInvitation, TeamMember, User
+from app.models import (
+    Competition,
+    InvitationStatus,
+    Submission,
+    Team,
+    TeamInvitation,
+    TeamMember,
+    User,
+)
 from app.teams.service import (
     check_merge_window,
     check_pending,
@@ -60,12 +68,16 @@ def accept(session: Session, *, invitation_id: int, user: User) -> Team:
     check_pending(invitation)
 
     now = datetime.now(UTC)
-    _check_rules(session, competition=competition, survivor=survivor, absorbed=absorbed, user=user, now=now)
+    _check_rules(
+        session, competition=competition, survivor=survivor, absorbed=absorbed, user=user, now=now
+    )
     if absorbed is None:
         _add_member(session, competition=competition, team=survivor, user=user)
         moved = [user.id]
     else:
-        moved = list(session.scalars(select(TeamMember.user_id).where(TeamMember.team_id == absorbed.id)))
+        moved = list(
+            session.scalars(select(TeamMember.user_id).where(TeamMember.team_id == absorbed.id))
+        )
         _absorb(session, survivor=survivor, absorbed=absorbed, now=now)
     invitation.status = InvitationStatus.accepted
     invitation.responded_at = now

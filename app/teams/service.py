@@ -278,9 +278,8 @@ def cancel(
 
 
 def invitation_view(session: Session, *, invitation: TeamInvitation) -> InvitationPublic:
-    rows = session.execute(
-        select(User.id, User.name).where(User.id.in_([invitation.inviter_id, invitation.invitee_id]))
-    )
+    people = [invitation.inviter_id, invitation.invitee_id]
+    rows = session.execute(select(User.id, User.name).where(User.id.in_(people)))
     names = {user_id: name for user_id, name in rows}
     return InvitationPublic(
         id=invitation.id,

@@ -3,6 +3,7 @@
 from typing import Any
 
 from fastapi.testclient import TestClient
+from httpx import Response
 from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -22,7 +23,7 @@ def team(client: TestClient, caller: Any, slug: str = "churn") -> dict[str, Any]
     return response.json()
 
 
-def invite(client: TestClient, leader: Any, name: str, slug: str = "churn"):  # type: ignore[no-untyped-def]
+def invite(client: TestClient, leader: Any, name: str, slug: str = "churn") -> Response:
     return client.post(
         f"{API}/competitions/{slug}/team/invitations", json={"user": name}, headers=leader.headers
     )
@@ -34,11 +35,11 @@ def invitation_id(client: TestClient, leader: Any, name: str, slug: str = "churn
     return response.json()["id"]
 
 
-def accept(client: TestClient, caller: Any, invitation: int):  # type: ignore[no-untyped-def]
+def accept(client: TestClient, caller: Any, invitation: int) -> Response:
     return client.post(f"{API}/invitations/{invitation}/accept", headers=caller.headers)
 
 
-def decline(client: TestClient, caller: Any, invitation: int):  # type: ignore[no-untyped-def]
+def decline(client: TestClient, caller: Any, invitation: int) -> Response:
     return client.post(f"{API}/invitations/{invitation}/decline", headers=caller.headers)
 
 

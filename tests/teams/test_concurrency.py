@@ -8,6 +8,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine, func, select, text
@@ -25,7 +26,9 @@ THREADS = 12
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def real_factory(request: pytest.FixtureRequest, tmp_path) -> Iterator[sessionmaker[Session]]:  # type: ignore[no-untyped-def]
+def real_factory(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[sessionmaker[Session]]:
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path}/race.db"
         drop: Callable[[], None] = lambda: None  # noqa: E731
@@ -78,18 +81,24 @@ def _seed(factory: sessionmaker[Session], *names: str) -> tuple[int, dict[str, i
         users = [User(name=name, role=Role.participant) for name in names]
         session.add_all([host, *users])
         session.flush()
-        competition = Competition(slug="race", title="Race", metric_name="roc_auc", created_by_id=host.id)
+        competition = Competition(
+            slug="race", title="Race", metric_name="roc_auc", created_by_id=host.id
+        )
         session.add(competition)
         session.flush()
         return competition.id, {user.name: user.id for user in users}
+
+
+def _team_for(session: Session, competition_id: int, user_id: int) -> Team:
+    competition = session.get_one(Competition, competition_id)
+    return team_for(session, competition=competition, user=session.get_one(User, user_id))
 
 
 def test_concurrent_first_requests_make_exactly_one_team(real_factory):
     competition_id, users = _seed(real_factory, "alice")
 
     def work(session: Session) -> int:
-        competition = session.get_one(Competition, competition_id)
-        return team_for(session, competition=competition, user=session.get_one(User, users["alice"])).id
+        return _team_for(session, competition_id, users["alice"]).id
 
     team_ids = _race(real_factory, work)
     assert len(set(team_ids)) == 1 and all(isinstance(t, int) for t in team_ids)
@@ -108,8 +117,7 @@ def test_concurrent_first_requests_of_many_users_make_one_team_each(real_factory
     def work(session: Session) -> str:
         with lock:
             name = next(turn)
-        competition = session.get_one(Competition, competition_id)
-        return team_for(session, competition=competition, user=session.get_one(User, users[name])).name
+        return _team_for(session, competition_id, users[name]).name
 
     assert sorted(_race(real_factory, work)) == sorted(names)  # type: ignore[type-var]
 
@@ -118,10 +126,9 @@ def test_concurrent_accepts_put_the_invitee_on_one_team(real_factory):
     leaders = [f"leader{i}" for i in range(THREADS)]
     competition_id, users = _seed(real_factory, "bob", *leaders)
     with unit_of_work(real_factory) as session:
-        competition = session.get_one(Competition, competition_id)
         invitations = []
         for name in leaders:
-            team = team_for(session, competition=competition, user=session.get_one(User, users[name]))
+            team = _team_for(session, competition_id, users[name])
             invitation = TeamInvitation(
                 competition_id=competition_id,
                 team_id=team.id,
@@ -137,12 +144,15 @@ def test_concurrent_accepts_put_the_invitee_on_one_team(real_factory):
     def work(session: Session) -> int:
         with lock:
             invitation = next(turn)
-        return accept(session, invitation_id=invitation, user=session.get_one(User, users["bob"])).id
+        bob = session.get_one(User, users["bob"])
+        return accept(session, invitation_id=invitation, user=bob).id
 
     results = _race(real_factory, work)
     joined = [r for r in results if isinstance(r, int)]
     assert len(joined) == 1, results
     assert all(isinstance(r, AppError) and r.status_code == 409 for r in results if r not in joined)
     with real_factory() as session:
-        bob_teams = list(session.scalars(select(TeamMember.team_id).where(TeamMember.user_id == users["bob"])))
+        bob_teams = list(
+            session.scalars(select(TeamMember.team_id).where(TeamMember.user_id == users["bob"]))
+        )
         assert bob_teams == joined

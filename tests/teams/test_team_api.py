@@ -220,7 +220,9 @@ def test_a_full_team_cannot_invite(client, churn, alice, bob, carol, session_fac
     assert invite(client, alice, "carol").status_code == 409
 
 
-def test_team_size_counts_the_invitees_whole_team(client, churn, alice, bob, carol, dave, session_factory):
+def test_team_size_counts_the_invitees_whole_team(
+    client, churn, alice, bob, carol, dave, session_factory
+):
     set_rules(session_factory, max_team_size=3)
     join(client, alice)
     merge(client, alice, bob)
@@ -230,7 +232,9 @@ def test_team_size_counts_the_invitees_whole_team(client, churn, alice, bob, car
     assert response.status_code == 409 and "3" in response.json()["detail"]
 
 
-def test_team_size_is_checked_again_when_accepting(client, churn, alice, carol, dave, session_factory):
+def test_team_size_is_checked_again_when_accepting(
+    client, churn, alice, carol, dave, session_factory
+):
     set_rules(session_factory, max_team_size=2)
     join(client, alice)
     alices = invitation_id(client, alice, "carol")
@@ -307,13 +311,21 @@ def test_the_database_refuses_a_second_membership(client, churn, alice, bob, ses
     with session_factory() as session:
         bob_row = session.scalar(select(TeamMember).join(User).where(User.name == "bob"))
         alices = session.scalar(select(Team).where(Team.name == "alice"))
-        session.add(TeamMember(team_id=alices.id, competition_id=alices.competition_id, user_id=bob_row.user_id))
+        session.add(
+            TeamMember(
+                team_id=alices.id,
+                competition_id=alices.competition_id,
+                user_id=bob_row.user_id,
+            )
+        )
         with pytest.raises(IntegrityError):
             session.flush()
         session.rollback()
 
 
-def test_accepting_while_already_on_the_inviting_team_is_409(client, churn, alice, bob, session_factory):
+def test_accepting_while_already_on_the_inviting_team_is_409(
+    client, churn, alice, bob, session_factory
+):
     join(client, alice)
     first = invitation_id(client, alice, "bob")
     with session_factory() as session:
