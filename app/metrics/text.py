@@ -47,10 +47,12 @@ def map_at_k(y_true: np.ndarray, y_pred: np.ndarray, *, k: int = 10) -> float:
 def _padded(ids: np.ndarray, rows: np.ndarray, counts: np.ndarray, n: int, width: int, fill: int) -> np.ndarray:
     """Tokens as an (n, width) matrix, row by row, cut at ``width`` and padded with ``fill``."""
     slot = np.arange(len(ids)) - np.repeat(row_starts(counts), counts)
-    kept = slot < width
-    out = np.full((n, width), fill, dtype=np.int64)
-    out[rows[kept], slot[kept]] = ids[kept]
-    return out
+    out = np.full(n * width, fill, dtype=np.int64)
+    if counts.max(initial=0) > width:
+        kept = slot < width
+        ids, rows, slot = ids[kept], rows[kept], slot[kept]
+    out[rows * width + slot] = ids
+    return out.reshape(n, width)
 
 
 def _precision_sums_padded(true, pred, n: int, width: int) -> np.ndarray:  # type: ignore[no-untyped-def]
