@@ -164,3 +164,17 @@ def test_a_participant_cannot_submit_for_a_team_they_are_not_on(client, host, al
     assert host_view["team"] == "bob"
     assert _submissions(client, alice) == []
     assert client.get(f"{API}/submissions/{submission}", headers=alice.headers).status_code == 404
+
+
+def test_submitting_without_joining_makes_a_team_the_submitter_leads(
+    client, host, alice, bob, session_factory
+):
+    ready_competition(client, host.headers)
+    _submit(client, alice)
+    # Teams made before leaders were recorded are led by their first member.
+    with session_factory() as session:
+        session.execute(update(Team).values(leader_id=None))
+        session.commit()
+    assert team(client, alice)["leader"] == "alice"
+    assert merge(client, alice, bob)["members"] == ["alice", "bob"]
+    assert team(client, bob)["leader"] == "alice"
