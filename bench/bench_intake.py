@@ -95,16 +95,26 @@ def make_data(data_dir: Path, n: int, task: str) -> Path:
     shuffled = pa.table({"id": ids.take(perm), "target": pred_col.take(perm)})
     pacsv.write_csv(shuffled, folder / "sub_shuffled.csv", options)
     # The limit variant gets the key's targets in each file's order, prepared ahead of time.
-    np.save(folder / "truth_ordered.npy", _plain(true_col))
-    np.save(folder / "truth_shuffled.npy", _plain(true_col.take(perm)))
+    _save_truth(folder / "truth_ordered.npz", true_col)
+    _save_truth(folder / "truth_shuffled.npz", true_col.take(perm))
     (folder / "done").write_text("")
     return folder
 
 
-def _plain(column: "pa.Array") -> np.ndarray:  # noqa: F821
+def _save_truth(path: Path, column: "pa.Array") -> None:  # noqa: F821
     if column.type == "string":
-        return column.to_numpy(zero_copy_only=False).astype("U")
-    return column.to_numpy().astype(np.float64)
+        encoded = column.dictionary_encode()
+        np.savez(path, codes=encoded.indices.to_numpy(), names=np.array(encoded.dictionary.to_pylist()))
+    else:
+        np.savez(path, values=column.to_numpy().astype(np.float64))
+
+
+def _load_truth(path: Path) -> np.ndarray:
+    saved = np.load(path)
+    if "values" in saved:
+        return saved["values"]
+    names = np.array([sys.intern(str(name)) for name in saved["names"]], dtype=object)
+    return names[saved["codes"]]
 
 
 # --- the variants, each run in a fresh process -------------------------------------------------
@@ -133,9 +143,7 @@ def run_limit(task: str, key: Path, sub: Path, cache: Path) -> float:
 
     metric = get_metric(TASKS[task])
     params = metric.parse_params(None)
-    y_true = np.load(sub.parent / f"truth_{sub.stem.split('_')[1]}.npy")
-    if task != "binary":
-        y_true = y_true.astype(object)
+    y_true = _load_truth(sub.parent / f"truth_{sub.stem.split('_')[1]}.npz")
     # The cheapest way to arrays: a bare parse (labels straight into a dictionary column) and
     # zero-copy numpy views; no id is looked at.
     labels = {} if task == "binary" else {"target": pa.dictionary(pa.int32(), pa.string())}

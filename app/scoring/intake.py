@@ -10,6 +10,7 @@ file has been found wrong.
 
 import csv
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,6 +78,8 @@ class AnswerKeyTable:
     usage: np.ndarray | None
     extra: dict[str, np.ndarray] = field(default_factory=dict)
     index: KeyIndex | None = None  # built on first use when not loaded from the cache
+    # Set for a key memory-mapped from the cache: drops its pages from the resident set.
+    release_pages: Callable[[], None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_rows(self) -> int:
@@ -612,10 +615,18 @@ def read_submission(
     types.update({c: _column_type(metric.cell) for c in key.target_columns})
     table = _read_table(source, types, limits)
     ids = table.column(key.id_column)
-    rows = _align_rows(source, ids, key, limits)
+    try:
+        rows = _align_rows(source, ids, key, limits)
+    finally:
+        if key.release_pages is not None:
+            key.release_pages()
     for name in key.target_columns:
         _check_column(source, name, metric.cell, table.column(name), ids, limits)
-    return _stack(table, key.target_columns, metric, rows, key.n_rows)
+    y_pred = _stack(table, key.target_columns, metric, rows, key.n_rows)
+    del table, ids, rows
+    # Hand the parsed file's memory back to the system before the metric allocates its own.
+    pa.default_memory_pool().release_unused()
+    return y_pred
 
 
 def _align_rows(

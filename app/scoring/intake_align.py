@@ -155,19 +155,18 @@ def arrow_indices(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
-def _verified(sub_ids: pa.ChunkedArray, key_ids: pa.Array, found: np.ndarray) -> bool:
+def _verified(chunk: pa.Array, key_ids: pa.Array, found: np.ndarray) -> bool:
     """Whether every matched submission id equals, byte for byte, the key id it was matched to."""
-    start = 0
-    for chunk in sub_ids.chunks:
-        part = found[start : start + len(chunk)]
-        start += len(chunk)
-        matched = part >= 0
-        if not matched.all():
-            chunk = chunk.filter(pa.array(matched))
-            part = part[matched]
-        if not key_ids.take(arrow_indices(part)).equals(chunk):
-            return False
-    return True
+    matched = found >= 0
+    if not matched.all():
+        rows = np.flatnonzero(matched)
+        chunk = chunk.take(arrow_indices(rows))
+        found = found[rows]
+    return key_ids.take(arrow_indices(found)).equals(chunk)
+
+
+# Rows joined at a time: bounds the temporaries of a 10M-row join to a few tens of MB.
+_JOIN_ROWS = 1 << 19
 
 
 def positions(
@@ -176,10 +175,18 @@ def positions(
     """Key row of each submission id, -1 where it is not in the key; exact."""
     if isinstance(sub_ids, pa.Array):
         sub_ids = pa.chunked_array([sub_ids], type=sub_ids.type)
-    found = index.lookup(hash_ids(sub_ids))
-    if _verified(sub_ids, key_ids, found):
-        return found
-    return positions_exact(sub_ids, key_ids)
+    found = np.empty(len(sub_ids), dtype=index.rows.dtype)
+    start = 0
+    for chunk in sub_ids.chunks:
+        for offset in range(0, len(chunk), _JOIN_ROWS):
+            piece = chunk.slice(offset, _JOIN_ROWS)
+            part = index.lookup(hash_ids(piece))
+            if not _verified(piece, key_ids, part):
+                # Two different ids share a hash: rare, and then Arrow's exact join decides.
+                return positions_exact(sub_ids, key_ids)
+            found[start : start + len(piece)] = part
+            start += len(piece)
+    return found
 
 
 def in_key_order(sub_ids: pa.Array | pa.ChunkedArray, key_ids: pa.Array) -> bool:

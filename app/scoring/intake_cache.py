@@ -9,6 +9,7 @@ directory and renamed into place, so a reader never sees half an entry; a damage
 
 import hashlib
 import json
+import mmap
 import os
 import shutil
 import tempfile
@@ -160,8 +161,8 @@ def _numbers(values: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
 
 def _load(entry: Path, metric: Metric) -> AnswerKeyTable:
     meta = json.loads((entry / _META).read_text())
-    with pa.memory_map(str(entry / _TABLE), "r") as source:
-        table = ipc.open_file(source).read_all()
+    mappings = [_map(entry / _TABLE)]
+    table = ipc.open_file(pa.BufferReader(pa.py_buffer(mappings[0]))).read_all()
     targets = [_column(table, name, metric.cell) for name in table.column_names
                if name.startswith("target:")]
     y_true = np.column_stack(targets) if meta["two_dimensional"] else targets[0]
@@ -170,11 +171,12 @@ def _load(entry: Path, metric: Metric) -> AnswerKeyTable:
         name: _column(table, f"extra:{j}", "number")
         for j, name in enumerate(meta["extra_columns"])
     }
-    index = KeyIndex(
-        # Plain ndarray views of the mapped files: numpy.memmap slows every indexing down.
-        *(np.asarray(np.load(entry / f"{name}.npy", mmap_mode="r")) for name in _INDEX_ARRAYS),
-        bits=meta["bits"],
-    )
+    arrays = []
+    for name in _INDEX_ARRAYS:
+        mapped = np.load(entry / f"{name}.npy", mmap_mode="r")
+        mappings.append(mapped._mmap)
+        arrays.append(np.asarray(mapped))  # a plain view: numpy.memmap slows indexing down
+    index = KeyIndex(*arrays, bits=meta["bits"])
     return AnswerKeyTable(
         id_column=meta["id_column"],
         target_columns=meta["target_columns"],
@@ -183,7 +185,28 @@ def _load(entry: Path, metric: Metric) -> AnswerKeyTable:
         usage=usage,
         extra=extra,
         index=index,
+        release_pages=lambda: _drop_resident_pages(mappings),
     )
+
+
+def _map(path: Path) -> mmap.mmap:
+    with open(path, "rb") as fh:
+        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _drop_resident_pages(mappings: list[mmap.mmap | None]) -> None:
+    """Let the kernel take the mapped key's pages out of this process's resident set.
+
+    The files are read-only and unchanged, so nothing is lost: the pages stay in the OS page
+    cache and come back on the next touch. After a submission is aligned, the key's ids and
+    index are not needed until the next one, while the metric may need the memory.
+    """
+    for mapping in mappings:
+        if mapping is not None and hasattr(mapping, "madvise"):
+            try:
+                mapping.madvise(mmap.MADV_DONTNEED)
+            except (OSError, ValueError):
+                pass
 
 
 def _single_chunk(column: pa.ChunkedArray) -> pa.Array:
