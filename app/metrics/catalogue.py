@@ -58,6 +58,12 @@ _UNION = (
     "The classes are the sorted union of the labels in both files, as scikit-learn's default "
     "`labels`; a label only ever predicted is a class with F1 0."
 )
+_SEED_004_DETAILS = (
+    "Details: seed 004 keeps its classes in its own order (news, fiction, government, learned) "
+    "and names a pair in that order (news / government, 2 and 3); Podium sorts the labels, so "
+    "the same pair is [government, news] with a_to_b 3 and b_to_a 2. Ties between pairs are "
+    "broken as the seed's `pairs.sort(reverse=True)` breaks them, applied to the sorted labels."
+)
 _LABEL_PARAM = (
     "A `label` in neither file is refused; scikit-learn warns and scores 0."
 )
@@ -66,6 +72,7 @@ _LABEL_PARAM = (
 def _classification(name: str, fn: Callable[..., float], *, reference: str, summary: str,
                     differences: tuple[str, ...], params: type[BaseModel] = NoParams,
                     param_names: tuple[str, ...] = ()) -> Metric:
+    # Every single-label metric serves the same --details, so each lists the seed's differences.
     return Metric(
         name=name,
         score=_call(fn, *param_names),
@@ -76,7 +83,7 @@ def _classification(name: str, fn: Callable[..., float], *, reference: str, summ
         details=_details,
         reference=reference,
         summary=summary,
-        differences=differences,
+        differences=(*differences, _SEED_004_DETAILS),
     )
 
 
