@@ -18,6 +18,7 @@ from app.submissions.schemas import (
     SubmissionPublic,
     SubmissionRevealed,
 )
+from app.teams.service import find_team
 
 router = APIRouter(tags=["submissions"])
 
@@ -69,7 +70,7 @@ def list_submissions(
 
 @router.get("/competitions/{slug}/quota", response_model=QuotaPublic)
 def get_quota(competition: CompetitionDep, user: CurrentUser, session: SessionDep) -> QuotaPublic:
-    team = service.current_team(session, competition=competition, user=user)
+    team = find_team(session, competition=competition, user=user)
     quota = quota_for(session, competition=competition, team=team, now=datetime.now(UTC))
     return QuotaPublic(**quota.__dict__)
 

@@ -11,39 +11,12 @@ from app.competitions.metric import is_custom
 from app.config import Settings
 from app.db import after_commit
 from app.errors import Conflict, Forbidden, NotFound, Unprocessable
-from app.models import Competition, Submission, Team, TeamMember, User
+from app.models import Competition, Submission, TeamMember, User
 from app.scoring.intake import IntakeError, check_submission_header, read_header
 from app.scoring.queue import ScoringQueue
 from app.storage import store_stream
 from app.submissions.quota import charge, lock_team
-
-
-def team_for(session: Session, *, competition: Competition, user: User) -> Team:
-    """The user's team in this competition, made as a one-person team on first need."""
-    team = session.scalar(
-        select(Team)
-        .join(TeamMember, TeamMember.team_id == Team.id)
-        .where(TeamMember.competition_id == competition.id, TeamMember.user_id == user.id)
-    )
-    if team is not None:
-        return team
-    name = user.name
-    taken = set(
-        session.scalars(
-            select(Team.name).where(
-                Team.competition_id == competition.id, Team.name.startswith(user.name)
-            )
-        )
-    )
-    suffix = 2
-    while name in taken:
-        name, suffix = f"{user.name}-{suffix}", suffix + 1
-    team = Team(competition_id=competition.id, name=name)
-    session.add(team)
-    session.flush()
-    session.add(TeamMember(team_id=team.id, competition_id=competition.id, user_id=user.id))
-    session.flush()
-    return team
+from app.teams.service import team_for
 
 
 def create_submission(
@@ -100,15 +73,6 @@ def create_submission(
     submission_id = submission.id
     after_commit(session, lambda: queue.enqueue(submission_id))
     return submission
-
-
-def current_team(session: Session, *, competition: Competition, user: User) -> Team | None:
-    """The user's team in this competition, without making one."""
-    return session.scalar(
-        select(Team)
-        .join(TeamMember, TeamMember.team_id == Team.id)
-        .where(TeamMember.competition_id == competition.id, TeamMember.user_id == user.id)
-    )
 
 
 def _discard(session: Session, path: Path) -> None:
