@@ -28,6 +28,21 @@ def _split(cells: np.ndarray) -> tuple[list[str], np.ndarray | None]:
     return list(itertools.chain.from_iterable(parts)), np.repeat(np.arange(len(cells)), counts)
 
 
+def factorize(*token_lists: list[str]) -> tuple[list[np.ndarray], dict[str, int], int]:
+    """Integer ids for tokens, equal for equal strings across all lists; the vocabulary; a bound.
+
+    Ids are unique per distinct token but not dense: a new token takes the running count, which
+    lets ``map`` call ``dict.setdefault`` directly, with no Python function per token.
+    """
+    vocabulary: dict[str, int] = {}
+    counter = itertools.count()
+    ids = [
+        np.fromiter(map(vocabulary.setdefault, tokens, counter), dtype=np.int64, count=len(tokens))
+        for tokens in token_lists
+    ]
+    return ids, vocabulary, next(counter)
+
+
 def tokenize(*columns: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
     """Whitespace-split every cell of each column (``str.split()``).
 
@@ -35,17 +50,11 @@ def tokenize(*columns: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray, n
     the number of tokens in each row; plus a bound above every id. Equal strings get equal ids
     across all columns; ids are not dense.
     """
-    vocabulary: dict[str, int] = {}
-    counter = itertools.count()
-    split = []
-    for cells in columns:
-        tokens, rows = _split(cells)
-        ids = np.fromiter(map(vocabulary.setdefault, tokens, counter), dtype=np.int64, count=len(tokens))
-        split.append((ids, rows))
-    bound = next(counter)
+    split = [_split(cells) for cells in columns]
+    all_ids, vocabulary, bound = factorize(*(tokens for tokens, _ in split))
     break_id = vocabulary.get(_ROW_BREAK, -1)
     result = []
-    for cells, (ids, rows) in zip(columns, split, strict=True):
+    for cells, ids, (_, rows) in zip(columns, all_ids, split, strict=True):
         if rows is None:
             is_break = ids == break_id
             rows = np.cumsum(is_break)[~is_break]

@@ -6,28 +6,50 @@ join on (row, word). Pairs that share no word have Jaccard 0, below any allowed 
 they never need to exist.
 """
 
-import operator
-
 import numpy as np
 
 from app.metrics._checks import check_one_column
-from app.metrics._text import first_of_each, tokenize
+from app.metrics._text import _ROW_BREAK, factorize, first_of_each
 
-_count_bars = operator.methodcaller("count", "|")
+# Replaces '|' in the joined text, so one split yields words, segment ends and row ends.
+_SEGMENT_BREAK = "\x00podium:segment\x00"
 
 
-def _segments(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per '|'-segment of all cells: its row, and its lower-cased words as one flat text column.
+def _segment_tokens(cells: np.ndarray) -> tuple[list[str], tuple[np.ndarray, np.ndarray] | None]:
+    """Lower-cased words of all cells, in order, and how they group into segments and rows.
 
-    Lower-casing the joined text equals lower-casing each segment: '|' is neither cased nor
-    case-ignorable, so it stops the context rule of ``str.lower`` (final sigma) as a segment
-    end does. Returns the segment rows, the joined lower-cased text split back into segments
-    (an object array, one cell per segment, for :func:`tokenize`), and nothing else is needed.
+    The fast path joins everything and puts segment-end and row-end marker tokens between the
+    words (the grouping is read off those later: ``None`` here). Lower-casing the joined text
+    equals lower-casing each segment: '|' and the spaces around the markers are neither cased
+    nor case-ignorable, so they stop the one context rule of ``str.lower`` (final sigma) exactly
+    as a segment end does.
     """
-    per_cell = np.fromiter(map(_count_bars, cells), dtype=np.int64, count=len(cells)) + 1
-    rows = np.repeat(np.arange(len(cells), dtype=np.int64), per_cell)
-    lowered = np.array("|".join(cells).lower().split("|"), dtype=object)
-    return rows, lowered, per_cell
+    text = f" {_ROW_BREAK} ".join(cells)
+    if text.count(_ROW_BREAK) == max(len(cells) - 1, 0) and _SEGMENT_BREAK not in text:
+        return text.lower().replace("|", f" {_SEGMENT_BREAK} ").split(), None
+    # A cell holding a marker itself (vanishingly unlikely): the same result, cell by cell.
+    words: list[str] = []
+    word_segment: list[int] = []
+    segment_rows: list[int] = []
+    for row, cell in enumerate(cells):
+        for segment in cell.split("|"):
+            segment_words = segment.lower().split()
+            words.extend(segment_words)
+            word_segment.extend([len(segment_rows)] * len(segment_words))
+            segment_rows.append(row)
+    return words, (np.array(word_segment, dtype=np.int64), np.array(segment_rows, dtype=np.int64))
+
+
+def _segments(ids: np.ndarray, vocabulary: dict[str, int], grouping):  # type: ignore[no-untyped-def]
+    """Word ids, the segment of each word and the row of each segment."""
+    if grouping is not None:
+        return ids, *grouping
+    is_row_end = ids == vocabulary.get(_ROW_BREAK, -1)
+    is_end = is_row_end | (ids == vocabulary.get(_SEGMENT_BREAK, -1))
+    ends = np.flatnonzero(is_end)
+    segment_rows = np.concatenate([[0], np.cumsum(is_row_end)[ends]])
+    words = ~is_end
+    return ids[words], np.cumsum(is_end)[words], segment_rows
 
 
 def _word_sets(ids: np.ndarray, segment: np.ndarray, bound: int, n_segments: int):
@@ -70,16 +92,18 @@ def coleridge_counts(
     check_one_column(y_true, y_pred)
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    true_rows, true_lower, _ = _segments(y_true)
-    pred_rows, pred_lower, _ = _segments(y_pred)
-    ((true_ids, true_seg, _), (pred_ids, pred_seg, _)), bound = tokenize(true_lower, pred_lower)
-    true_seg, true_word, true_size = _word_sets(true_ids, true_seg, bound, len(true_lower))
-    pred_seg, pred_word, pred_size = _word_sets(pred_ids, pred_seg, bound, len(pred_lower))
+    true_words, true_grouping = _segment_tokens(y_true)
+    pred_words, pred_grouping = _segment_tokens(y_pred)
+    (true_tokens, pred_tokens), vocabulary, bound = factorize(true_words, pred_words)
+    true_ids, true_seg, true_rows = _segments(true_tokens, vocabulary, true_grouping)
+    pred_ids, pred_seg, pred_rows = _segments(pred_tokens, vocabulary, pred_grouping)
+    n_pred_segments = len(pred_rows)
+    true_seg, true_word, true_size = _word_sets(true_ids, true_seg, bound, len(true_rows))
+    pred_seg, pred_word, pred_size = _word_sets(pred_ids, pred_seg, bound, n_pred_segments)
     n_true = int(np.count_nonzero(true_size))  # segments with no words are dropped
     n_pred = int(np.count_nonzero(pred_size))
     if n_true == 0 or n_pred == 0:
         return 0, n_pred, n_true
-    n_pred_segments = len(pred_lower)
 
     # Join on (row, word): every (truth, prediction) pair of a row sharing a word, once per word.
     true_key = true_rows[true_seg] * bound + true_word
@@ -116,7 +140,9 @@ def coleridge_counts(
         pick = _first_in_code_point_order(truth[tied], pred[tied], y_pred, pred_rows)
         chosen_pred = np.concatenate([chosen_pred, pred[tied][pick]])
     tp = int(chosen_pred.size)
-    fp = n_pred - int(np.unique(chosen_pred).size)
+    marked = np.zeros(n_pred_segments, dtype=bool)
+    marked[chosen_pred] = True
+    fp = n_pred - int(np.count_nonzero(marked))
     return tp, fp, n_true - tp
 
 

@@ -109,3 +109,29 @@ def test_threshold_and_beta_are_validated():
     for bad in ({"threshold": 0}, {"threshold": 1.5}, {"beta": -1}, {"beta": float("inf")}):
         with pytest.raises(MetricParamsError):
             metric.parse_params(bad)
+
+
+def test_cells_holding_the_internal_markers_are_still_split_correctly():
+    from app.metrics._text import _ROW_BREAK
+    from app.metrics.coleridge import _SEGMENT_BREAK
+
+    truth = [f"a b|{_ROW_BREAK} c", "d e"]
+    pred = [f"{_ROW_BREAK} C|a b", f"d {_SEGMENT_BREAK}"]
+    expected = coleridge_corrected(truth, pred)
+    assert coleridge_fbeta(labels(*truth), labels(*pred)) == expected
+    assert coleridge_counts(labels(*truth), labels(*pred)) == (2, 1, 1)
+
+
+def test_many_rows_of_realistic_titles_equal_the_corrected_reference():
+    rng = np.random.default_rng(11)
+    words = ["national", "education", "longitudinal", "study", "survey", "of", "the", "Data", "data"]
+    titles = [" ".join(rng.choice(words, rng.integers(1, 5))) for _ in range(60)]
+
+    def cell():
+        return "|".join(rng.choice(titles, rng.integers(0, 4)))
+
+    truth = [cell() for _ in range(1500)]
+    pred = [cell() if rng.random() < 0.5 else t for t in truth]
+    for threshold in (0.5, 0.25):
+        expected = coleridge_corrected(truth, pred, threshold=threshold)
+        assert coleridge_fbeta(labels(*truth), labels(*pred), threshold=threshold) == expected
