@@ -18,7 +18,7 @@ from app.submissions.service import create_submission
 DEMO_SLUG = "demo-churn"
 DEMO_ROWS = 2000
 HOST = "demo-host"
-PARTICIPANTS = {"alice": 0.9, "bob": 0.6, "carol": 0.3}  # how much signal each one's model has
+PARTICIPANTS = {"alice": 1.2, "bob": 0.6, "carol": 0.2}  # how much signal each one's model has
 
 
 def _csv(header: list[str], columns: list[list[str]]) -> bytes:
@@ -38,7 +38,7 @@ def demo_files(seed: int = 7) -> tuple[bytes, dict[str, bytes]]:
     )
     submissions = {}
     for name, signal in PARTICIPANTS.items():
-        score = signal * churned + (1 - signal) * rng.random(DEMO_ROWS)
+        score = signal * churned + rng.normal(0.0, 0.5, DEMO_ROWS)
         submissions[name] = _csv(
             ["customer_id", "churned"], [ids, [f"{s:.6f}" for s in score]]
         )
