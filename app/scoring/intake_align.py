@@ -1,8 +1,8 @@
 """Aligning a submission's rows with the answer key by id, vectorised.
 
 Ids are arbitrary strings. Each is hashed to 64 bits straight from Arrow's buffers (no Python
-string is ever made); the answer key keeps its hashes sorted with a bucket table over their top
-bits (:class:`KeyIndex`, built once and cached on disk with the key), so looking up a submission
+string is ever made); the answer key keeps its hashes grouped in buckets by their top bits
+(:class:`KeyIndex`, built once and cached on disk with the key), so looking up a submission
 costs a few vectorised gathers. A hash match is only a candidate: every aligned id is then compared
 byte for byte with the key's, and should two different ids ever share a hash the join falls back
 to Arrow's exact (slower) ``index_in``. The result is therefore always exact.
@@ -37,30 +37,35 @@ def _string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
+_HASH_ROWS = 1 << 19  # ids hashed at a time, to bound the temporaries
+_MAX_BUCKET = 64  # a fuller bucket means the ids defeat the hash
+
+
 def hash_ids(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A 64-bit hash of every string, computed from Arrow's buffers without Python objects."""
-    if isinstance(array, pa.ChunkedArray):
-        parts = [hash_ids(chunk) for chunk in array.chunks]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+    chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
+    out = np.empty(len(array), dtype=np.uint64)
+    start = 0
+    for chunk in chunks:
+        for offset in range(0, len(chunk), _HASH_ROWS):
+            piece = chunk.slice(offset, _HASH_ROWS)
+            out[start : start + len(piece)] = _hash_piece(piece)
+            start += len(piece)
+    return out
+
+
+def _hash_piece(array: pa.Array) -> np.ndarray:
     offsets, data = _string_buffers(array)
-    starts = offsets[:-1]
-    lengths = offsets[1:] - starts
-    # Every byte offset viewed as the start of an unaligned little-endian uint64; 8 zero bytes of
-    # padding keep the last reads inside the buffer.
-    padded = np.zeros(data.size - (offsets[0] if offsets.size else 0) + 8, dtype=np.uint8)
     base = int(offsets[0]) if offsets.size else 0
-    padded[: data.size - base] = data[base:]
-    starts = starts - base
-    words = np.ndarray((padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    starts = offsets[:-1] - base
+    lengths = offsets[1:] - offsets[:-1]
+    data = data[base:]
     h = lengths.astype(np.uint64) * _C1
     longest = int(lengths.max()) if lengths.size else 0
-    # A word is mixed in only where the id reaches it, so an id's hash never depends on the
-    # lengths of the other ids it is hashed with.
-    for j in range(min((longest + 7) // 8, _HEAD_WORDS)):
-        _mix(h, _masked_word(words, starts + 8 * j, lengths - 8 * j), where=lengths > 8 * j)
-    if longest > 8 * _HEAD_WORDS:
-        long = lengths > 8 * _HEAD_WORDS
-        _mix(h, words[np.where(long, starts + lengths - 8, 0)], where=long)
+    if longest and int(lengths.min()) == longest:
+        _mix_fixed_width(h, data.reshape(len(lengths), longest))
+    else:
+        _mix_any_width(h, data, starts, lengths, longest)
     # splitmix64's finaliser spreads the bits so the top ones make good bucket numbers.
     h ^= h >> np.uint64(30)
     h *= _C2
@@ -68,6 +73,40 @@ def hash_ids(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
     h *= _C3
     h ^= h >> np.uint64(31)
     return h
+
+
+def _mix_fixed_width(h: np.ndarray, rows: np.ndarray) -> None:
+    """Ids of one length (hex, uuids, zero-padded numbers): words are plain column slices."""
+    width = rows.shape[1]
+    everywhere = np.ones(len(h), dtype=bool)
+    for j in range(min((width + 7) // 8, _HEAD_WORDS)):
+        _mix(h, _word(rows[:, 8 * j : 8 * j + 8]), where=everywhere)
+    if width > 8 * _HEAD_WORDS:
+        _mix(h, _word(rows[:, width - 8 :]), where=everywhere)
+
+
+def _word(columns: np.ndarray) -> np.ndarray:
+    """Up to 8 byte columns as one little-endian uint64 per row, zero-filled on the right."""
+    padded = np.zeros((len(columns), 8), dtype=np.uint8)
+    padded[:, : columns.shape[1]] = columns
+    return padded.view("<u8").ravel()
+
+
+def _mix_any_width(
+    h: np.ndarray, data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, longest: int
+) -> None:
+    # Every byte offset viewed as the start of an unaligned little-endian uint64; 8 zero bytes
+    # of padding keep the last reads inside the buffer.
+    padded = np.zeros(data.size + 8, dtype=np.uint8)
+    padded[: data.size] = data
+    words = np.ndarray((padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    # A word is mixed in only where the id reaches it, so an id's hash never depends on the
+    # lengths of the other ids it is hashed with.
+    for j in range(min((longest + 7) // 8, _HEAD_WORDS)):
+        _mix(h, _masked_word(words, starts + 8 * j, lengths - 8 * j), where=lengths > 8 * j)
+    if longest > 8 * _HEAD_WORDS:
+        long = lengths > 8 * _HEAD_WORDS
+        _mix(h, words[np.where(long, starts + lengths - 8, 0)], where=long)
 
 
 def _masked_word(words: np.ndarray, at: np.ndarray, remaining: np.ndarray) -> np.ndarray:
@@ -86,56 +125,70 @@ def _mix(h: np.ndarray, word: np.ndarray, *, where: np.ndarray) -> None:
 
 @dataclass
 class KeyIndex:
-    """The answer key's ids hashed and sorted, with a bucket table over the hashes' top bits."""
+    """The answer key's id hashes grouped into buckets by their top bits, like a hash table.
 
-    sorted_hashes: np.ndarray  # uint64, ascending
-    rows: np.ndarray  # int32/int64: key row of each sorted hash
-    bucket_starts: np.ndarray  # int64 of length 2**bits + 1
+    ``hashes[bucket_starts[b]:bucket_starts[b + 1]]`` are the hashes whose top ``bits`` bits
+    are ``b`` (in key-row order), and ``rows`` the key row of each. Grouping is a two-pass radix
+    sort on the bucket numbers, a few times faster than sorting the hashes themselves.
+    """
+
+    hashes: np.ndarray  # uint64, grouped by bucket
+    rows: np.ndarray  # int32 (int64 past 2**31 rows): the key row of each grouped hash
+    bucket_starts: np.ndarray  # same type as rows, length 2**bits + 1
     bits: int
 
     @classmethod
     def build(cls, ids: pa.Array | pa.ChunkedArray) -> "KeyIndex":
         h = hash_ids(ids)
-        order = np.argsort(h, kind="stable")
-        sorted_hashes = h[order]
-        # About two buckets per three ids: most ids are then the head of their bucket.
-        bits = max(int(np.ceil(np.log2(max(1.5 * len(h), 2)))), 1)
-        buckets = (sorted_hashes >> np.uint64(64 - bits)).astype(np.int64)
+        # About two buckets per three ids: most ids are then alone in their bucket.
+        bits = min(max(int(np.ceil(np.log2(max(1.5 * len(h), 2)))), 1), 32)
+        buckets = (h >> np.uint64(64 - bits)).astype(np.uint32)
+        order = np.argsort((buckets & 0xFFFF).astype(np.uint16), kind="stable")  # radix sort
+        if bits > 16:
+            high = (buckets[order] >> np.uint32(16)).astype(np.uint16)
+            order = order[np.argsort(high, kind="stable")]
         rows_type = np.int32 if len(h) < 2**31 else np.int64
         bucket_starts = np.zeros((1 << bits) + 1, dtype=rows_type)
         np.cumsum(np.bincount(buckets, minlength=1 << bits), out=bucket_starts[1:])
-        return cls(sorted_hashes, order.astype(rows_type), bucket_starts, bits)
+        return cls(h[order], order.astype(rows_type), bucket_starts, bits)
 
     def __len__(self) -> int:
-        return len(self.sorted_hashes)
+        return len(self.hashes)
+
+    @property
+    def usable(self) -> bool:
+        """False when ids crowd into a few buckets (long ids alike in their hashed bytes):
+        probing would then cost rows × bucket size, and the exact join is used instead."""
+        if len(self.hashes) == 0:
+            return True
+        return int(np.max(np.diff(self.bucket_starts))) <= _MAX_BUCKET
 
     def colliding_rows(self) -> np.ndarray:
         """Key rows whose hash equals another key row's (different ids, or duplicates)."""
-        same = np.flatnonzero(self.sorted_hashes[1:] == self.sorted_hashes[:-1])
-        return np.unique(self.rows[np.concatenate((same, same + 1))])
+        if not self.usable:
+            return np.asarray(self.rows)
+        first = self.lookup(self.hashes)
+        clash = np.flatnonzero(first != self.rows)
+        return np.unique(np.concatenate((self.rows[clash], first[clash])))
 
     def lookup(self, hashes: np.ndarray) -> np.ndarray:
-        """Key row for each hash (the first one in hash order), -1 where no key id has it."""
-        n = len(self.sorted_hashes)
+        """Key row for each hash (the first in its bucket), -1 where no key id has it."""
+        n = len(self.hashes)
         if n == 0:
             return np.full(len(hashes), -1, dtype=self.rows.dtype)
         bucket = (hashes >> np.uint64(64 - self.bits)).astype(np.intp)
-        at = np.minimum(self.bucket_starts[bucket], n - 1).astype(np.intp, copy=False)
-        # First probe for every hash at once: the head of its bucket. An empty bucket's head is
-        # a later bucket's first hash (or the last one), which has other top bits: no false hit.
-        candidate = self.sorted_hashes[at]
-        hit = candidate == hashes
-        found = np.where(hit, self.rows[at], -1).astype(self.rows.dtype, copy=False)
-        # The hashes ascend, so a probe walks on only while it sees smaller ones; past a bucket's
-        # end they are larger, which ends the walk without looking the bucket's end up.
-        todo = np.flatnonzero((candidate < hashes) & (at + 1 < n))
+        at = self.bucket_starts[bucket].astype(np.intp)
+        end = self.bucket_starts[bucket + 1]
+        # First probe for every hash at once, then only those still searching a longer bucket.
+        head = np.minimum(at, n - 1)
+        hit = (self.hashes[head] == hashes) & (at < end)
+        found = np.where(hit, self.rows[head], -1).astype(self.rows.dtype, copy=False)
+        todo = np.flatnonzero(~hit & (at + 1 < end))
         at = at[todo] + 1
         while todo.size:
-            candidate = self.sorted_hashes[at]
-            wanted = hashes[todo]
-            hit = candidate == wanted
+            hit = self.hashes[at] == hashes[todo]
             found[todo[hit]] = self.rows[at[hit]]
-            go_on = (candidate < wanted) & (at + 1 < n)
+            go_on = ~hit & (at + 1 < end[todo])
             todo = todo[go_on]
             at = at[go_on] + 1
         return found
@@ -175,6 +228,8 @@ def positions(
     """Key row of each submission id, -1 where it is not in the key; exact."""
     if isinstance(sub_ids, pa.Array):
         sub_ids = pa.chunked_array([sub_ids], type=sub_ids.type)
+    if not index.usable:
+        return positions_exact(sub_ids, key_ids)
     found = np.empty(len(sub_ids), dtype=index.rows.dtype)
     start = 0
     for chunk in sub_ids.chunks:

@@ -32,10 +32,10 @@ from app.scoring.intake import (
 )
 from app.scoring.intake_align import KeyIndex
 
-CACHE_FORMAT = 1  # bump when the layout below changes: old entries are then simply not found
+CACHE_FORMAT = 2  # bump when the layout below changes: old entries are then simply not found
 _TABLE = "key.arrow"
 _META = "meta.json"
-_INDEX_ARRAYS = ("sorted_hashes", "rows", "bucket_starts")
+_INDEX_ARRAYS = ("hashes", "rows", "bucket_starts")
 _SETTLE_SECONDS = 2.0
 
 
