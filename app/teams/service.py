@@ -32,6 +32,20 @@ def team_for(session: Session, *, competition: Competition, user: User) -> Team:
     return _team_for(session, competition=competition, user=user)[0]
 
 
+def locked_team_for(session: Session, *, competition: Competition, user: User) -> Team:
+    """:func:`team_for`, row-locked for the rest of the transaction (quota checks, inserts).
+
+    A merge may absorb the team between reading and locking it; then the user's new team is
+    read and locked instead, so nothing is written against a team row that no longer exists.
+    """
+    while True:
+        team = team_for(session, competition=competition, user=user)
+        lock_teams(session, [team])
+        current = find_team(session, competition=competition, user=user)
+        if current is not None and current.id == team.id:
+            return team
+
+
 def _team_for(session: Session, *, competition: Competition, user: User) -> tuple[Team, bool]:
     for _attempt in range(_CREATE_ATTEMPTS):
         team = find_team(session, competition=competition, user=user)

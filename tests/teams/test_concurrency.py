@@ -20,7 +20,7 @@ from app.errors import AppError
 from app.migrate import upgrade
 from app.models import Competition, Role, Team, TeamInvitation, TeamMember, User
 from app.teams.merge import accept
-from app.teams.service import team_for
+from app.teams.service import locked_team_for, team_for
 
 THREADS = 12
 
@@ -156,3 +156,35 @@ def test_concurrent_accepts_put_the_invitee_on_one_team(real_factory):
             session.scalars(select(TeamMember.team_id).where(TeamMember.user_id == users["bob"]))
         )
         assert bob_teams == joined
+
+
+def test_a_submission_waiting_on_a_merge_is_charged_to_the_merged_team(real_factory):
+    """``locked_team_for`` re-reads the team after its lock waited for a merge that absorbed it."""
+    if real_factory.kw["bind"].dialect.name != "postgresql":
+        pytest.skip("SQLite serialises whole transactions: the interleaving cannot happen")
+    competition_id, users = _seed(real_factory, "alice", "bob")
+    with unit_of_work(real_factory) as session:
+        alices = _team_for(session, competition_id, users["alice"]).id
+        bobs = _team_for(session, competition_id, users["bob"]).id
+        invitation = TeamInvitation(
+            competition_id=competition_id,
+            team_id=alices,
+            inviter_id=users["alice"],
+            invitee_id=users["bob"],
+        )
+        session.add(invitation)
+        session.flush()
+        invitation_id = invitation.id
+
+    merging = real_factory()
+    accept(merging, invitation_id=invitation_id, user=merging.get_one(User, users["bob"]))
+    # bob's submission read his old team before the merge commits, then waits on its lock.
+    with unit_of_work(real_factory) as session:
+        competition = session.get_one(Competition, competition_id)
+        bob = session.get_one(User, users["bob"])
+        assert team_for(session, competition=competition, user=bob).id == bobs
+        timer = threading.Timer(0.5, lambda: (merging.commit(), merging.close()))
+        timer.start()
+        locked = locked_team_for(session, competition=competition, user=bob)
+        timer.join()
+        assert locked.id == alices
