@@ -5,9 +5,11 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
+from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -23,6 +25,7 @@ from app.scoring.jobs import pending_submissions
 from app.scoring.queue import ScoringQueue, make_queue
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
+from app.web.router import router as web_router
 
 log = logging.getLogger(__name__)
 
@@ -81,4 +84,6 @@ def create_app(
     api.include_router(teams_router)
     api.include_router(audit_router)
     app.include_router(api)
+    app.include_router(web_router)
+    app.mount("/static", StaticFiles(directory=Path(__file__).parent / "web" / "static"), name="static")
     return app
