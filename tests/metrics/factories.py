@@ -10,8 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from hypothesis import HealthCheck, settings
 
 from app.metrics import Metric
+
+
+# Applied per test rather than as a global profile, so other suites' hypothesis settings stay.
+metric_settings = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def labels(*values: str) -> np.ndarray:

@@ -19,7 +19,7 @@ from app.metrics.classification import (
     macro_f1,
     micro_f1,
 )
-from tests.metrics.factories import labels
+from tests.metrics.factories import labels, metric_settings
 from tests.metrics.metric_references import (
     SEED_004_GENRES,
     SEED_004_MATRIX,
@@ -46,6 +46,7 @@ def _arrays(pair):
     return labels(*pair[0]), labels(*pair[1])
 
 
+@metric_settings
 @given(label_pairs)
 def test_scores_equal_scikit_learn(pair):
     y_true, y_pred = _arrays(pair)
@@ -58,6 +59,7 @@ def test_scores_equal_scikit_learn(pair):
     )
 
 
+@metric_settings
 @given(label_pairs, st.data())
 def test_per_class_scores_equal_scikit_learn(pair, data):
     y_true, y_pred = _arrays(pair)
@@ -71,6 +73,7 @@ def test_per_class_scores_equal_scikit_learn(pair, data):
         assert ours(y_true, y_pred, label=label) == expected
 
 
+@metric_settings
 @given(label_pairs)
 def test_confusion_matrix_equals_scikit_learn_in_sorted_label_order(pair):
     y_true, y_pred = _arrays(pair)
@@ -164,6 +167,7 @@ small_matrices = st.integers(1, 5).flatmap(
 )
 
 
+@metric_settings
 @given(small_matrices)
 def test_hardest_class_and_most_confused_pair_follow_the_tie_rules(matrix):
     names = ["ant", "Bee", "cat", "dog", "ému"][: len(matrix)]

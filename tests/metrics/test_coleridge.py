@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from app.metrics import MetricParamsError, get_metric
 from app.metrics.coleridge import coleridge_counts, coleridge_fbeta
-from tests.metrics.factories import labels
+from tests.metrics.factories import labels, metric_settings
 from tests.metrics.metric_references import ColeridgeEvaluation, coleridge_corrected
 
 WORDS = ["data", "Data", "survey", "study", "national", "ÉCOLE", "école", "ΣΟΦΙΑ", "x", "of"]
@@ -50,6 +50,7 @@ def test_seed_000_worked_example_reproduces():
     assert coleridge_counts(labels(SEED_TRUTH), labels(SEED_PRED)) == (3, 1, 2)
 
 
+@metric_settings
 @given(cell_pairs(), st.sampled_from([0.5, 1.0, 2.0]), st.sampled_from([0.5, 0.3, 1.0, 0.01]))
 def test_equals_the_corrected_reference_on_any_input(pair, beta, threshold):
     truth, pred = pair
@@ -58,6 +59,7 @@ def test_equals_the_corrected_reference_on_any_input(pair, beta, threshold):
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@metric_settings
 @given(cell_pairs(allow_blank=False))
 def test_equals_seed_000_where_the_seed_is_right(pair):
     truth, pred = pair

@@ -12,6 +12,7 @@ from app.metrics.multilabel_ranking import (
     label_ranking_average_precision,
     label_ranking_loss,
 )
+from tests.metrics.factories import metric_settings
 
 PAIRS = [
     (label_ranking_loss, skm.label_ranking_loss),
@@ -42,6 +43,7 @@ def ranking_inputs(draw, min_labels=2):
     return y, s, weights
 
 
+@metric_settings
 @given(ranking_inputs())
 def test_equal_to_scikit_learn_including_ties_and_negative_weights(inputs):
     y, s, w = inputs

@@ -9,6 +9,7 @@ from sklearn import metrics as skm
 from app.metrics import MetricInputError, MetricParamsError, get_metric
 from app.metrics.probabilistic import log_loss_binary, log_loss_multiclass, pfbeta
 from app.metrics.ranking import mean_columnwise_roc_auc, roc_auc
+from tests.metrics.factories import metric_settings
 from tests.metrics.metric_references import (
     kaggle_logloss,
     kaggle_multiclass_log_loss,
@@ -36,6 +37,7 @@ def binary_key(min_size: int = 2):
 # --- roc_auc ---------------------------------------------------------------------------------
 
 
+@metric_settings
 @given(binary_key(), st.data())
 def test_roc_auc_equals_scikit_learn(y, data):
     s = data.draw(st.lists(scores, min_size=len(y), max_size=len(y)))
@@ -60,6 +62,7 @@ def test_roc_auc_rejects_labels_other_than_0_and_1_naming_the_rows():
     assert exc.value.source == "answer_key"
 
 
+@metric_settings
 @given(st.integers(2, 5), st.integers(4, 40), st.integers(0, 2**32 - 1))
 def test_mean_columnwise_roc_auc_equals_scikit_learn_macro(k, n, seed):
     rng = np.random.default_rng(seed)
@@ -80,6 +83,7 @@ def test_mean_columnwise_roc_auc_rejects_any_one_class_column():
 # --- log_loss_binary -------------------------------------------------------------------------
 
 
+@metric_settings
 @given(st.lists(st.sampled_from([0.0, 1.0]), min_size=1, max_size=60), st.data())
 def test_log_loss_binary_with_eps_1e_15_equals_kaggle_and_old_scikit_learn(y, data):
     p = data.draw(
@@ -92,6 +96,7 @@ def test_log_loss_binary_with_eps_1e_15_equals_kaggle_and_old_scikit_learn(y, da
     assert ours == pytest.approx(sklearn_old_log_loss(onehot, y_prob), rel=1e-12)
 
 
+@metric_settings
 @given(st.lists(st.sampled_from([0.0, 1.0]), min_size=1, max_size=60), st.data())
 def test_log_loss_binary_with_eps_auto_equals_current_scikit_learn(y, data):
     p = data.draw(st.lists(probabilities, min_size=len(y), max_size=len(y)))
@@ -139,6 +144,7 @@ def _multiclass(seed: int, n: int, k: int, *, extreme: bool = False):
     return classes, y, p
 
 
+@metric_settings
 @given(st.integers(0, 2**32 - 1), st.integers(1, 50), st.integers(2, 6), st.booleans())
 def test_log_loss_multiclass_default_equals_kaggle_and_old_scikit_learn(seed, n, k, extreme):
     classes, y, p = _multiclass(seed, n, k, extreme=extreme)
@@ -147,6 +153,7 @@ def test_log_loss_multiclass_default_equals_kaggle_and_old_scikit_learn(seed, n,
     assert ours == pytest.approx(sklearn_old_log_loss(y, p), rel=1e-12)
 
 
+@metric_settings
 @given(st.integers(0, 2**32 - 1), st.integers(1, 50), st.integers(2, 6), st.booleans())
 def test_log_loss_multiclass_eps_auto_equals_current_scikit_learn(seed, n, k, extreme):
     classes, y, p = _multiclass(seed, n, k, extreme=extreme)
@@ -188,6 +195,7 @@ def test_log_loss_multiclass_rejects_a_single_column():
 # --- pfbeta ----------------------------------------------------------------------------------
 
 
+@metric_settings
 @given(
     st.lists(st.sampled_from([0.0, 1.0]), min_size=1, max_size=60).filter(lambda v: sum(v) > 0),
     st.sampled_from([0.5, 1.0, 2.0, 0.2]),

@@ -8,6 +8,7 @@ from sklearn import metrics as skm
 
 from app.metrics import MetricInputError
 from app.metrics.regression import mae, quadratic_weighted_kappa, r2, rmse, rmsle
+from tests.metrics.factories import metric_settings
 from tests.metrics.metric_references import hamner_quadratic_weighted_kappa
 
 values = st.one_of(
@@ -24,6 +25,7 @@ def paired(elements, min_size=1):
     )
 
 
+@metric_settings
 @given(paired(values))
 def test_rmse_and_mae_equal_scikit_learn(pair):
     y, p = map(np.array, pair)
@@ -31,6 +33,7 @@ def test_rmse_and_mae_equal_scikit_learn(pair):
     assert mae(y, p) == pytest.approx(skm.mean_absolute_error(y, p), rel=1e-14)
 
 
+@metric_settings
 @given(paired(values, min_size=2))
 def test_r2_equals_scikit_learn_with_force_finite(pair):
     y, p = map(np.array, pair)
@@ -49,6 +52,7 @@ def test_r2_rejects_a_single_row():
     assert exc.value.source == "answer_key"
 
 
+@metric_settings
 @given(paired(st.floats(-0.999, 1e6)))
 def test_rmsle_equals_scikit_learn(pair):
     y, p = map(np.array, pair)
@@ -72,6 +76,7 @@ def test_rmsle_rejects_values_of_minus_one_or_less(y_true, y_pred, source, rows)
 ratings = st.integers(-3, 6).map(float)
 
 
+@metric_settings
 @given(paired(ratings).filter(lambda pr: len(set(pr[0]) | set(pr[1])) > 1))
 def test_quadratic_weighted_kappa_equals_scikit_learn(pair):
     y, p = map(np.array, pair)

@@ -9,7 +9,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 
 from app.metrics import MetricParamsError, get_metric
 from app.metrics.text import map_at_k, multilabel_micro_f1
-from tests.metrics.factories import labels
+from tests.metrics.factories import labels, metric_settings
 from tests.metrics.metric_references import mapk
 
 ITEMS = ["a", "b", "c", "A", "é", "e\u0301", "NA", "日本", "12"]
@@ -30,6 +30,7 @@ cells = st.integers(1, 30).flatmap(
 )
 
 
+@metric_settings
 @given(cells, st.integers(1, 6))
 def test_map_at_k_equals_hamners_mapk(pair, k):
     actual, predicted = pair
@@ -68,6 +69,7 @@ def _sklearn_micro_f1(actual, predicted):
     return f1_score(y_true, y_pred, average="micro", zero_division=0)
 
 
+@metric_settings
 @given(cells)
 def test_multilabel_micro_f1_equals_scikit_learn(pair):
     actual, predicted = pair
@@ -83,6 +85,7 @@ def test_multilabel_micro_f1_counts_a_repeated_tag_once():
     assert multilabel_micro_f1(labels("a b"), labels("a a a")) == pytest.approx(2 / 3)
 
 
+@metric_settings
 @given(cells, st.integers(1, 6))
 def test_map_at_k_sort_based_path_for_long_rows_equals_hamners_mapk(pair, k):
     import app.metrics.text as text
