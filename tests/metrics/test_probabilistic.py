@@ -239,3 +239,30 @@ def test_pfbeta_rejects_labels_other_than_0_and_1():
 def test_pfbeta_beta_must_be_positive():
     with pytest.raises(MetricParamsError):
         get_metric("pfbeta").parse_params({"beta": 0})
+
+
+@pytest.mark.parametrize("eps", [1e-15, "auto"])
+def test_log_loss_binary_scores_a_one_class_key(eps):
+    value = log_loss_binary(np.ones(3), np.array([0.9, 0.8, 1.0]), eps=eps)
+    assert value == pytest.approx(-(np.log(0.9) + np.log(0.8)) / 3, rel=1e-12, abs=1e-15)
+
+
+def test_pfbeta_scores_a_key_of_only_positives():
+    assert pfbeta(np.ones(2), np.array([1.0, 0.5])) == pytest.approx(2 * 0.75 / 1.75)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, {"eps": 1e-15, "renormalize": None}),
+        ({"eps": "auto"}, {"eps": "auto", "renormalize": None}),
+        ({"eps": "auto", "renormalize": True}, {"eps": "auto", "renormalize": True}),
+    ],
+)
+def test_log_loss_multiclass_params_reach_the_function(params, expected):
+    metric = get_metric("log_loss_multiclass")
+    parsed = metric.parse_params(params)
+    assert parsed.model_dump() == expected
+    y = np.eye(3)[[0, 1, 2, 1]]
+    p = np.array([[0.7, 0.2, 0.3], [0.1, 0.5, 0.1], [0.2, 0.2, 0.2], [0.3, 0.3, 0.3]])
+    assert metric.compute(y, p, parsed) == log_loss_multiclass(y, p, **expected)
