@@ -190,7 +190,10 @@ def _looks_like_data(header: list[str], key: AnswerKeyTable) -> bool:
     if set(header) & {key.id_column, *key.target_columns}:
         return False
     numbers = pc.match_substring_regex(pa.array(header[1:], pa.string()), _NUMBER, ignore_case=True)
-    return bool(pc.any(numbers).as_py()) or bool(pc.any(pc.equal(key.ids, header[0])).as_py())
+    if pc.any(numbers).as_py():
+        return True
+    ids = getattr(key, "ids", None)  # the service checks uploads against a key's columns only
+    return ids is not None and bool(pc.any(pc.equal(ids, header[0])).as_py())
 
 
 # --- parsing -------------------------------------------------------------------------------

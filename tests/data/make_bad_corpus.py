@@ -132,8 +132,9 @@ def write_keys() -> None:
 
 
 def encodings_and_content() -> None:
-    add("empty.csv", b"", "empty_file", "the file is empty")
-    add("only_blank_lines.csv", b"\n\n  \r\n\t\n", "empty_file", "the file is empty")
+    # "file is empty": the service's upload layer says "the uploaded file is empty" itself.
+    add("empty.csv", b"", "empty_file", "file is empty")
+    add("only_blank_lines.csv", b"\n\n  \r\n\t\n", "empty_file", "file is empty")
     add("header_only.csv", lines("id,target"), "no_rows", "no data rows")
     add("header_only_bom_crlf.csv", codecs.BOM_UTF8 + lines("id,target", end="\r\n"),
         "no_rows", "no data rows")
