@@ -55,14 +55,6 @@ def quota_for(
     )
 
 
-def lock_team(session: Session, team: Team) -> None:
-    """Serialise one team's concurrent uploads so its count cannot be raced past.
-
-    PostgreSQL takes a row lock until commit; SQLite's BEGIN IMMEDIATE already serialises writers.
-    """
-    session.execute(select(Team.id).where(Team.id == team.id).with_for_update())
-
-
 def charge(session: Session, *, competition: Competition, team: Team, now: datetime) -> None:
     """Refuse the upload when the team has no submission left; call with the team locked."""
     quota = quota_for(session, competition=competition, team=team, now=now)

@@ -96,8 +96,12 @@ def submission_scores(
 
 
 @router.post("/submissions/{submission_id}/select", response_model=SubmissionView)
-def select_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
-    submission = selection.set_selected(session, submission_id=submission_id, user=user, selected=True)
+def select_submission(
+    submission_id: int, user: CurrentUser, session: SessionDep
+) -> SubmissionPublic:
+    submission = selection.set_selected(
+        session, submission_id=submission_id, user=user, selected=True
+    )
     return views.view(session, submission=submission, competition=submission.competition, user=user)
 
 
@@ -105,19 +109,29 @@ def select_submission(submission_id: int, user: CurrentUser, session: SessionDep
 def unselect_submission(
     submission_id: int, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
-    submission = selection.set_selected(session, submission_id=submission_id, user=user, selected=False)
+    submission = selection.set_selected(
+        session, submission_id=submission_id, user=user, selected=False
+    )
     return views.view(session, submission=submission, competition=submission.competition, user=user)
 
 
 @router.post("/submissions/{submission_id}/hide", response_model=SubmissionView)
 def hide_submission(
-    submission_id: int, organiser: OrganiserUser, session: SessionDep, body: HideRequest | None = None
+    submission_id: int,
+    organiser: OrganiserUser,
+    session: SessionDep,
+    body: HideRequest | None = None,
 ) -> SubmissionPublic:
     submission = moderation.set_hidden(
-        session, submission_id=submission_id, hidden=True, reason=(body or HideRequest()).reason,
+        session,
+        submission_id=submission_id,
+        hidden=True,
+        reason=(body or HideRequest()).reason,
         actor=organiser,
     )
-    return views.view(session, submission=submission, competition=submission.competition, user=organiser)
+    return views.view(
+        session, submission=submission, competition=submission.competition, user=organiser
+    )
 
 
 @router.delete("/submissions/{submission_id}/hide", response_model=SubmissionView)
@@ -127,4 +141,6 @@ def unhide_submission(
     submission = moderation.set_hidden(
         session, submission_id=submission_id, hidden=False, reason="", actor=organiser
     )
-    return views.view(session, submission=submission, competition=submission.competition, user=organiser)
+    return views.view(
+        session, submission=submission, competition=submission.competition, user=organiser
+    )

@@ -8,13 +8,11 @@ from sqlalchemy.orm import Session
 
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Submission, SubmissionStatus, User
-from app.submissions.quota import lock_team
 from app.submissions.service import is_member
+from app.teams.service import lock_teams
 
 
-def set_selected(
-    session: Session, *, submission_id: int, user: User, selected: bool
-) -> Submission:
+def set_selected(session: Session, *, submission_id: int, user: User, selected: bool) -> Submission:
     submission = session.get(Submission, submission_id)
     if submission is None or not is_member(session, team_id=submission.team_id, user=user):
         # Organisers see every submission but select none: selection is the team's choice.
@@ -30,8 +28,10 @@ def set_selected(
         if submission.late:
             raise Conflict("a late submission cannot be selected")
         if submission.status != SubmissionStatus.scored:
-            raise Conflict(f"only scored submissions can be selected; this one is {submission.status}")
-        lock_team(session, submission.team)
+            raise Conflict(
+                f"only scored submissions can be selected; this one is {submission.status}"
+            )
+        lock_teams(session, [submission.team])
         chosen = session.scalar(
             select(func.count(Submission.id)).where(
                 Submission.team_id == submission.team_id, Submission.selected.is_(True)
@@ -39,7 +39,8 @@ def set_selected(
         )
         if (chosen or 0) >= competition.final_selection_limit:
             raise Conflict(
-                f"your team has already selected {competition.final_selection_limit} submission(s), "
+                f"your team has already selected {competition.final_selection_limit} "
+                "submission(s), "
                 "the limit; unselect one first"
             )
     submission.selected = selected

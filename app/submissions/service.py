@@ -15,8 +15,8 @@ from app.models import Competition, Submission, TeamMember, User
 from app.scoring.intake import IntakeError, check_submission_header, read_header
 from app.scoring.queue import ScoringQueue
 from app.storage import store_stream
-from app.submissions.quota import charge, lock_team
-from app.teams.service import team_for
+from app.submissions.quota import charge
+from app.teams.service import locked_team_for
 
 
 def create_submission(
@@ -40,11 +40,13 @@ def create_submission(
     if key is None:
         raise Conflict("this competition does not accept submissions yet: it has no answer key")
     if is_custom(competition) and not competition.custom_metric_path:
-        raise Conflict("this competition does not accept submissions yet: its metric file is missing")
-    team = team_for(session, competition=competition, user=user)
+        raise Conflict(
+            "this competition does not accept submissions yet: its metric file is missing"
+        )
+    # Locked until commit: the quota check below cannot be raced past, nor the team merged away.
+    team = locked_team_for(session, competition=competition, user=user)
     if team.banned_at is not None:
         raise Forbidden("your team has been banned from this competition")
-    lock_team(session, team)
     if not baseline:
         charge(session, competition=competition, team=team, now=now)
     directory = Path(settings.data_dir) / "submissions" / str(competition.id) / str(team.id)
@@ -104,7 +106,9 @@ def team_submissions(session: Session, *, competition: Competition, user: User) 
 def is_member(session: Session, *, team_id: int, user: User) -> bool:
     return (
         session.scalar(
-            select(TeamMember.id).where(TeamMember.team_id == team_id, TeamMember.user_id == user.id)
+            select(TeamMember.id).where(
+                TeamMember.team_id == team_id, TeamMember.user_id == user.id
+            )
         )
         is not None
     )
