@@ -13,7 +13,6 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 
-
 class Base(DeclarativeBase):
     # Named constraints, so later migrations (and SQLite's batch mode) can refer to them.
     metadata = MetaData(
@@ -40,9 +39,7 @@ def database_concurrency(factory: sessionmaker[Session]) -> int:
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(
-            url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_SIZE
-        )
+        return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_SIZE)
 
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)

@@ -39,9 +39,7 @@ def demo_files(seed: int = 7) -> tuple[bytes, dict[str, bytes]]:
     submissions = {}
     for name, signal in PARTICIPANTS.items():
         score = signal * churned + rng.normal(0.0, 0.5, DEMO_ROWS)
-        submissions[name] = _csv(
-            ["customer_id", "churned"], [ids, [f"{s:.6f}" for s in score]]
-        )
+        submissions[name] = _csv(["customer_id", "churned"], [ids, [f"{s:.6f}" for s in score]])
     return key, submissions
 
 
@@ -52,9 +50,7 @@ def seed_demo(settings: Settings) -> str:
     with unit_of_work(factory) as session:
         seeded = session.scalar(select(Competition).where(Competition.slug == DEMO_SLUG))
         if seeded is not None:
-            for user in session.scalars(
-                select(User).where(User.name.in_([HOST, *PARTICIPANTS]))
-            ):
+            for user in session.scalars(select(User).where(User.name.in_([HOST, *PARTICIPANTS]))):
                 token = issue_token(session, user=user, secret_key=settings.secret_key)
                 lines.append(f"  {user.name:<10} {user.role.value:<12} {token}")
             return _report(lines, fresh=False)
@@ -90,9 +86,7 @@ def seed_demo(settings: Settings) -> str:
                 session, name=name, role=Role.participant, secret_key=settings.secret_key
             )
             lines.append(f"  {name:<10} {'participant':<12} {token}")
-            competition = session.scalar(
-                select(Competition).where(Competition.slug == DEMO_SLUG)
-            )
+            competition = session.scalar(select(Competition).where(Competition.slug == DEMO_SLUG))
             create_submission(
                 session,
                 competition=competition,

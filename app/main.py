@@ -85,5 +85,7 @@ def create_app(
     api.include_router(audit_router)
     app.include_router(api)
     app.include_router(web_router)
-    app.mount("/static", StaticFiles(directory=Path(__file__).parent / "web" / "static"), name="static")
+    app.mount(
+        "/static", StaticFiles(directory=Path(__file__).parent / "web" / "static"), name="static"
+    )
     return app

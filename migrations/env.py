@@ -1,4 +1,4 @@
-"""Alembic environment: the URL comes from Podium's settings unless the caller passes a connection."""
+"""Alembic environment: the URL comes from Podium's settings unless a connection is passed in."""
 
 from alembic import context
 

@@ -28,7 +28,9 @@ def _throwaway_postgres() -> Iterator[str]:
     if not base:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{POSTGRES_ENV} must be set when CI=true: PostgreSQL tests may not skip")
-        pytest.skip(f"PostgreSQL tests need {POSTGRES_ENV}, e.g. postgresql+psycopg://postgres@127.0.0.1/postgres")
+        pytest.skip(
+            f"PostgreSQL tests need {POSTGRES_ENV}, e.g. postgresql+psycopg://postgres@127.0.0.1/postgres"
+        )
     name = f"podium_test_{uuid.uuid4().hex[:12]}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
@@ -121,9 +123,7 @@ class Caller:
 
 
 @pytest.fixture
-def make_user(
-    session_factory: sessionmaker[Session], settings: Settings
-) -> Callable[..., Caller]:
+def make_user(session_factory: sessionmaker[Session], settings: Settings) -> Callable[..., Caller]:
     def make(name: str, *, organiser: bool = False) -> Caller:
         with session_factory() as session:
             _user, token = create_user(

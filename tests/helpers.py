@@ -69,7 +69,9 @@ def submit(
     )
 
 
-def ready_competition(client: TestClient, headers: dict[str, str], slug: str = "churn", **fields: Any) -> None:
+def ready_competition(
+    client: TestClient, headers: dict[str, str], slug: str = "churn", **fields: Any
+) -> None:
     create_competition(client, headers, slug, **fields)
     response = upload_key(client, headers, slug)
     assert response.status_code == 201, response.text

@@ -32,8 +32,12 @@ def files(tmp_path: Path) -> dict[str, Path]:
     paths["key"].write_bytes(KEY)
     paths["sub"].write_bytes(PUBLIC_HALF)
     paths["plain_key"].write_bytes(csv_bytes(["id", "target"], ["a", 1], ["b", 0], ["c", 1]))
-    paths["labels_key"].write_bytes(csv_bytes(["row", "genre"], ["r1", "news"], ["r2", "NA"], ["r3", "fiction"]))
-    paths["labels_sub"].write_bytes(csv_bytes(["genre", "row"], ["news", "r3"], ["NA", "r2"], ["news", "r1"]))
+    paths["labels_key"].write_bytes(
+        csv_bytes(["row", "genre"], ["r1", "news"], ["r2", "NA"], ["r3", "fiction"])
+    )
+    paths["labels_sub"].write_bytes(
+        csv_bytes(["genre", "row"], ["news", "r3"], ["NA", "r2"], ["news", "r1"])
+    )
     return paths
 
 
@@ -52,18 +56,27 @@ def test_score_prints_one_json_object_with_public_and_private(files):
     result = podium("score", "--metric", "roc_auc", str(files["key"]), str(files["sub"]))
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
-    assert out == {"metric": "roc_auc", "score": pytest.approx(8 / 9), "public": 0.5, "private": 1.0}
+    assert out == {
+        "metric": "roc_auc",
+        "score": pytest.approx(8 / 9),
+        "public": 0.5,
+        "private": 1.0,
+    }
 
 
 def test_score_without_usage_has_null_splits(files, tmp_path):
     sub = tmp_path / "s.csv"
     sub.write_bytes(csv_bytes(["id", "target"], ["c", 0.9], ["a", 0.8], ["b", 0.1]))
-    out = json.loads(podium("score", "--metric", "roc_auc", str(files["plain_key"]), str(sub)).stdout)
+    out = json.loads(
+        podium("score", "--metric", "roc_auc", str(files["plain_key"]), str(sub)).stdout
+    )
     assert out == {"metric": "roc_auc", "score": 1.0, "public": None, "private": None}
 
 
 def test_score_takes_labels_literally_and_columns_in_any_order(files):
-    result = podium("score", "--metric", "accuracy", str(files["labels_key"]), str(files["labels_sub"]))
+    result = podium(
+        "score", "--metric", "accuracy", str(files["labels_key"]), str(files["labels_sub"])
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["score"] == pytest.approx(2 / 3)
 
@@ -85,11 +98,27 @@ def test_unknown_metric_exits_2_listing_names(files):
 
 def test_bad_params_exit_2(files):
     _assert_error(
-        podium("score", "--metric", "rmse", "--params", '{"power": 3}', str(files["key"]), str(files["sub"])),
+        podium(
+            "score",
+            "--metric",
+            "rmse",
+            "--params",
+            '{"power": 3}',
+            str(files["key"]),
+            str(files["sub"]),
+        ),
         "power",
     )
     _assert_error(
-        podium("score", "--metric", "rmse", "--params", "{not json", str(files["key"]), str(files["sub"])),
+        podium(
+            "score",
+            "--metric",
+            "rmse",
+            "--params",
+            "{not json",
+            str(files["key"]),
+            str(files["sub"]),
+        ),
         "--params",
     )
 
@@ -114,7 +143,11 @@ def test_malformed_answer_key_exits_2(files, tmp_path):
 
 
 def test_details_flag_adds_details_only_when_asked(files):
-    plain = json.loads(podium("score", "--metric", "accuracy", str(files["labels_key"]), str(files["labels_sub"])).stdout)
+    plain = json.loads(
+        podium(
+            "score", "--metric", "accuracy", str(files["labels_key"]), str(files["labels_sub"])
+        ).stdout
+    )
     assert "details" not in plain
 
 

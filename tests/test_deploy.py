@@ -18,5 +18,7 @@ def test_compose_file_parses_and_names_api_and_postgres_with_a_healthcheck():
 
 
 def test_dockerfile_runs_migrations_before_uvicorn():
-    cmd = next(line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("CMD"))
+    cmd = next(
+        line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("CMD")
+    )
     assert cmd.index("podium migrate") < cmd.index("uvicorn")

@@ -22,14 +22,24 @@ def test_upgrade_keeps_existing_rows_and_fills_new_columns(tmp_path):
     command.upgrade(alembic_config(url), "0001")
     eng = make_engine(url)
     with eng.begin() as conn:
-        conn.execute(text("INSERT INTO users (id, name, role, created_at) VALUES (1, 'h', 'organiser', '2026-01-01 00:00:00')"))
-        conn.execute(text(
-            "INSERT INTO competitions (id, slug, title, description, metric_name, metric_params,"
-            " daily_submission_limit, final_selection_limit, created_by_id, created_at)"
-            " VALUES (1, 'old', 'Old', '', 'rmse', '{}', 5, 2, 1, '2026-01-01 00:00:00')"
-        ))
+        conn.execute(
+            text(
+                "INSERT INTO users (id, name, role, created_at)"
+                " VALUES (1, 'h', 'organiser', '2026-01-01 00:00:00')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO competitions (id, slug, title, description, metric_name,"
+                " metric_params,"
+                " daily_submission_limit, final_selection_limit, created_by_id, created_at)"
+                " VALUES (1, 'old', 'Old', '', 'rmse', '{}', 5, 2, 1, '2026-01-01 00:00:00')"
+            )
+        )
     command.upgrade(alembic_config(url), "head")
     with eng.connect() as conn:
-        row = conn.execute(text("SELECT max_team_size, score_decimals, start FROM competitions")).one()
+        row = conn.execute(
+            text("SELECT max_team_size, score_decimals, start FROM competitions")
+        ).one()
     assert row[0] == 5 and row[1] == 5 and row[2] is not None
     eng.dispose()

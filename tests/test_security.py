@@ -31,7 +31,12 @@ def test_no_participant_response_contains_the_answer_key(client, host, alice):
         body = response.text
         assert "answer-keys" not in body and ".upload" not in body, path
         assert "Usage" not in body and key_labels not in body.replace("\n", ","), path
-    assert client.get(f"{API}/competitions/churn/answer-key/versions", headers=alice.headers).status_code == 403
+    assert (
+        client.get(
+            f"{API}/competitions/churn/answer-key/versions", headers=alice.headers
+        ).status_code
+        == 403
+    )
 
 
 def test_participants_cannot_see_other_teams_submissions_or_files(client, host, alice, bob):
@@ -51,7 +56,9 @@ def test_private_scores_stay_hidden_from_participants_before_the_deadline(client
     for path, response in _everything_a_participant_can_read(client, alice, submission_id).items():
         if response.headers["content-type"].startswith("application/json"):
             assert "private_score" not in json.dumps(response.json()), path
-    private = client.get(f"{API}/competitions/churn/leaderboard?board=private", headers=alice.headers)
+    private = client.get(
+        f"{API}/competitions/churn/leaderboard?board=private", headers=alice.headers
+    )
     assert private.status_code == 403
 
 
@@ -64,7 +71,9 @@ def test_the_quota_endpoint_shows_only_the_callers_own_team(client, host, alice,
     ready_competition(client, host.headers)
     submit(client, alice.headers, PERFECT)
     submit(client, alice.headers, PERFECT)
-    assert client.get(f"{API}/competitions/churn/quota", headers=bob.headers).json()["used_today"] == 0
+    assert (
+        client.get(f"{API}/competitions/churn/quota", headers=bob.headers).json()["used_today"] == 0
+    )
     # There is no way to name another team: unknown parameters are ignored, not obeyed.
     other = client.get(f"{API}/competitions/churn/quota?team=alice", headers=bob.headers).json()
     assert other["used_today"] == 0
@@ -74,13 +83,17 @@ def test_participants_cannot_select_another_teams_submission(client, host, alice
     ready_competition(client, host.headers, deadline=FUTURE)
     theirs = submit(client, alice.headers, PERFECT).json()["id"]
     assert client.post(f"{API}/submissions/{theirs}/select", headers=bob.headers).status_code == 404
-    assert client.delete(f"{API}/submissions/{theirs}/select", headers=bob.headers).status_code == 404
+    assert (
+        client.delete(f"{API}/submissions/{theirs}/select", headers=bob.headers).status_code == 404
+    )
 
 
 def test_organisers_cannot_select_for_a_team(client, host, alice):
     ready_competition(client, host.headers, deadline=FUTURE)
     theirs = submit(client, alice.headers, PERFECT).json()["id"]
-    assert client.post(f"{API}/submissions/{theirs}/select", headers=host.headers).status_code == 403
+    assert (
+        client.post(f"{API}/submissions/{theirs}/select", headers=host.headers).status_code == 403
+    )
 
 
 def test_a_submission_always_counts_for_the_callers_own_team(client, host, alice, bob):

@@ -34,7 +34,10 @@ def get_competition(competition: CompetitionDep) -> CompetitionPublic:
 
 @router.patch("/{slug}", response_model=CompetitionPublic)
 def update_competition(
-    organiser: OrganiserUser, competition: CompetitionDep, data: CompetitionUpdate, session: SessionDep
+    organiser: OrganiserUser,
+    competition: CompetitionDep,
+    data: CompetitionUpdate,
+    session: SessionDep,
 ) -> CompetitionPublic:
     service.update_competition(session, competition=competition, data=data, actor=organiser)
     return service.to_public(competition)

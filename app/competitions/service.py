@@ -11,8 +11,8 @@ from pyarrow import csv as pacsv
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.competitions.metric import CUSTOM, custom_metric, is_custom, metric_for
 from app.audit.service import record
+from app.competitions.metric import CUSTOM, custom_metric, is_custom, metric_for
 from app.competitions.schemas import (
     CompetitionCreate,
     CompetitionPublic,
@@ -21,14 +21,14 @@ from app.competitions.schemas import (
     check_timeline,
 )
 from app.config import Settings
-from app.errors import Conflict, NotFound, Unprocessable
-from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
-from app.models import AnswerKey, Competition, User
 from app.custom_metrics.sandbox import (
     CustomMetricFailure,
     InvalidMetricSource,
     validate_metric_source,
 )
+from app.errors import Conflict, NotFound, Unprocessable
+from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
+from app.models import AnswerKey, Competition, User
 from app.scoring.core import ScoringError
 from app.scoring.custom import check_key_with_custom_metric
 from app.scoring.intake import PRIVATE, PUBLIC
@@ -105,8 +105,14 @@ def _snapshot(competition: Competition, fields: list[str]) -> dict[str, Any]:
     }
 
 
-_NOT_NULL = {"title", "start", "daily_submission_limit", "final_selection_limit",
-             "max_team_size", "score_decimals"}
+_NOT_NULL = {
+    "title",
+    "start",
+    "daily_submission_limit",
+    "final_selection_limit",
+    "max_team_size",
+    "score_decimals",
+}
 
 
 def update_competition(
@@ -118,8 +124,10 @@ def update_competition(
         raise Unprocessable(f"these settings cannot be cleared: {', '.join(cleared)}")
     try:
         check_timeline(
-            *(changes.get(name, getattr(competition, name))
-              for name in ("start", "team_merge_deadline", "deadline"))
+            *(
+                changes.get(name, getattr(competition, name))
+                for name in ("start", "team_merge_deadline", "deadline")
+            )
         )
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
@@ -203,8 +211,12 @@ def upload_answer_key(
         action="answer_key_upload",
         target=f"version {key.version}",
         before={"board_version": previous.version if previous else None},
-        after={"version": key.version, "sha256": key.sha256, "rows": key.n_rows,
-               "published": key.published_at is not None},
+        after={
+            "version": key.version,
+            "sha256": key.sha256,
+            "rows": key.n_rows,
+            "published": key.published_at is not None,
+        },
     )
     return key
 
@@ -244,9 +256,13 @@ def upload_custom_metric(
         raise Unprocessable(f"metric file rejected: {exc}") from None
     except CustomMetricFailure as exc:
         remove_quietly(stored.path)
-        raise Unprocessable(f"metric file cannot score the answer key: {exc.host_message}") from None
-    before = {"sha256": competition.custom_metric_sha256,
-              "direction": competition.custom_metric_direction}
+        raise Unprocessable(
+            f"metric file cannot score the answer key: {exc.host_message}"
+        ) from None
+    before = {
+        "sha256": competition.custom_metric_sha256,
+        "direction": competition.custom_metric_direction,
+    }
     competition.custom_metric_path = str(stored.path)
     competition.custom_metric_sha256 = stored.sha256
     competition.custom_metric_direction = direction

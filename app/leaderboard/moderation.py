@@ -59,6 +59,9 @@ def set_banned(
         action="ban_team" if banned else "unban_team",
         target=f"team {team.name}",
         before={"banned_at": before.isoformat() if before else None},
-        after={"banned_at": team.banned_at.isoformat() if team.banned_at else None, "reason": reason},
+        after={
+            "banned_at": team.banned_at.isoformat() if team.banned_at else None,
+            "reason": reason,
+        },
     )
     return team

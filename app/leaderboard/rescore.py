@@ -65,8 +65,14 @@ def start_rescore(
 def _changes(
     session: Session, competition: Competition, old: AnswerKey, new: AnswerKey, board: Board
 ) -> list[RankChange]:
-    before = {s.team_id: s for s in standings(session, competition=competition, key_id=old.id, board=board)}
-    after = {s.team_id: s for s in standings(session, competition=competition, key_id=new.id, board=board)}
+    before = {
+        s.team_id: s
+        for s in standings(session, competition=competition, key_id=old.id, board=board)
+    }
+    after = {
+        s.team_id: s
+        for s in standings(session, competition=competition, key_id=new.id, board=board)
+    }
     teams = list(after) + [t for t in before if t not in after]
     names = team_stats(session, competition, teams)
     return [
@@ -107,7 +113,9 @@ def publish(session: Session, *, competition: Competition, actor: User) -> Answe
         submission = score.submission
         if score.score is not None:
             submission.status, submission.error, submission.host_error = (
-                SubmissionStatus.scored, None, None,
+                SubmissionStatus.scored,
+                None,
+                None,
             )
         else:
             details = score.details or {}

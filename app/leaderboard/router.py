@@ -1,9 +1,8 @@
 from fastapi import APIRouter, Request
+from pydantic import BaseModel
 
 from app.competitions.schemas import AnswerKeyPublic
 from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep
-from pydantic import BaseModel
-
 from app.leaderboard import moderation, rescore, service
 from app.leaderboard.schemas import Board, Leaderboard, RescorePreview, RescoreStarted
 
@@ -27,7 +26,11 @@ def ban_team(
     organiser: OrganiserUser, competition: CompetitionDep, body: BanRequest, session: SessionDep
 ) -> dict[str, str]:
     moderation.set_banned(
-        session, competition=competition, team_name=body.team, banned=True, reason=body.reason,
+        session,
+        competition=competition,
+        team_name=body.team,
+        banned=True,
+        reason=body.reason,
         actor=organiser,
     )
     return {"team": body.team, "status": "banned"}

@@ -57,9 +57,13 @@ def tokenize(*columns: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray, n
     for cells, ids, (_, rows) in zip(columns, all_ids, split, strict=True):
         if rows is None:
             is_break = ids == break_id
-            rows = np.cumsum(is_break)[~is_break]
+            ends = np.append(np.flatnonzero(is_break), len(ids))
+            counts = np.diff(ends, prepend=-1) - 1
             ids = ids[~is_break]
-        result.append((ids, rows, np.bincount(rows, minlength=len(cells))))
+            rows = np.repeat(np.arange(len(cells)), counts)
+        else:
+            counts = np.bincount(rows, minlength=len(cells))
+        result.append((ids, rows, counts))
     return result, bound
 
 

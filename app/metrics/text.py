@@ -44,28 +44,42 @@ def map_at_k(y_true: np.ndarray, y_pred: np.ndarray, *, k: int = 10) -> float:
     return float(np.mean(ap))
 
 
-def _padded(ids: np.ndarray, rows: np.ndarray, counts: np.ndarray, n: int, width: int, fill: int) -> np.ndarray:
-    """Tokens as an (n, width) matrix, row by row, cut at ``width`` and padded with ``fill``."""
-    slot = np.arange(len(ids)) - np.repeat(row_starts(counts), counts)
-    out = np.full(n * width, fill, dtype=np.int64)
-    if counts.max(initial=0) > width:
+def _by_slot(ids: np.ndarray, counts: np.ndarray, width: int, fill: int) -> np.ndarray:
+    """Tokens as a (width, n) matrix: row ``j`` holds every row's ``j``-th token, or ``fill``.
+
+    Slot-major, so each slot is one contiguous vector for the comparisons below.
+    """
+    n = len(counts)
+    out = np.full(width * n, fill, dtype=np.int64)
+    starts = row_starts(counts)
+    if counts.max(initial=0) <= width:
+        # token i of row r sits at slot i - starts[r]: flat position (i - starts[r]) * n + r
+        offset = np.repeat(np.arange(n) - starts * n, counts)
+        out[np.arange(len(ids)) * n + offset] = ids
+    else:
+        slot = np.arange(len(ids)) - np.repeat(starts, counts)
         kept = slot < width
-        ids, rows, slot = ids[kept], rows[kept], slot[kept]
-    out[rows * width + slot] = ids
-    return out.reshape(n, width)
+        out[slot[kept] * n + np.repeat(np.arange(n), counts)[kept]] = ids[kept]
+    return out.reshape(width, n)
 
 
 def _precision_sums_padded(true, pred, n: int, width: int) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """apk's running ``score`` per row, one prediction slot (column) at a time."""
-    predicted = _padded(*pred, n, width, fill=-1)
-    actual = _padded(*true, n, int(true[2].max(initial=0)), fill=-2)
+    """apk's running ``score`` per row, one prediction slot at a time."""
+    predicted = _by_slot(pred[0], pred[2], width, fill=-1)
+    actual = _by_slot(true[0], true[2], int(true[2].max(initial=0)), fill=-2)
     score = np.zeros(n, dtype=np.float64)
     hits = np.zeros(n, dtype=np.int64)
+    hit = np.empty(n, dtype=bool)
+    seen = np.empty(n, dtype=bool)
     for slot in range(width):
-        p = predicted[:, slot : slot + 1]
-        hit = (actual == p).any(axis=1)
-        if slot:
-            hit &= ~(predicted[:, :slot] == p).any(axis=1)  # "p not in predicted[:i]"
+        p = predicted[slot]
+        hit[:] = False
+        for item in actual:
+            hit |= item == p
+        seen[:] = False
+        for earlier in predicted[:slot]:
+            seen |= earlier == p  # "p not in predicted[:i]"
+        hit &= ~seen
         hits += hit
         # Adding 0.0 where there is no hit leaves the sum as apk's ``score +=`` leaves it.
         score += np.where(hit, hits / (slot + 1.0), 0.0)

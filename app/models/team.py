@@ -34,9 +34,7 @@ class TeamMember(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
-    competition_id: Mapped[int] = mapped_column(
-        ForeignKey("competitions.id", ondelete="CASCADE")
-    )
+    competition_id: Mapped[int] = mapped_column(ForeignKey("competitions.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
     joined_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

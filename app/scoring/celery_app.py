@@ -1,7 +1,8 @@
 """Celery workers for scoring at scale: ``celery -A app.scoring.celery_app worker``.
 
 Each worker scores with the same job function as the embedded thread, against the database in
-``PODIUM_DATABASE_URL``; ``acks_late`` re-delivers a job whose worker died, and the job is idempotent.
+``PODIUM_DATABASE_URL``; ``acks_late`` re-delivers a job whose worker died, and the job is
+idempotent.
 """
 
 from celery import Celery

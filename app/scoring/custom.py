@@ -31,7 +31,9 @@ def score_with_custom_metric(
     competition: Competition, *, key_path: Path, submission_path: Path, settings: Settings
 ) -> ScoreResult:
     if not competition.custom_metric_path:
-        raise ScoringError("the organiser has not uploaded the metric file yet", source="answer_key")
+        raise ScoringError(
+            "the organiser has not uploaded the metric file yet", source="answer_key"
+        )
     return run_custom_metric(
         metric_path=Path(competition.custom_metric_path),
         answer_key=key_path,

@@ -93,9 +93,7 @@ def _evaluate(
         with factory() as session:
             return Outcome(result=_score(session, submission_id, key_id, settings))
     except CustomMetricFailure as exc:
-        return Outcome(
-            None, exc.participant_message, exc.host_message, exc.source == "submission"
-        )
+        return Outcome(None, exc.participant_message, exc.host_message, exc.source == "submission")
     except ScoringError as exc:
         if exc.source == "submission":
             return Outcome(None, exc.message, None, participants_fault=True)

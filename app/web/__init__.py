@@ -1,1 +1,1 @@
-"""Server-rendered pages: the competitions and their public leaderboards, readable without a token."""
+"""Server-rendered pages: competitions and their public leaderboards, readable without a token."""

@@ -40,5 +40,3 @@ def competition_page(slug: str, request: Request, session: SessionDep) -> HTMLRe
         "competition.html",
         {"c": to_public(competition), "public": public, "private": private},
     )
-
-

@@ -39,14 +39,20 @@ def test_answer_key_uploads_are_audited(client, host):
 def test_settings_that_break_the_timeline_are_422(client, host):
     create_competition(client, host.headers)
     past = (datetime.now(UTC) - timedelta(days=400)).isoformat()
-    response = client.patch(f"{API}/competitions/churn", json={"deadline": past}, headers=host.headers)
+    response = client.patch(
+        f"{API}/competitions/churn", json={"deadline": past}, headers=host.headers
+    )
     assert response.status_code == 422 and "deadline" in response.json()["detail"]
-    cleared = client.patch(f"{API}/competitions/churn", json={"daily_submission_limit": None}, headers=host.headers)
+    cleared = client.patch(
+        f"{API}/competitions/churn", json={"daily_submission_limit": None}, headers=host.headers
+    )
     assert cleared.status_code == 422
 
 
 def test_participants_cannot_read_the_audit_log_or_change_settings(client, host, alice):
     create_competition(client, host.headers)
     assert client.get(f"{API}/competitions/churn/audit", headers=alice.headers).status_code == 403
-    response = client.patch(f"{API}/competitions/churn", json={"title": "Mine"}, headers=alice.headers)
+    response = client.patch(
+        f"{API}/competitions/churn", json={"title": "Mine"}, headers=alice.headers
+    )
     assert response.status_code == 403

@@ -69,7 +69,9 @@ def test_answer_key_versions_are_kept_and_the_first_is_published(client, host):
     assert first.json()["version"] == 1
     assert first.json()["n_public"] == 3 and first.json()["n_private"] == 3
     assert first.json()["published_at"] is not None
-    second = upload_key(client, host.headers, content=csv_bytes(["id", "target"], *[r[:2] for r in KEY_ROWS]))
+    second = upload_key(
+        client, host.headers, content=csv_bytes(["id", "target"], *[r[:2] for r in KEY_ROWS])
+    )
     assert second.status_code == 201, second.text
     assert second.json()["version"] == 2
     assert second.json()["published_at"] is None
@@ -102,7 +104,9 @@ def test_empty_answer_key_is_422(client, host):
 
 def test_answer_key_with_bad_usage_values_is_422_naming_them(client, host):
     create_competition(client, host.headers)
-    content = csv_bytes(["id", "target", "Usage"], ["a", 1, "Public"], ["b", 0, "public"], ["c", 1, "Secret"])
+    content = csv_bytes(
+        ["id", "target", "Usage"], ["a", 1, "Public"], ["b", 0, "public"], ["c", 1, "Secret"]
+    )
     response = upload_key(client, host.headers, content=content)
     assert response.status_code == 422
     detail = response.json()["detail"]

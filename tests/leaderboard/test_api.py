@@ -20,7 +20,9 @@ FUTURE = (datetime.now(UTC) + timedelta(days=7)).isoformat()
 
 
 def _board(client, caller, board="public", slug="churn"):
-    response = client.get(f"{API}/competitions/{slug}/leaderboard?board={board}", headers=caller.headers)
+    response = client.get(
+        f"{API}/competitions/{slug}/leaderboard?board={board}", headers=caller.headers
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -34,7 +36,9 @@ def _close(session_factory):
 
 def _select(session_factory, submission_id):
     with session_factory() as session:
-        session.execute(update(Submission).where(Submission.id == submission_id).values(selected=True))
+        session.execute(
+            update(Submission).where(Submission.id == submission_id).values(selected=True)
+        )
         session.commit()
 
 
@@ -81,13 +85,17 @@ def test_a_later_equal_score_does_not_replace_the_teams_earlier_entry(client, ho
 
 def test_private_board_is_403_for_participants_before_the_deadline(client, host, alice):
     ready_competition(client, host.headers, deadline=FUTURE)
-    response = client.get(f"{API}/competitions/churn/leaderboard?board=private", headers=alice.headers)
+    response = client.get(
+        f"{API}/competitions/churn/leaderboard?board=private", headers=alice.headers
+    )
     assert response.status_code == 403
 
 
 def test_private_board_without_a_deadline_stays_hidden_from_participants(client, host, alice):
     ready_competition(client, host.headers)
-    response = client.get(f"{API}/competitions/churn/leaderboard?board=private", headers=alice.headers)
+    response = client.get(
+        f"{API}/competitions/churn/leaderboard?board=private", headers=alice.headers
+    )
     assert response.status_code == 403
 
 
@@ -98,7 +106,9 @@ def test_organisers_always_see_the_private_board(client, host, alice):
     assert rows == [rows[0]] and rows[0]["score"] == 1.0
 
 
-def test_private_board_opens_to_participants_after_the_deadline(client, host, alice, session_factory):
+def test_private_board_opens_to_participants_after_the_deadline(
+    client, host, alice, session_factory
+):
     ready_competition(client, host.headers, deadline=FUTURE)
     submit(client, alice.headers, PUBLIC_HALF)
     _close(session_factory)
@@ -110,14 +120,18 @@ def test_private_board_uses_best_public_submission_when_none_selected(client, ho
     submit(client, alice.headers, PUBLIC_HALF)  # public 0.5, private 1.0
     submit(client, alice.headers, PRIVATE_WRONG)  # public 1.0, private 0.0
     rows = _board(client, host, "private")["rows"]
-    assert rows[0]["score"] == 0.0  # Kaggle's rule: the best public one counts, not the best private
+    assert (
+        rows[0]["score"] == 0.0
+    )  # Kaggle's rule: the best public one counts, not the best private
 
 
 def test_private_board_uses_best_private_among_selected(client, host, alice, session_factory):
     ready_competition(client, host.headers, deadline=FUTURE)
     first = submit(client, alice.headers, PUBLIC_HALF).json()["id"]  # private 1.0
     second = submit(client, alice.headers, PRIVATE_WRONG).json()["id"]  # private 0.0
-    third = submit(client, alice.headers, predictions(a=0.9, b=0.1, c=0.8, d=0.2, e=0.7, f=0.9)).json()["id"]
+    third = submit(
+        client, alice.headers, predictions(a=0.9, b=0.1, c=0.8, d=0.2, e=0.7, f=0.9)
+    ).json()["id"]
     _select(session_factory, second)
     _select(session_factory, third)
     rows = _board(client, host, "private")["rows"]
@@ -143,7 +157,9 @@ def test_late_submissions_are_not_ranked(client, host, alice, bob, session_facto
 
 def test_unknown_board_name_is_422(client, host, alice):
     ready_competition(client, host.headers)
-    response = client.get(f"{API}/competitions/churn/leaderboard?board=secret", headers=alice.headers)
+    response = client.get(
+        f"{API}/competitions/churn/leaderboard?board=secret", headers=alice.headers
+    )
     assert response.status_code == 422
 
 

@@ -65,7 +65,10 @@ def test_queued_submissions_are_scored_after_a_restart(tmp_path):
     with TestClient(create_app(settings, scoring_queue=parked)) as client:
         ready_competition(client, host)
         submission_id = submit(client, alice, PERFECT).json()["id"]
-        assert client.get(f"{API}/submissions/{submission_id}", headers=alice).json()["status"] == "queued"
+        assert (
+            client.get(f"{API}/submissions/{submission_id}", headers=alice).json()["status"]
+            == "queued"
+        )
     assert parked.ids == [submission_id]
 
     # A new server process with a real scoring thread finds the queued row and scores it.
@@ -111,16 +114,22 @@ def test_scoring_twice_writes_one_score_row(tmp_path):
     # A retried job (say a redelivered Celery task) after a crash that left it 'scoring'.
     with unit_of_work(factory) as session:
         session.execute(
-            update(Submission).where(Submission.id == submission_id).values(status=SubmissionStatus.scoring)
+            update(Submission)
+            .where(Submission.id == submission_id)
+            .values(status=SubmissionStatus.scoring)
         )
     score_submission(factory, submission_id)
     with unit_of_work(factory) as session:
-        count = session.scalar(select(func.count(Score.id)).where(Score.submission_id == submission_id))
+        count = session.scalar(
+            select(func.count(Score.id)).where(Score.submission_id == submission_id)
+        )
         status = session.get(Submission, submission_id).status
     assert count == 1 and status == SubmissionStatus.scored
 
 
-def test_a_crashing_scorer_fails_one_submission_with_a_generic_participant_message(tmp_path, monkeypatch):
+def test_a_crashing_scorer_fails_one_submission_with_a_generic_participant_message(
+    tmp_path, monkeypatch
+):
     settings = _file_settings(tmp_path)
     host, alice = _headers(settings, "host", True), _headers(settings, "alice")
     with TestClient(create_app(settings, scoring_queue=_Parked())) as client:
@@ -149,7 +158,9 @@ def test_thread_queue_scores_uploads_in_the_background(tmp_path):
         ids = [submit(client, alice, io.BytesIO(PERFECT).read()).json()["id"] for _ in range(3)]
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            statuses = {client.get(f"{API}/submissions/{i}", headers=alice).json()["status"] for i in ids}
+            statuses = {
+                client.get(f"{API}/submissions/{i}", headers=alice).json()["status"] for i in ids
+            }
             if statuses == {"scored"}:
                 break
             time.sleep(0.05)

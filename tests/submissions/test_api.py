@@ -36,7 +36,9 @@ def test_submission_is_accepted_queued_then_scored(client, host, alice):
 
 
 def test_private_score_is_hidden_from_participants_before_the_deadline(client, host, alice):
-    ready_competition(client, host.headers, deadline=(datetime.now(UTC) + timedelta(days=1)).isoformat())
+    ready_competition(
+        client, host.headers, deadline=(datetime.now(UTC) + timedelta(days=1)).isoformat()
+    )
     submission_id = submit(client, alice.headers, PUBLIC_HALF).json()["id"]
     view = _view(client, alice, submission_id)
     assert "private_score" not in view and "host_error" not in view and "details" not in view
@@ -55,7 +57,9 @@ def test_organiser_sees_private_score_and_host_fields(client, host, alice):
 
 
 def test_private_score_is_revealed_after_the_deadline(client, host, alice, session_factory):
-    ready_competition(client, host.headers, deadline=(datetime.now(UTC) + timedelta(days=1)).isoformat())
+    ready_competition(
+        client, host.headers, deadline=(datetime.now(UTC) + timedelta(days=1)).isoformat()
+    )
     submission_id = submit(client, alice.headers, PUBLIC_HALF).json()["id"]
     with session_factory() as session:
         session.execute(
@@ -99,13 +103,20 @@ def test_missing_ids_fail_the_submission_with_a_reason(client, host, alice):
     assert response.status_code == 202
     view = _view(client, alice, response.json()["id"])
     assert view["status"] == "failed"
-    assert "2 id" in view["error"] and "missing" in view["error"] and "'e'" in view["error"] and "'f'" in view["error"]
+    assert (
+        "2 id" in view["error"]
+        and "missing" in view["error"]
+        and "'e'" in view["error"]
+        and "'f'" in view["error"]
+    )
     assert view["public_score"] is None
 
 
 def test_non_numeric_cells_fail_the_submission_naming_the_column(client, host, alice):
     ready_competition(client, host.headers)
-    content = csv_bytes(["id", "target"], ["a", 0.1], ["b", "high"], ["c", 0.3], ["d", 0.4], ["e", ""], ["f", 0.2])
+    content = csv_bytes(
+        ["id", "target"], ["a", 0.1], ["b", "high"], ["c", 0.3], ["d", 0.4], ["e", ""], ["f", 0.2]
+    )
     view = _view(client, alice, submit(client, alice.headers, content).json()["id"])
     assert view["status"] == "failed"
     assert "'target'" in view["error"]
@@ -115,7 +126,11 @@ def test_unknown_ids_fail_the_submission_naming_them(client, host, alice):
     ready_competition(client, host.headers)
     content = predictions(a=0.9, b=0.1, c=0.8, d=0.2, e=0.7, f=0.3, zz=0.5)
     view = _view(client, alice, submit(client, alice.headers, content).json()["id"])
-    assert view["status"] == "failed" and "'zz'" in view["error"] and "not in the answer key" in view["error"]
+    assert (
+        view["status"] == "failed"
+        and "'zz'" in view["error"]
+        and "not in the answer key" in view["error"]
+    )
 
 
 def test_submitting_before_any_answer_key_is_409(client, host, alice):

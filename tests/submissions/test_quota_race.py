@@ -1,4 +1,4 @@
-"""Quotas hold under concurrency: many simultaneous uploads from one team accept exactly what is left."""
+"""Quotas hold under concurrency: simultaneous uploads from one team accept exactly what is left."""
 
 from concurrent.futures import ThreadPoolExecutor
 
@@ -27,15 +27,22 @@ def test_fifty_concurrent_uploads_with_five_left_accept_exactly_five(fresh_datab
     tokens = {}
     with unit_of_work(factory) as session:
         for name, role in (("host", Role.organiser), ("alice", Role.participant)):
-            tokens[name] = create_user(session, name=name, role=role, secret_key=settings.secret_key)[1]
+            tokens[name] = create_user(
+                session, name=name, role=role, secret_key=settings.secret_key
+            )[1]
     host = {"Authorization": f"Bearer {tokens['host']}"}
     alice = {"Authorization": f"Bearer {tokens['alice']}"}
 
-    with TestClient(create_app(settings, session_factory=factory, scoring_queue=_Parked())) as client:
+    with TestClient(
+        create_app(settings, session_factory=factory, scoring_queue=_Parked())
+    ) as client:
         ready_competition(client, host, daily_submission_limit=8)
         for _ in range(3):
             assert submit(client, alice, PERFECT).status_code == 202
-        assert client.get(f"{API}/competitions/churn/quota", headers=alice).json()["remaining_today"] == 5
+        assert (
+            client.get(f"{API}/competitions/churn/quota", headers=alice).json()["remaining_today"]
+            == 5
+        )
 
         with ThreadPoolExecutor(max_workers=50) as pool:
             codes = list(pool.map(lambda _: submit(client, alice, PERFECT).status_code, range(50)))

@@ -24,13 +24,20 @@ def _quota(client, caller, slug="churn"):
 
 def test_submissions_before_start_are_refused_with_the_time(client, host, alice):
     start = datetime.now(UTC) + timedelta(days=1)
-    ready_competition(client, host.headers, start=start.isoformat(), deadline=(start + timedelta(days=9)).isoformat())
+    ready_competition(
+        client,
+        host.headers,
+        start=start.isoformat(),
+        deadline=(start + timedelta(days=9)).isoformat(),
+    )
     response = submit(client, alice.headers, PERFECT)
     assert response.status_code == 403
     assert start.isoformat()[:16] in response.json()["detail"]
 
 
-def test_late_submissions_are_scored_and_shown_to_their_team_but_never_ranked(client, host, alice, bob, session_factory):
+def test_late_submissions_are_scored_and_shown_to_their_team_but_never_ranked(
+    client, host, alice, bob, session_factory
+):
     ready_competition(client, host.headers, deadline=FUTURE)
     submit(client, bob.headers, PUBLIC_HALF)
     _close(session_factory)
@@ -40,7 +47,9 @@ def test_late_submissions_are_scored_and_shown_to_their_team_but_never_ranked(cl
     assert view["status"] == "scored" and view["late"] is True
     assert view["public_score"] == 1.0 and view["private_score"] == 1.0
     for board in ("public", "private"):
-        rows = client.get(f"{API}/competitions/churn/leaderboard?board={board}", headers=alice.headers).json()["rows"]
+        rows = client.get(
+            f"{API}/competitions/churn/leaderboard?board={board}", headers=alice.headers
+        ).json()["rows"]
         assert [r["team"] for r in rows] == ["bob"]
 
 
@@ -75,7 +84,10 @@ def test_failures_on_our_side_are_refunded(client, host, alice, monkeypatch):
 
     monkeypatch.setattr("app.scoring.jobs.score_submission_file", explode)
     failed = submit(client, alice.headers, PERFECT).json()["id"]
-    assert client.get(f"{API}/submissions/{failed}", headers=alice.headers).json()["status"] == "failed"
+    assert (
+        client.get(f"{API}/submissions/{failed}", headers=alice.headers).json()["status"]
+        == "failed"
+    )
     assert _quota(client, alice)["used_today"] == 0
     monkeypatch.undo()
     assert submit(client, alice.headers, PERFECT).status_code == 202
@@ -90,15 +102,29 @@ def test_a_team_selects_up_to_its_limit_and_can_unselect(client, host, alice):
         assert response.status_code == 200 and response.json()["selected"] is True
     third = client.post(f"{API}/submissions/{ids[2]}/select", headers=alice.headers)
     assert third.status_code == 409 and "limit" in third.json()["detail"]
-    assert client.delete(f"{API}/submissions/{ids[0]}/select", headers=alice.headers).json()["selected"] is False
-    assert client.post(f"{API}/submissions/{ids[2]}/select", headers=alice.headers).status_code == 200
+    assert (
+        client.delete(f"{API}/submissions/{ids[0]}/select", headers=alice.headers).json()[
+            "selected"
+        ]
+        is False
+    )
+    assert (
+        client.post(f"{API}/submissions/{ids[2]}/select", headers=alice.headers).status_code == 200
+    )
 
 
 def test_selection_changes_the_private_board(client, host, alice):
     ready_competition(client, host.headers, deadline=FUTURE)
     first = submit(client, alice.headers, PUBLIC_HALF).json()["id"]  # public 0.5, private 1.0
-    submit(client, alice.headers, predictions(a=0.9, b=0.1, c=0.8, d=0.9, e=0.1, f=0.8))  # public 1, private 0
-    private = lambda: client.get(f"{API}/competitions/churn/leaderboard?board=private", headers=host.headers).json()["rows"][0]["score"]  # noqa: E731
+    submit(
+        client, alice.headers, predictions(a=0.9, b=0.1, c=0.8, d=0.9, e=0.1, f=0.8)
+    )  # public 1, private 0
+
+    def private():
+        return client.get(
+            f"{API}/competitions/churn/leaderboard?board=private", headers=host.headers
+        ).json()["rows"][0]["score"]  # noqa: E731
+
     assert private() == 0.0
     client.post(f"{API}/submissions/{first}/select", headers=alice.headers)
     assert private() == 1.0
@@ -115,7 +141,10 @@ def test_selections_close_at_the_deadline(client, host, alice, session_factory):
     ready_competition(client, host.headers, deadline=FUTURE)
     submission_id = submit(client, alice.headers, PERFECT).json()["id"]
     _close(session_factory)
-    assert client.post(f"{API}/submissions/{submission_id}/select", headers=alice.headers).status_code == 403
+    assert (
+        client.post(f"{API}/submissions/{submission_id}/select", headers=alice.headers).status_code
+        == 403
+    )
 
 
 def test_late_submissions_cannot_be_selected(client, host, alice, session_factory):
