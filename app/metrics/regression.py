@@ -20,7 +20,8 @@ def rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     """
     check_one_column(y_true, y_pred)
     diff = y_true - y_pred
-    return float(np.sqrt(np.mean(diff * diff)))
+    diff *= diff  # in place: the same squares as ``diff ** 2``, one array fewer
+    return float(np.sqrt(np.mean(diff)))
 
 
 def mae(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -48,9 +49,11 @@ def r2(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     if len(y_true) < 2:
         raise MetricInputError("R² is not defined for fewer than two rows", source="answer_key")
     residual = y_true - y_pred
-    numerator = np.sum(residual * residual)
+    residual *= residual
+    numerator = np.sum(residual)
     centred = y_true - np.mean(y_true)
-    denominator = np.sum(centred * centred)
+    centred *= centred
+    denominator = np.sum(centred)
     if numerator == 0:
         return 1.0
     if denominator == 0:
@@ -77,8 +80,10 @@ def rmsle(y_true: np.ndarray, y_pred: np.ndarray) -> float:
                 rows=bad,
                 source=who,
             )
-    diff = np.log1p(y_true) - np.log1p(y_pred)
-    return float(np.sqrt(np.mean(diff * diff)))
+    diff = np.log1p(y_true)
+    diff -= np.log1p(y_pred)
+    diff *= diff
+    return float(np.sqrt(np.mean(diff)))
 
 
 def quadratic_weighted_kappa(y_true: np.ndarray, y_pred: np.ndarray) -> float:
