@@ -4,7 +4,6 @@ A submission counts unless it was refunded, which happens automatically when it 
 our fault rather than the participant's file.
 """
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
@@ -12,20 +11,11 @@ from sqlalchemy.orm import Session
 
 from app.errors import TooManyRequests
 from app.models import Competition, Submission, Team
+from app.submissions.schemas import QuotaPublic
 
 
 def start_of_utc_day(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-@dataclass(frozen=True)
-class Quota:
-    used_today: int
-    daily_limit: int
-    remaining_today: int
-    resets_at: datetime
-    used_total: int
-    total_limit: int | None
 
 
 def _counted(team_id: int):  # type: ignore[no-untyped-def]
@@ -36,7 +26,7 @@ def _counted(team_id: int):  # type: ignore[no-untyped-def]
 
 def quota_for(
     session: Session, *, competition: Competition, team: Team | None, now: datetime
-) -> Quota:
+) -> QuotaPublic:
     day = start_of_utc_day(now)
     used_today = used_total = 0
     if team is not None:
@@ -45,7 +35,7 @@ def quota_for(
     remaining = max(competition.daily_submission_limit - used_today, 0)
     if competition.total_submission_limit is not None:
         remaining = min(remaining, max(competition.total_submission_limit - used_total, 0))
-    return Quota(
+    return QuotaPublic(
         used_today=used_today,
         daily_limit=competition.daily_submission_limit,
         remaining_today=remaining,

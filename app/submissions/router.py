@@ -71,8 +71,7 @@ def list_submissions(
 @router.get("/competitions/{slug}/quota", response_model=QuotaPublic)
 def get_quota(competition: CompetitionDep, user: CurrentUser, session: SessionDep) -> QuotaPublic:
     team = find_team(session, competition=competition, user=user)
-    quota = quota_for(session, competition=competition, team=team, now=datetime.now(UTC))
-    return QuotaPublic(**quota.__dict__)
+    return quota_for(session, competition=competition, team=team, now=datetime.now(UTC))
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionView)
