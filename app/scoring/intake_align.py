@@ -136,6 +136,7 @@ class KeyIndex:
     rows: np.ndarray  # int32 (int64 past 2**31 rows): the key row of each grouped hash
     bucket_starts: np.ndarray  # same type as rows, length 2**bits + 1
     bits: int
+    id_width: int = 0  # the byte length every key id has, or 0 when they differ
 
     @classmethod
     def build(cls, ids: pa.Array | pa.ChunkedArray) -> "KeyIndex":
@@ -150,7 +151,8 @@ class KeyIndex:
         rows_type = np.int32 if len(h) < 2**31 else np.int64
         bucket_starts = np.zeros((1 << bits) + 1, dtype=rows_type)
         np.cumsum(np.bincount(buckets, minlength=1 << bits), out=bucket_starts[1:])
-        return cls(h[order], order.astype(rows_type), bucket_starts, bits)
+        ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+        return cls(h[order], order.astype(rows_type), bucket_starts, bits, _fixed_width(ids))
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -208,13 +210,35 @@ def arrow_indices(values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
-def _verified(chunk: pa.Array, key_ids: pa.Array, found: np.ndarray) -> bool:
+def _fixed_width(array: pa.Array) -> int:
+    """The byte length shared by every string of ``array``, or 0."""
+    if len(array) == 0 or not pa.types.is_string(array.type):
+        return 0
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        array.offset : array.offset + len(array) + 1
+    ]
+    width = int(offsets[1] - offsets[0])
+    return width if width > 0 and bool(np.all(np.diff(offsets) == width)) else 0
+
+
+def _rows_as_bytes(array: pa.Array, width: int) -> np.ndarray:
+    """A fixed-width string array's data as one ``V{width}`` element per string (a view)."""
+    start = int(np.frombuffer(array.buffers()[1], dtype=np.int32)[array.offset])
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)[start : start + width * len(array)]
+    return data.view(f"V{width}")
+
+
+def _verified(chunk: pa.Array, key_ids: pa.Array, found: np.ndarray, key_width: int) -> bool:
     """Whether every matched submission id equals, byte for byte, the key id it was matched to."""
     matched = found >= 0
     if not matched.all():
         rows = np.flatnonzero(matched)
         chunk = chunk.take(arrow_indices(rows))
         found = found[rows]
+    if key_width and _fixed_width(chunk) == key_width:
+        # One fixed-size copy per id, compared as raw bytes: no new string array to build.
+        expected = _rows_as_bytes(key_ids, key_width)[found]
+        return np.array_equal(expected.view(np.uint8), _rows_as_bytes(chunk, key_width).view(np.uint8))
     return key_ids.take(arrow_indices(found)).equals(chunk)
 
 
@@ -236,7 +260,7 @@ def positions(
         for offset in range(0, len(chunk), _JOIN_ROWS):
             piece = chunk.slice(offset, _JOIN_ROWS)
             part = index.lookup(hash_ids(piece))
-            if not _verified(piece, key_ids, part):
+            if not _verified(piece, key_ids, part, index.id_width):
                 # Two different ids share a hash: rare, and then Arrow's exact join decides.
                 return positions_exact(sub_ids, key_ids)
             found[start : start + len(piece)] = part

@@ -32,7 +32,7 @@ from app.scoring.intake import (
 )
 from app.scoring.intake_align import KeyIndex
 
-CACHE_FORMAT = 2  # bump when the layout below changes: old entries are then simply not found
+CACHE_FORMAT = 3  # bump when the layout below changes: old entries are then simply not found
 _TABLE = "key.arrow"
 _META = "meta.json"
 _INDEX_ARRAYS = ("hashes", "rows", "bucket_starts")
@@ -136,6 +136,7 @@ def _store(entry: Path, key: AnswerKeyTable, metric: Metric) -> None:
             "extra_columns": list(key.extra),
             "two_dimensional": key.y_true.ndim == 2,
             "bits": index.bits,
+            "id_width": index.id_width,
         }
         (tmp / _META).write_text(json.dumps(meta))
         try:
@@ -176,7 +177,7 @@ def _load(entry: Path, metric: Metric) -> AnswerKeyTable:
         mapped = np.load(entry / f"{name}.npy", mmap_mode="r")
         mappings.append(mapped._mmap)
         arrays.append(np.asarray(mapped))  # a plain view: numpy.memmap slows indexing down
-    index = KeyIndex(*arrays, bits=meta["bits"])
+    index = KeyIndex(*arrays, bits=meta["bits"], id_width=meta["id_width"])
     return AnswerKeyTable(
         id_column=meta["id_column"],
         target_columns=meta["target_columns"],

@@ -127,3 +127,14 @@ def test_read_submission_matches_a_pandas_merge_of_the_files(tmp_path_factory, k
     frame_sub = pd.read_csv(folder / "sub.csv", dtype={"id": str}, keep_default_na=False)
     merged = frame_key.merge(frame_sub, on="id", suffixes=("_true", "_pred"))
     np.testing.assert_array_equal(got, merged["target_pred"].to_numpy())
+
+
+@pytest.mark.parametrize("sub_ids", [["cccc", "dddd"], ["cc", "ddddddd"]])
+def test_a_hash_match_between_different_ids_is_caught_by_the_byte_comparison(monkeypatch, sub_ids):
+    from app.scoring import intake_align
+
+    key = pa.array(["aaaa", "bbbb"])
+    index = KeyIndex.build(key)
+    forged = hash_ids(key)  # pretend the submission's ids hash exactly like the key's
+    monkeypatch.setattr(intake_align, "hash_ids", lambda ids: forged[: len(ids)])
+    np.testing.assert_array_equal(positions(pa.array(sub_ids), key, index), [-1, -1])
