@@ -163,3 +163,22 @@ def test_details_are_plain_json(metric):
     ex = example_inputs(metric)
     details = metric.details(ex.y_true, ex.y_pred, params=metric.parse_params(ex.params), extra={})
     assert json.loads(json.dumps(details)) == details
+
+
+every_metric_with_key_columns = _over(
+    [m for m in METRICS if any(name.endswith("_column") for name in m.params.model_fields)]
+)
+
+
+@every_metric_with_key_columns
+def test_row_order_does_not_matter_with_a_weight_column_either(metric):
+    ex = example_inputs(metric, 4)
+    rng = np.random.default_rng(4)
+    column = next(name for name in metric.params.model_fields if name.endswith("_column"))
+    params = {**ex.params, column: "w"}
+    extra = {"w": rng.normal(1.0, 1.0, len(ex.y_true))}
+    order = rng.permutation(len(ex.y_true))
+    before = _score(metric, ex.y_true, ex.y_pred, params, extra)
+    after = _score(metric, ex.y_true[order], ex.y_pred[order], params, {"w": extra["w"][order]})
+    assert after == pytest.approx(before, rel=1e-12, abs=1e-12)
+    assert before != pytest.approx(_score(metric, ex.y_true, ex.y_pred, ex.params))
