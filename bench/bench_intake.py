@@ -139,7 +139,7 @@ def run_limit(task: str, key: Path, sub: Path, cache: Path) -> float:
     from pyarrow import csv as pacsv
 
     from app.metrics import get_metric
-    from app.scoring.intake import _chunk_values
+    from app.scoring.intake_cells import chunk_values
 
     metric = get_metric(TASKS[task])
     params = metric.parse_params(None)
@@ -150,7 +150,7 @@ def run_limit(task: str, key: Path, sub: Path, cache: Path) -> float:
     start = time.perf_counter()
     table = pacsv.read_csv(sub, convert_options=pacsv.ConvertOptions(column_types=labels))
     chunks = table.column(1).chunks
-    y_pred = np.concatenate([_chunk_values(c, metric.cell) for c in chunks])
+    y_pred = np.concatenate([chunk_values(c, metric.cell) for c in chunks])
     score = metric.compute(y_true, y_pred, params)
     return _done(start, score)
 

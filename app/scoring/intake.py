@@ -9,7 +9,6 @@ file has been found wrong.
 """
 
 import csv
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,20 +16,21 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyarrow import csv as pacsv
 from pydantic import BaseModel
 
 from app.metrics.registry import Metric
-from app.scoring.intake_align import KeyIndex, in_key_order, positions, positions_exact
-from app.scoring.intake_errors import SHOWN, IntakeError, first_few, plural
-from app.scoring.intake_source import (
-    Source,
-    first_invalid_utf8,
-    line_numbers,
-    open_stream,
-    read_head,
-    sniff,
+from app.scoring.intake_align import KeyIndex, arrow_indices, in_key_order, positions
+from app.scoring.intake_cells import (
+    aligned_values,
+    check_column,
+    check_numbers,
+    column_type,
+    primitive,
+    stack,
 )
+from app.scoring.intake_errors import SHOWN, IntakeError, first_few, plural
+from app.scoring.intake_parse import NUMBER, describe_rows, raise_not_utf8, read_table
+from app.scoring.intake_source import DEFAULT_LIMITS, IntakeLimits, Source, read_head, sniff
 
 __all__ = [
     "IGNORED",
@@ -54,19 +54,7 @@ __all__ = [
 USAGE_COLUMN = "Usage"
 USAGE_CODES = {"Public": 0, "Private": 1, "Ignored": 2}
 PUBLIC, PRIVATE, IGNORED = 0, 1, 2
-_BLOCK_SIZE = 1 << 22
 _first_few = first_few  # the scoring core names offending ids with it
-
-
-@dataclass(frozen=True)
-class IntakeLimits:
-    """How much a file may hold; the service fills these from its settings."""
-
-    max_rows: int = 50_000_000
-    max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024
-
-
-DEFAULT_LIMITS = IntakeLimits()
 
 
 @dataclass
@@ -129,17 +117,7 @@ def _check_head_utf8(source: Source, head: bytes, limits: IntakeLimits) -> None:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 3:  # not merely a character cut at the end of the head
-            _raise_not_utf8(source, limits)
-
-
-def _raise_not_utf8(source: Source, limits: IntakeLimits) -> None:
-    where = first_invalid_utf8(source, max_bytes=limits.max_decompressed_bytes)
-    at = f" (line {where[0]}, byte {where[1]})" if where else ""
-    raise IntakeError(
-        f"the file is not valid UTF-8 text{at}; save it as UTF-8 "
-        "(\"CSV UTF-8\" in spreadsheet programs)",
-        kind="not_utf8",
-    )
+            raise_not_utf8(source, limits)
 
 
 def read_header(path: Path, *, limits: IntakeLimits = DEFAULT_LIMITS) -> list[str]:
@@ -189,338 +167,11 @@ def _looks_like_data(header: list[str], key: AnswerKeyTable) -> bool:
     """Whether a first line is a data row: it starts with a key id, or holds numbers."""
     if set(header) & {key.id_column, *key.target_columns}:
         return False
-    numbers = pc.match_substring_regex(pa.array(header[1:], pa.string()), _NUMBER, ignore_case=True)
+    numbers = pc.match_substring_regex(pa.array(header[1:], pa.string()), NUMBER, ignore_case=True)
     if pc.any(numbers).as_py():
         return True
     ids = getattr(key, "ids", None)  # the service checks uploads against a key's columns only
     return ids is not None and bool(pc.any(pc.equal(ids, header[0])).as_py())
-
-
-# --- parsing -------------------------------------------------------------------------------
-
-
-def _convert_options(column_types: dict[str, pa.DataType]) -> pacsv.ConvertOptions:
-    return pacsv.ConvertOptions(
-        column_types=column_types,
-        strings_can_be_null=False,
-        quoted_strings_can_be_null=False,
-        null_values=[""],
-        true_values=[],
-        false_values=[],
-        include_columns=list(column_types),
-    )
-
-
-def _read_table(
-    source: Source, column_types: dict[str, pa.DataType], limits: IntakeLimits
-) -> pa.Table:
-    read_options = pacsv.ReadOptions(use_threads=True, block_size=_BLOCK_SIZE)
-    parse_options = pacsv.ParseOptions(newlines_in_values=False)
-    convert_options = _convert_options(column_types)
-    if source.container == "plain":
-        try:
-            table = pacsv.read_csv(
-                source.path,
-                read_options=read_options,
-                parse_options=parse_options,
-                convert_options=convert_options,
-            )
-        except pa.ArrowInvalid as exc:
-            raise _explain_parse_error(source, column_types, exc, limits) from None
-    else:
-        with open_stream(source, max_bytes=limits.max_decompressed_bytes) as stream:
-            try:
-                table = pacsv.read_csv(
-                    stream,
-                    read_options=read_options,
-                    parse_options=parse_options,
-                    convert_options=convert_options,
-                )
-            except Exception as exc:  # noqa: BLE001 - pyarrow wraps what the stream raised
-                if stream.error is not None:
-                    raise stream.error from None
-                if isinstance(exc, IntakeError):
-                    raise
-                if isinstance(exc, pa.ArrowInvalid):
-                    raise _explain_parse_error(source, column_types, exc, limits) from None
-                raise
-    if table.num_rows == 0:
-        raise IntakeError("the file has a header but no data rows", kind="no_rows")
-    if table.num_rows > limits.max_rows:
-        raise IntakeError(
-            f"the file has {table.num_rows} rows, more than the limit of {limits.max_rows}",
-            kind="too_many_rows",
-        )
-    return table
-
-
-def _explain_parse_error(
-    source: Source,
-    column_types: dict[str, pa.DataType],
-    exc: pa.ArrowInvalid,
-    limits: IntakeLimits,
-) -> IntakeError:
-    text = str(exc)
-    if "UTF8" in text or "utf8" in text.lower():
-        try:
-            _raise_not_utf8(source, limits)
-        except IntakeError as err:
-            return err
-    if "Expected" in text and "columns" in text:
-        return _ragged_rows(source, column_types, limits) or IntakeError(
-            f"a row has the wrong number of fields: {text.split(':', 1)[-1].strip()[:200]}",
-            kind="ragged_row",
-        )
-    if "conversion error" in text:
-        found = _non_numeric(source, column_types, limits)
-        if found is not None:
-            return found
-    return IntakeError(f"the file could not be parsed as CSV: {text[:300]}", kind="bad_csv")
-
-
-def _ragged_rows(
-    source: Source, column_types: dict[str, pa.DataType], limits: IntakeLimits
-) -> IntakeError | None:
-    # Read again, single-threaded so pyarrow knows line numbers, collecting the bad rows.
-    bad: list[tuple[int, int, int, str]] = []
-
-    def collect(row: pacsv.InvalidRow) -> str:
-        bad.append((row.number, row.expected_columns, row.actual_columns, row.text))
-        return "skip"
-
-    as_text = {name: pa.string() for name in column_types}
-    with open_stream(source, max_bytes=limits.max_decompressed_bytes) as stream:
-        try:
-            pacsv.read_csv(
-                stream,
-                read_options=pacsv.ReadOptions(use_threads=False, block_size=_BLOCK_SIZE),
-                parse_options=pacsv.ParseOptions(invalid_row_handler=collect),
-                convert_options=_convert_options(as_text),
-            )
-        except Exception:  # noqa: BLE001 - the rows collected so far still explain it
-            pass
-    if not bad:
-        return None
-    expected = bad[0][1]
-    # pyarrow numbers the non-blank lines from 1, the header included: row = number - 2.
-    rows = np.array([number - 2 for number, *_ in bad[:SHOWN] if number is not None])
-    lines = line_numbers(source, rows, max_bytes=limits.max_decompressed_bytes)
-    shown = "; ".join(
-        f"line {lines.get(number - 2, '?') if number is not None else '?'} has {actual}: "
-        f"{text[:80]!r}"
-        for number, _, actual, text in bad[:SHOWN]
-    )
-    more = f" (and {len(bad) - SHOWN} more)" if len(bad) > SHOWN else ""
-    return IntakeError(
-        f"{plural(len(bad), 'row')} have the wrong number of "
-        f"fields (expected {expected}, one per column; a decimal comma or an unquoted comma "
-        f"in a value splits a field): {shown}{more}",
-        kind="ragged_row",
-    )
-
-
-_NUMBER = (
-    r"^\s*[+-]?((\d+\.?\d*)|(\.\d+))([eE][+-]?\d+)?\s*$"
-    r"|^\s*[+-]?(inf|infinity|nan)\s*$"
-)
-
-
-def _non_numeric(
-    source: Source, column_types: dict[str, pa.DataType], limits: IntakeLimits
-) -> IntakeError | None:
-    # Read the numeric columns again as text to say exactly which cells are not numbers.
-    as_text = {name: pa.string() for name in column_types}
-    table = _read_table(source, as_text, limits)
-    ids = table.column(0)
-    for name, dtype in column_types.items():
-        if not pa.types.is_floating(dtype):
-            continue
-        cells = table.column(name)
-        numeric = pc.match_substring_regex(cells, _NUMBER, ignore_case=True)
-        bad = np.flatnonzero(~numeric.to_numpy(zero_copy_only=False) & _nonempty(cells))
-        if bad.size:
-            values = cells.take(pa.array(bad[:SHOWN])).to_pylist()
-            return IntakeError(
-                f"column '{name}' has {plural(bad.size, 'non-numeric cell')}: "
-                f"{_where(source, ids, bad, limits, values=values)}",
-                kind="non_numeric",
-            )
-    return None
-
-
-def _nonempty(cells: pa.ChunkedArray) -> np.ndarray:
-    return pc.not_equal(pc.utf8_length(cells), 0).to_numpy(zero_copy_only=False)
-
-
-def _where(
-    source: Source,
-    ids: pa.ChunkedArray | pa.Array,
-    rows: np.ndarray,
-    limits: IntakeLimits,
-    *,
-    values: list | None = None,
-) -> str:
-    """``line 7 (id 'a3', value 'x'), … (and 12 more)`` for the first offending rows."""
-    shown = np.asarray(rows[:SHOWN], dtype=np.int64)
-    lines = line_numbers(source, shown, max_bytes=limits.max_decompressed_bytes)
-    shown_ids = ids.take(pa.array(shown)).to_pylist()
-    parts = []
-    for i, row in enumerate(shown.tolist()):
-        detail = f"id {shown_ids[i]!r}"
-        if values is not None:
-            detail += f", value {values[i]!r}"
-        parts.append(f"line {lines.get(row, row + 2)} ({detail})")
-    more = len(rows) - len(shown)
-    return ", ".join(parts) + (f" (and {more} more)" if more > 0 else "")
-
-
-# --- cell values ---------------------------------------------------------------------------
-
-
-def _column_type(cell: str) -> pa.DataType:
-    if cell == "number":
-        return pa.float64()
-    if cell == "label":
-        # One label per row: a dictionary keeps each distinct label once, however many rows.
-        return pa.dictionary(pa.int32(), pa.string())
-    return pa.string()
-
-
-def _check_numbers(
-    source: Source, name: str, column: pa.ChunkedArray, ids: pa.ChunkedArray, limits: IntakeLimits
-) -> None:
-    if column.null_count:
-        empty = np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))
-        raise IntakeError(
-            f"column '{name}' has {plural(empty.size, 'empty cell')} where a number is "
-            f"required: {_where(source, ids, empty, limits)}",
-            kind="empty_cells",
-        )
-    finite = True
-    for chunk in column.chunks:
-        values = primitive(chunk)
-        if not np.isfinite(values).all():
-            finite = False
-            break
-    if finite:
-        return
-    values = column.to_numpy()
-    nan = np.flatnonzero(np.isnan(values))
-    if nan.size:
-        raise IntakeError(
-            f"column '{name}' has {plural(nan.size, 'NaN value')}; every prediction must be a "
-            f"finite number: {_where(source, ids, nan, limits)}",
-            kind="nan_values",
-        )
-    inf = np.flatnonzero(np.isinf(values))
-    raise IntakeError(
-        f"column '{name}' has {plural(inf.size, 'infinite value')} (inf or -inf); every "
-        f"prediction must be a finite number: "
-        f"{_where(source, ids, inf, limits, values=values[inf[:SHOWN]].tolist())}",
-        kind="infinite_values",
-    )
-
-
-def _check_labels(
-    source: Source, name: str, column: pa.ChunkedArray, ids: pa.ChunkedArray, limits: IntakeLimits
-) -> None:
-    # Look in each chunk's dictionary first: the rows are only searched once "" is known there.
-    if not any("" in chunk.dictionary.to_pylist() for chunk in column.chunks):
-        return
-    rows = np.flatnonzero(
-        np.concatenate([_chunk_values(chunk, "label") == "" for chunk in column.chunks])
-    )
-    raise IntakeError(
-        f"column '{name}' has {plural(rows.size, 'empty cell')} where a label is required: "
-        f"{_where(source, ids, rows, limits)}",
-        kind="empty_cells",
-    )
-
-
-def _check_column(
-    source: Source,
-    name: str,
-    cell: str,
-    column: pa.ChunkedArray,
-    ids: pa.ChunkedArray,
-    limits: IntakeLimits,
-) -> None:
-    if cell == "number":
-        _check_numbers(source, name, column, ids, limits)
-    elif cell == "label":
-        _check_labels(source, name, column, ids, limits)
-
-
-def _values(column: pa.ChunkedArray, cell: str, rows: np.ndarray | None, n_out: int) -> np.ndarray:
-    """The column as numpy, scattered so that input row ``i`` lands at ``rows[i]``."""
-    dtype = np.float64 if cell == "number" else object
-    if rows is None and cell == "number" and column.num_chunks == 1:
-        return primitive(column.chunk(0))
-    if pa.types.is_dictionary(column.type):
-        return _labels(column, rows, n_out)
-    out = np.empty(n_out, dtype=dtype)
-    start = 0
-    for chunk in column.chunks:
-        target = slice(start, start + len(chunk)) if rows is None else rows[start : start + len(chunk)]
-        out[target] = _chunk_values(chunk, cell)
-        start += len(chunk)
-    return out
-
-
-def _labels(column: pa.ChunkedArray, rows: np.ndarray | None, n_out: int) -> np.ndarray:
-    """A dictionary column as an object array of interned labels, placed by small int codes.
-
-    Each chunk has its own dictionary; their labels are numbered once for the whole column, the
-    codes are scattered into place, and only then turned into objects (one gather), which is
-    far cheaper than moving Python objects around row by row.
-    """
-    numbering: dict[str, int] = {}
-    codes = np.empty(n_out, dtype=np.int32)
-    start = 0
-    for chunk in column.chunks:
-        labels = chunk.dictionary.to_pylist()
-        local = np.array([numbering.setdefault(label, len(numbering)) for label in labels]
-                         or [0], dtype=np.int32)
-        target = slice(start, start + len(chunk)) if rows is None else rows[start : start + len(chunk)]
-        codes[target] = local[primitive(chunk.indices)]
-        start += len(chunk)
-    names = np.array([sys.intern(label) for label in numbering] or [""], dtype=object)
-    return names[codes]
-
-
-def primitive(chunk: pa.Array) -> np.ndarray:
-    """A numeric Arrow array without nulls as a zero-copy numpy view.
-
-    ``Array.to_numpy`` can import pandas (a large, slow import) for arrays read from IPC
-    files; the buffer view never does.
-    """
-    if chunk.null_count or not (
-        pa.types.is_floating(chunk.type) or pa.types.is_integer(chunk.type)
-    ):
-        return chunk.to_numpy(zero_copy_only=False)
-    dtype = np.dtype(chunk.type.to_pandas_dtype())
-    return np.frombuffer(
-        chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
-    )
-
-
-def _chunk_values(chunk: pa.Array, cell: str) -> np.ndarray:
-    if cell == "number":
-        return primitive(chunk)
-    if isinstance(chunk, pa.DictionaryArray):
-        # Interned, so equal labels are one object and compare by identity.
-        labels = np.array([sys.intern(s) for s in chunk.dictionary.to_pylist()] or [""], dtype=object)
-        return labels[primitive(chunk.indices)]
-    return chunk.to_numpy(zero_copy_only=False)
-
-
-def _stack(
-    table: pa.Table, columns: list[str], metric: Metric, rows: np.ndarray | None, n_out: int
-) -> np.ndarray:
-    arrays = [_values(table.column(c), metric.cell, rows, n_out) for c in columns]
-    if metric.columns == "one":
-        return arrays[0]
-    return np.column_stack(arrays)
 
 
 # --- answer keys ---------------------------------------------------------------------------
@@ -560,16 +211,16 @@ def read_answer_key(
             kind="extra_columns",
         )
     types: dict[str, pa.DataType] = {id_col: pa.string()}
-    types.update({c: _column_type(metric.cell) for c in targets})
+    types.update({c: column_type(metric.cell) for c in targets})
     types.update({c: pa.float64() for c in param_columns})
     if USAGE_COLUMN in header:
-        types[USAGE_COLUMN] = pa.string()
-    table = _read_table(source, types, limits)
+        types[USAGE_COLUMN] = column_type("label")
+    table = read_table(source, types, limits)
     ids_chunked = table.column(id_col)
     for name in targets:
-        _check_column(source, name, metric.cell, table.column(name), ids_chunked, limits)
+        check_column(source, name, metric.cell, table.column(name), ids_chunked, limits)
     for name in param_columns:
-        _check_numbers(source, name, table.column(name), ids_chunked, limits)
+        check_numbers(source, name, table.column(name), ids_chunked, limits)
     ids = ids_chunked.combine_chunks()
     index = KeyIndex.build(ids)
     _check_unique_key_ids(ids, index)
@@ -579,9 +230,9 @@ def read_answer_key(
         id_column=id_col,
         target_columns=targets,
         ids=ids,
-        y_true=_stack(table, targets, metric, None, n),
+        y_true=stack(table, targets, metric, None, n),
         usage=usage,
-        extra={c: _values(table.column(c), "number", None, n) for c in param_columns},
+        extra={c: aligned_values(table.column(c), "number", None, n) for c in param_columns},
         index=index,
     )
 
@@ -590,7 +241,7 @@ def _check_unique_key_ids(ids: pa.Array, index: KeyIndex) -> None:
     suspects = index.colliding_rows()
     if not suspects.size:
         return
-    counts = pc.value_counts(ids.take(pa.array(suspects)))
+    counts = pc.value_counts(ids.take(arrow_indices(suspects)))
     repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
     if len(repeated):
         raise IntakeError(
@@ -601,16 +252,21 @@ def _check_unique_key_ids(ids: pa.Array, index: KeyIndex) -> None:
 
 
 def _usage_codes(column: pa.ChunkedArray, ids: pa.Array) -> np.ndarray:
-    values = column.to_numpy(zero_copy_only=False)
-    codes = np.full(len(values), -1, dtype=np.int8)
-    for label, code in USAGE_CODES.items():
-        codes[values == label] = code
+    codes = np.empty(len(column), dtype=np.int8)
+    start = 0
+    for chunk in column.chunks:  # a dictionary column: map each chunk's few labels, not rows
+        local = [USAGE_CODES.get(label, -1) for label in chunk.dictionary.to_pylist()]
+        codes[start : start + len(chunk)] = np.array(local or [-1], dtype=np.int8)[
+            primitive(chunk.indices)
+        ]
+        start += len(chunk)
     bad = np.flatnonzero(codes < 0)
     if bad.size:
+        held = pc.unique(column.take(arrow_indices(bad)).cast(pa.string())).to_pylist()
         raise IntakeError(
             f"the Usage column must hold Public, Private or Ignored; {bad.size} row(s) hold "
-            f"{first_few(np.unique(values[bad]))}, for id(s) "
-            f"{first_few(ids.take(pa.array(bad[:SHOWN])).to_pylist())}",
+            f"{first_few(sorted(held))}, for id(s) "
+            f"{first_few(ids.take(arrow_indices(bad[:SHOWN])).to_pylist())}",
             kind="bad_usage",
         )
     if not np.any(codes != IGNORED):
@@ -638,8 +294,8 @@ def read_submission(
     _check_head_utf8(source, head, limits)
     check_submission_header(header, key)
     types: dict[str, pa.DataType] = {key.id_column: pa.string()}
-    types.update({c: _column_type(metric.cell) for c in key.target_columns})
-    table = _read_table(source, types, limits)
+    types.update({c: column_type(metric.cell) for c in key.target_columns})
+    table = read_table(source, types, limits)
     ids = table.column(key.id_column)
     try:
         rows = _align_rows(source, ids, key, limits)
@@ -647,8 +303,8 @@ def read_submission(
         if key.release_pages is not None:
             key.release_pages()
     for name in key.target_columns:
-        _check_column(source, name, metric.cell, table.column(name), ids, limits)
-    y_pred = _stack(table, key.target_columns, metric, rows, key.n_rows)
+        check_column(source, name, metric.cell, table.column(name), ids, limits)
+    y_pred = stack(table, key.target_columns, metric, rows, key.n_rows)
     del table, ids, rows
     # Hand the parsed file's memory back to the system before the metric allocates its own.
     pa.default_memory_pool().release_unused()
@@ -692,9 +348,9 @@ def _id_problems(
     unknown = np.flatnonzero(found < 0)
     if unknown.size:
         where = (
-            _where(source, ids, unknown, limits)
+            describe_rows(source, ids, unknown, limits)
             if source is not None
-            else first_few(ids.take(pa.array(unknown[:SHOWN])).to_pylist())
+            else first_few(ids.take(arrow_indices(unknown[:SHOWN])).to_pylist())
         )
         problems.append((
             "unknown_ids",
@@ -707,7 +363,7 @@ def _id_problems(
         problems.append((
             "missing_ids",
             f"{plural(missing.size, 'id')} of the answer key are missing: "
-            f"{first_few(key.ids.take(pa.array(missing[:SHOWN])).to_pylist())}",
+            f"{first_few(key.ids.take(arrow_indices(missing[:SHOWN])).to_pylist())}",
         ))
     if not problems:  # cannot happen: _align_rows only calls here on a problem
         problems.append(("unknown_ids", "the submission's ids do not match the answer key's"))
@@ -731,11 +387,6 @@ def align(
     order = np.empty(len(key_ids), dtype=np.int64)
     order[rows] = np.arange(len(rows))
     return order
-
-
-def align_exact(sub_ids: pa.Array, key_ids: pa.Array) -> np.ndarray:
-    """Key row of each submission id, -1 where absent, by Arrow's own hash join (a reference)."""
-    return positions_exact(sub_ids, key_ids)
 
 
 def load_cached_key(

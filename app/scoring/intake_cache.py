@@ -22,14 +22,9 @@ from pyarrow import ipc
 from pydantic import BaseModel
 
 from app.metrics.registry import Metric
-from app.scoring.intake import (
-    DEFAULT_LIMITS,
-    AnswerKeyTable,
-    IntakeLimits,
-    _chunk_values,
-    primitive,
-    read_answer_key,
-)
+from app.scoring.intake import AnswerKeyTable, read_answer_key
+from app.scoring.intake_cells import chunk_values, primitive
+from app.scoring.intake_source import DEFAULT_LIMITS, IntakeLimits
 from app.scoring.intake_align import KeyIndex
 
 CACHE_FORMAT = 3  # bump when the layout below changes: old entries are then simply not found
@@ -215,4 +210,4 @@ def _single_chunk(column: pa.ChunkedArray) -> pa.Array:
 
 
 def _column(table: pa.Table, name: str, cell: str) -> np.ndarray:
-    return _chunk_values(_single_chunk(table.column(name)), cell)
+    return chunk_values(_single_chunk(table.column(name)), cell)

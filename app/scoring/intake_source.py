@@ -47,6 +47,17 @@ ACCEPTED = "a .csv file, a gzip-compressed .csv.gz, or a .zip holding exactly on
 
 
 @dataclass(frozen=True)
+class IntakeLimits:
+    """How much a file may hold; the service fills these from its settings."""
+
+    max_rows: int = 50_000_000
+    max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024
+
+
+DEFAULT_LIMITS = IntakeLimits()
+
+
+@dataclass(frozen=True)
 class Source:
     """An opened upload: the path, how its content is stored and, for plain files, its size."""
 

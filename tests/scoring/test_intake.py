@@ -232,3 +232,11 @@ def test_line_numbers_across_chunk_boundaries(tmp_path, monkeypatch):
     data = ("id,target\n" + "\n\n".join(rows) + "\n").encode()
     source = sniff(_write(tmp_path, "s.csv", data), max_bytes=1 << 20)
     assert line_numbers(source, np.array([0, 1, 39]), max_bytes=1 << 20) == {0: 2, 1: 4, 39: 80}
+
+
+def test_the_usage_column_must_name_a_board(tmp_path):
+    path = _write(tmp_path, "k.csv", b"id,target,Usage\na,0,Public\nb,1,public\nc,0,Private\nd,1,\n")
+    with pytest.raises(IntakeError) as caught:
+        read_answer_key(path, metric=AUC, params=NO_PARAMS)
+    assert caught.value.kind == "bad_usage"
+    assert "2 row(s) hold '', 'public'" in caught.value.message and "'b', 'd'" in caught.value.message
