@@ -138,3 +138,14 @@ def test_a_hash_match_between_different_ids_is_caught_by_the_byte_comparison(mon
     forged = hash_ids(key)  # pretend the submission's ids hash exactly like the key's
     monkeypatch.setattr(intake_align, "hash_ids", lambda ids: forged[: len(ids)])
     np.testing.assert_array_equal(positions(pa.array(sub_ids), key, index), [-1, -1])
+
+
+def test_duplicate_key_ids_are_found_even_when_the_ids_defeat_the_hash(tmp_path):
+    ids = ["p" * 40 + f"{i:04d}" + "s" * 8 for i in range(300)]
+    rows = [f"{i},{n % 2}" for n, i in enumerate(ids + [ids[7]])]
+    path = tmp_path / "key.csv"
+    path.write_text("id,target\n" + "\n".join(rows) + "\n")
+    metric = get_metric("roc_auc")
+    with pytest.raises(IntakeError) as caught:
+        read_answer_key(path, metric=metric, params=metric.parse_params(None))
+    assert caught.value.kind == "duplicate_ids" and ids[7] in caught.value.message
