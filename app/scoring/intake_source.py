@@ -214,7 +214,7 @@ def read_head(source: Source, *, max_bytes: int) -> bytes:
             raise IntakeError(
                 f"the archive holds another archive; send {ACCEPTED}", kind="bad_archive"
             )
-    if not head.strip():
+    if not head.removeprefix(codecs.BOM_UTF8).strip():
         raise IntakeError("the file is empty", kind="empty_file")
     for prefix, kind, what in _OTHER_MAGICS:
         if head.startswith(prefix):

@@ -135,6 +135,9 @@ def encodings_and_content() -> None:
     # "file is empty": the service's upload layer says "the uploaded file is empty" itself.
     add("empty.csv", b"", "empty_file", "file is empty")
     add("only_blank_lines.csv", b"\n\n  \r\n\t\n", "empty_file", "file is empty")
+    add("bom_only.csv", codecs.BOM_UTF8 + b"\r\n", "empty_file", "file is empty")
+    add("html_page.csv", lines("<!DOCTYPE html>", "<html><body>Not found</body></html>"),
+        "missing_columns", "unexpected column(s) '<!DOCTYPE html>'")
     add("header_only.csv", lines("id,target"), "no_rows", "no data rows")
     add("header_only_bom_crlf.csv", codecs.BOM_UTF8 + lines("id,target", end="\r\n"),
         "no_rows", "no data rows")
