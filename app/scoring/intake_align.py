@@ -179,20 +179,21 @@ class KeyIndex:
         if n == 0:
             return np.full(len(hashes), -1, dtype=self.rows.dtype)
         bucket = (hashes >> np.uint64(64 - self.bits)).astype(np.intp)
-        at = self.bucket_starts[bucket].astype(np.intp)
-        end = self.bucket_starts[bucket + 1]
-        # First probe for every hash at once, then only those still searching a longer bucket.
-        head = np.minimum(at, n - 1)
-        hit = (self.hashes[head] == hashes) & (at < end)
+        head = np.minimum(self.bucket_starts[bucket], n - 1).astype(np.intp)
+        # First probe for every hash at once: its bucket's first entry. An empty bucket's "first
+        # entry" belongs to another bucket, whose hashes have other top bits: never a false hit.
+        hit = self.hashes[head] == hashes
         found = np.where(hit, self.rows[head], -1).astype(self.rows.dtype, copy=False)
-        todo = np.flatnonzero(~hit & (at + 1 < end))
-        at = at[todo] + 1
+        # Only the misses look their bucket's end up, and walk on if it holds more entries.
+        todo = np.flatnonzero(~hit)
+        end = self.bucket_starts[bucket[todo] + 1]
+        go_on = head[todo] + 1 < end
+        todo, at, end = todo[go_on], head[todo][go_on] + 1, end[go_on]
         while todo.size:
             hit = self.hashes[at] == hashes[todo]
             found[todo[hit]] = self.rows[at[hit]]
-            go_on = ~hit & (at + 1 < end[todo])
-            todo = todo[go_on]
-            at = at[go_on] + 1
+            go_on = ~hit & (at + 1 < end)
+            todo, at, end = todo[go_on], at[go_on] + 1, end[go_on]
         return found
 
 
