@@ -5,7 +5,8 @@
 Prints one line per metric: Podium's time, the reference's time on the same arrays, and the
 ratio (Podium / reference; below 1 means Podium is faster). References that loop over rows in
 Python are timed on a slice and scaled linearly to the full row count; those lines say so.
-scikit-learn and pandas-free references are test dependencies, not runtime ones.
+scikit-learn is a test dependency, not a runtime one; the Kaggle and seed references live in
+tests/metrics/metric_references.py.
 """
 
 import argparse
@@ -13,7 +14,9 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,7 +47,9 @@ def _best_time(fn: Callable[[], object], budget: float = 1.0, max_runs: int = 30
     return best
 
 
-def _join(rng: np.random.Generator, n: int, lo: int, hi: int, sep: str, vocab: np.ndarray) -> np.ndarray:
+def _join(
+    rng: np.random.Generator, n: int, lo: int, hi: int, sep: str, vocab: np.ndarray
+) -> np.ndarray:
     counts = rng.integers(lo, hi + 1, n)
     words = vocab[rng.integers(0, len(vocab), counts.sum())]
     out = np.empty(n, dtype=object)
@@ -98,45 +103,85 @@ def _mlb_micro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     pred_sets = [set(s.split()) for s in y_pred]
     binarizer = MultiLabelBinarizer(sparse_output=True).fit(true_sets + pred_sets)
     return skm.f1_score(
-        binarizer.transform(true_sets), binarizer.transform(pred_sets), average="micro", zero_division=0
+        binarizer.transform(true_sets),
+        binarizer.transform(pred_sets),
+        average="micro",
+        zero_division=0,
     )
 
 
-# metric -> (data key, params, reference name, reference(y_true, y_pred, *rest), slice fraction)
-CASES: dict[str, tuple] = {
-    "accuracy": ("label", {}, "sklearn accuracy_score", lambda t, p: skm.accuracy_score(t, p), 1.0),
-    "macro_f1": ("label", {}, "sklearn f1_score(macro)",
-                 lambda t, p: skm.f1_score(t, p, average="macro", zero_division=0), 1.0),
-    "micro_f1": ("label", {}, "sklearn f1_score(micro)",
-                 lambda t, p: skm.f1_score(t, p, average="micro", zero_division=0), 1.0),
-    "class_precision": ("label", {"label": "dog"}, "sklearn precision_score(labels=[l])",
-                        lambda t, p: skm.precision_score(t, p, labels=["dog"], average=None, zero_division=0), 1.0),
-    "class_recall": ("label", {"label": "dog"}, "sklearn recall_score(labels=[l])",
-                     lambda t, p: skm.recall_score(t, p, labels=["dog"], average=None, zero_division=0), 1.0),
-    "class_f1": ("label", {"label": "dog"}, "sklearn f1_score(labels=[l])",
-                 lambda t, p: skm.f1_score(t, p, labels=["dog"], average=None, zero_division=0), 1.0),
-    "roc_auc": ("binary", {}, "sklearn roc_auc_score", skm.roc_auc_score, 1.0),
-    "mean_columnwise_roc_auc": ("multilabel", {}, "sklearn roc_auc_score(macro)",
-                                lambda t, p: skm.roc_auc_score(t, p, average="macro"), 1.0),
-    "log_loss_binary": ("binary", {}, "sklearn log_loss", lambda t, p: skm.log_loss(t, p), 1.0),
-    "log_loss_multiclass": ("onehot", {}, "sklearn log_loss",
-                            lambda t, p, c: skm.log_loss(c, p, labels=list(range(N_CLASSES))), 1.0),
-    "pfbeta": ("binary", {}, "Kaggle pfbeta (Python loop)", lambda t, p: kaggle_pfbeta(t, p, 1), 0.2),
-    "label_ranking_loss": ("multilabel", {}, "sklearn label_ranking_loss", skm.label_ranking_loss, 0.1),
-    "coverage_error": ("multilabel", {}, "sklearn coverage_error", skm.coverage_error, 1.0),
-    "label_ranking_average_precision": ("multilabel", {}, "sklearn LRAP score",
-                                        skm.label_ranking_average_precision_score, 0.1),
-    "map_at_k": ("map", {"k": 10}, "Hamner mapk (+ split)",
-                 lambda t, p: mapk([s.split() for s in t], [s.split() for s in p], 10), 0.1),
-    "rmse": ("regression", {}, "sklearn root_mean_squared_error", skm.root_mean_squared_error, 1.0),
-    "mae": ("regression", {}, "sklearn mean_absolute_error", skm.mean_absolute_error, 1.0),
-    "r2": ("regression", {}, "sklearn r2_score", skm.r2_score, 1.0),
-    "rmsle": ("regression", {}, "sklearn root_mean_squared_log_error", skm.root_mean_squared_log_error, 1.0),
-    "quadratic_weighted_kappa": ("ratings", {}, "sklearn cohen_kappa_score(quadratic)",
-                                 lambda t, p: skm.cohen_kappa_score(t, p, weights="quadratic"), 1.0),
-    "multilabel_micro_f1": ("tags", {}, "sklearn MultiLabelBinarizer + f1_score(micro)", _mlb_micro_f1, 0.2),
-    "coleridge_fbeta": ("coleridge", {}, "seed 000 ColeridgeEvaluation", 
-                        lambda t, p: ColeridgeEvaluation.evaluate_samples(t, p), 0.02),
+class Case(NamedTuple):
+    data: str  # key into make_data()
+    params: dict
+    reference_name: str
+    reference: Callable[..., object]  # reference(y_true, y_pred, *rest)
+    fraction: float = 1.0  # of the rows the reference is timed on (slow Python loops)
+
+
+def _sk_f1(average: str | None, **kw: object) -> Callable[..., object]:
+    return lambda t, p: skm.f1_score(t, p, average=average, zero_division=0, **kw)
+
+
+def _sk_per_class(fn: Callable[..., object]) -> Callable[..., object]:
+    return lambda t, p: fn(t, p, labels=["dog"], average=None, zero_division=0)
+
+
+def _hamner_mapk(t: np.ndarray, p: np.ndarray) -> object:
+    return mapk([s.split() for s in t], [s.split() for s in p], 10)
+
+
+CASES: dict[str, Case] = {
+    "accuracy": Case("label", {}, "sklearn accuracy_score", skm.accuracy_score),
+    "macro_f1": Case("label", {}, "sklearn f1_score(macro)", _sk_f1("macro")),
+    "micro_f1": Case("label", {}, "sklearn f1_score(micro)", _sk_f1("micro")),
+    "class_precision": Case(
+        "label", {"label": "dog"}, "sklearn precision_score(labels=[l])",
+        _sk_per_class(skm.precision_score),
+    ),
+    "class_recall": Case(
+        "label", {"label": "dog"}, "sklearn recall_score(labels=[l])",
+        _sk_per_class(skm.recall_score),
+    ),
+    "class_f1": Case(
+        "label", {"label": "dog"}, "sklearn f1_score(labels=[l])", _sk_per_class(skm.f1_score)
+    ),
+    "roc_auc": Case("binary", {}, "sklearn roc_auc_score", skm.roc_auc_score),
+    "mean_columnwise_roc_auc": Case(
+        "multilabel", {}, "sklearn roc_auc_score(macro)",
+        lambda t, p: skm.roc_auc_score(t, p, average="macro"),
+    ),
+    "log_loss_binary": Case("binary", {}, "sklearn log_loss", skm.log_loss),
+    "log_loss_multiclass": Case(
+        "onehot", {}, "sklearn log_loss",
+        lambda t, p, c: skm.log_loss(c, p, labels=list(range(N_CLASSES))),
+    ),
+    "pfbeta": Case(
+        "binary", {}, "Kaggle pfbeta (Python loop)", lambda t, p: kaggle_pfbeta(t, p, 1), 0.2
+    ),
+    "label_ranking_loss": Case(
+        "multilabel", {}, "sklearn label_ranking_loss", skm.label_ranking_loss, 0.1
+    ),
+    "coverage_error": Case("multilabel", {}, "sklearn coverage_error", skm.coverage_error),
+    "label_ranking_average_precision": Case(
+        "multilabel", {}, "sklearn LRAP score", skm.label_ranking_average_precision_score, 0.1
+    ),
+    "map_at_k": Case("map", {"k": 10}, "Hamner mapk (+ split)", _hamner_mapk, 0.1),
+    "rmse": Case("regression", {}, "sklearn root_mean_squared_error", skm.root_mean_squared_error),
+    "mae": Case("regression", {}, "sklearn mean_absolute_error", skm.mean_absolute_error),
+    "r2": Case("regression", {}, "sklearn r2_score", skm.r2_score),
+    "rmsle": Case(
+        "regression", {}, "sklearn root_mean_squared_log_error", skm.root_mean_squared_log_error
+    ),
+    "quadratic_weighted_kappa": Case(
+        "ratings", {}, "sklearn cohen_kappa_score(quadratic)",
+        lambda t, p: skm.cohen_kappa_score(t, p, weights="quadratic"),
+    ),
+    "multilabel_micro_f1": Case(
+        "tags", {}, "sklearn MultiLabelBinarizer + f1_score(micro)", _mlb_micro_f1, 0.2
+    ),
+    "coleridge_fbeta": Case(
+        "coleridge", {}, "seed 000 ColeridgeEvaluation", ColeridgeEvaluation.evaluate_samples, 0.02
+    ),
 }  # fmt: skip
 
 
@@ -156,17 +201,18 @@ def main() -> None:
     for metric in all_metrics():
         if args.only and metric.name not in args.only:
             continue
-        key, raw_params, ref_name, reference, fraction = CASES[metric.name]
-        y_true, y_pred, *rest = data[key]
-        params = metric.parse_params(raw_params)
-        ours = _best_time(lambda: metric.compute(y_true, y_pred, params))
-        m = max(1, int(n * fraction))
-        ref = _best_time(lambda: reference(y_true[:m], y_pred[:m], *[r[:m] for r in rest]))
+        case = CASES[metric.name]
+        y_true, y_pred, *rest = data[case.data]
+        ours = _best_time(partial(metric.compute, y_true, y_pred, metric.parse_params(case.params)))
+        m = max(1, int(n * case.fraction))
+        ref = _best_time(partial(case.reference, y_true[:m], y_pred[:m], *[r[:m] for r in rest]))
         ref *= n / m
         ratio = ours / ref
         worst = max(worst, ratio)
         note = "" if m == n else f"  [timed on {m:,} rows, scaled x{n / m:g}]"
-        print(f"{metric.name:<33}{ours:>10.3f}{ref:>10.3f}{ratio:>8.3f}  {ref_name}{note}")
+        print(
+            f"{metric.name:<33}{ours:>10.3f}{ref:>10.3f}{ratio:>8.3f}  {case.reference_name}{note}"
+        )
     print(f"\nslowest ratio: {worst:.3f}")
 
 

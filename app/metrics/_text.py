@@ -29,18 +29,18 @@ def _split(cells: np.ndarray) -> tuple[list[str], np.ndarray | None]:
 
 
 def factorize(*token_lists: list[str]) -> tuple[list[np.ndarray], dict[str, int], int]:
-    """Integer ids for tokens, equal for equal strings across all lists; the vocabulary; a bound.
+    """Dense integer ids for tokens, equal for equal strings across all lists; the vocabulary;
+    and the number of distinct tokens (a bound above every id).
 
-    Ids are unique per distinct token but not dense: a new token takes the running count, which
-    lets ``map`` call ``dict.setdefault`` directly, with no Python function per token.
+    ``dict.fromkeys`` and ``map(dict.__getitem__, ...)`` keep the per-token work in C.
     """
-    vocabulary: dict[str, int] = {}
-    counter = itertools.count()
+    distinct = dict.fromkeys(itertools.chain.from_iterable(token_lists))
+    vocabulary = dict(zip(distinct, range(len(distinct)), strict=True))
     ids = [
-        np.fromiter(map(vocabulary.setdefault, tokens, counter), dtype=np.int64, count=len(tokens))
+        np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
         for tokens in token_lists
     ]
-    return ids, vocabulary, next(counter)
+    return ids, vocabulary, len(vocabulary)
 
 
 def tokenize(*columns: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
@@ -48,7 +48,7 @@ def tokenize(*columns: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray, n
 
     Returns, per column, ``(ids, rows, counts)``: the id of each token, the row it belongs to, and
     the number of tokens in each row; plus a bound above every id. Equal strings get equal ids
-    across all columns; ids are not dense.
+    across all columns.
     """
     split = [_split(cells) for cells in columns]
     all_ids, vocabulary, bound = factorize(*(tokens for tokens, _ in split))

@@ -34,7 +34,7 @@ def _call(fn: Callable[..., float], *param_names: str) -> Callable[..., float]:
 
 
 def _weighted(fn: Callable[..., float]) -> Callable[..., float]:
-    """Adapt a metric taking ``sample_weight`` to read it from the column ``weight_column`` names."""
+    """Adapt a metric taking ``sample_weight`` to read it from the key column ``weight_column``."""
 
     def score(y_true: np.ndarray, y_pred: np.ndarray, *, params: BaseModel, extra: Any) -> float:
         column = getattr(params, "weight_column", None)
@@ -64,14 +64,19 @@ _SEED_004_DETAILS = (
     "the same pair is [government, news] with a_to_b 3 and b_to_a 2. Ties between pairs are "
     "broken as the seed's `pairs.sort(reverse=True)` breaks them, applied to the sorted labels."
 )
-_LABEL_PARAM = (
-    "A `label` in neither file is refused; scikit-learn warns and scores 0."
-)
+_LABEL_PARAM = "A `label` in neither file is refused; scikit-learn warns and scores 0."
 
 
-def _classification(name: str, fn: Callable[..., float], *, reference: str, summary: str,
-                    differences: tuple[str, ...], params: type[BaseModel] = NoParams,
-                    param_names: tuple[str, ...] = ()) -> Metric:
+def _classification(
+    name: str,
+    fn: Callable[..., float],
+    *,
+    reference: str,
+    summary: str,
+    differences: tuple[str, ...],
+    params: type[BaseModel] = NoParams,
+    param_names: tuple[str, ...] = (),
+) -> Metric:
     # Every single-label metric serves the same --details, so each lists the seed's differences.
     return Metric(
         name=name,
@@ -90,47 +95,56 @@ def _classification(name: str, fn: Callable[..., float], *, reference: str, summ
 CATALOGUE: tuple[Metric, ...] = (
     # --- single-label classification -------------------------------------------------------
     _classification(
-        "accuracy", cls.accuracy,
+        "accuracy",
+        cls.accuracy,
         reference="sklearn.metrics.accuracy_score",
         summary="Fraction of rows whose label is exactly right.",
         differences=(),
     ),
     _classification(
-        "macro_f1", cls.macro_f1,
+        "macro_f1",
+        cls.macro_f1,
         reference='sklearn.metrics.f1_score(average="macro", zero_division=0)',
         summary="Unweighted mean of the per-class F1; a zero division counts as 0.",
         differences=(
             _UNION,
             _SEED_004_F1,
-            "Seed 004 prints the accuracy-trap model's macro-F1 as \"0.24\"; it is 0.236842.",
+            'Seed 004 prints the accuracy-trap model\'s macro-F1 as "0.24"; it is 0.236842.',
         ),
     ),
     _classification(
-        "micro_f1", cls.micro_f1,
+        "micro_f1",
+        cls.micro_f1,
         reference='sklearn.metrics.f1_score(average="micro", zero_division=0)',
         summary="F1 of the pooled decisions; on single-label rows it equals accuracy.",
         differences=(),
     ),
     _classification(
-        "class_precision", cls.class_precision,
-        reference='sklearn.metrics.precision_score(labels=[label], average=None, zero_division=0)',
+        "class_precision",
+        cls.class_precision,
+        reference="sklearn.metrics.precision_score(labels=[label], average=None, zero_division=0)",
         summary="Precision of the class `label`.",
         differences=(_LABEL_PARAM,),
-        params=p.ClassParams, param_names=("label",),
+        params=p.ClassParams,
+        param_names=("label",),
     ),
     _classification(
-        "class_recall", cls.class_recall,
-        reference='sklearn.metrics.recall_score(labels=[label], average=None, zero_division=0)',
+        "class_recall",
+        cls.class_recall,
+        reference="sklearn.metrics.recall_score(labels=[label], average=None, zero_division=0)",
         summary="Recall of the class `label`.",
         differences=(_LABEL_PARAM,),
-        params=p.ClassParams, param_names=("label",),
+        params=p.ClassParams,
+        param_names=("label",),
     ),
     _classification(
-        "class_f1", cls.class_f1,
-        reference='sklearn.metrics.f1_score(labels=[label], average=None, zero_division=0)',
+        "class_f1",
+        cls.class_f1,
+        reference="sklearn.metrics.f1_score(labels=[label], average=None, zero_division=0)",
         summary="F1 of the class `label`.",
         differences=(_LABEL_PARAM, _SEED_004_F1),
-        params=p.ClassParams, param_names=("label",),
+        params=p.ClassParams,
+        param_names=("label",),
     ),
     # --- probabilistic and ranking ---------------------------------------------------------
     Metric(
@@ -155,7 +169,9 @@ CATALOGUE: tuple[Metric, ...] = (
         cell="number",
         columns="many",
         reference='sklearn.metrics.roc_auc_score(average="macro") on a multilabel key',
-        summary="Mean ROC AUC over several 0/1 target columns; the submission has the same columns.",
+        summary=(
+            "Mean ROC AUC over several 0/1 target columns; the submission has the same columns."
+        ),
         differences=("Any target column holding one class is refused (scikit-learn raises too).",),
     ),
     Metric(
@@ -165,13 +181,17 @@ CATALOGUE: tuple[Metric, ...] = (
         direction="minimize",
         cell="number",
         params=p.LogLossBinaryParams,
-        reference='Kaggle classic logloss (eps=1e-15); sklearn.metrics.log_loss >= 1.5 (eps="auto")',
-        summary="Mean negative log-likelihood of a 0/1 target under the predicted probability of 1.",
+        reference=(
+            'Kaggle classic logloss (eps=1e-15); sklearn.metrics.log_loss >= 1.5 (eps="auto")'
+        ),
+        summary=(
+            "Mean negative log-likelihood of a 0/1 target under the predicted probability of 1."
+        ),
         differences=(
             "Older scikit-learn took `eps=1e-15` and clipped like Kaggle; scikit-learn >= 1.5 "
             "drops `eps`, clips to machine epsilon and refuses values outside [0, 1]: "
-            "`eps=\"auto\"`.",
-            "With eps=\"auto\" scikit-learn clips p and 1 - p separately (as Podium does then); "
+            '`eps="auto"`.',
+            'With eps="auto" scikit-learn clips p and 1 - p separately (as Podium does then); '
             "with a numeric eps, 1 - p is taken after clipping p (Kaggle).",
         ),
     ),
@@ -187,7 +207,7 @@ CATALOGUE: tuple[Metric, ...] = (
         columns="many",
         params=p.LogLossMulticlassParams,
         reference=(
-            'Kaggle classic multiclass_log_loss (eps=1e-15, renormalize); sklearn.metrics.log_loss '
+            "Kaggle classic multiclass_log_loss (eps=1e-15, renormalize); sklearn.metrics.log_loss "
             '>= 1.5 (eps="auto")'
         ),
         summary=(
@@ -197,7 +217,7 @@ CATALOGUE: tuple[Metric, ...] = (
         differences=(
             "Older scikit-learn clipped with eps=1e-15 and divided each row by its sum (Kaggle "
             "classic, the default here); scikit-learn >= 1.5 clips to machine epsilon and does "
-            "not renormalise, it only warns when rows do not sum to 1 (eps=\"auto\").",
+            'not renormalise, it only warns when rows do not sum to 1 (eps="auto").',
             "A key row that is not one-hot is refused.",
         ),
     ),
@@ -323,10 +343,10 @@ CATALOGUE: tuple[Metric, ...] = (
         direction="maximize",
         cell="number",
         reference="sklearn.metrics.r2_score(force_finite=True)",
-        summary="Coefficient of determination; a constant key scores 1.0 if matched exactly, else 0.0.",
-        differences=(
-            "One row is refused; scikit-learn returns NaN with a warning.",
+        summary=(
+            "Coefficient of determination; a constant key scores 1.0 if matched exactly, else 0.0."
         ),
+        differences=("One row is refused; scikit-learn returns NaN with a warning.",),
     ),
     Metric(
         name="rmsle",
@@ -378,8 +398,7 @@ CATALOGUE: tuple[Metric, ...] = (
         cell="labels",
         params=p.ColeridgeParams,
         reference=(
-            'Coleridge Initiative "Show US the Data" evaluation (seed 000), as corrected by '
-            "issue 3"
+            'Coleridge Initiative "Show US the Data" evaluation (seed 000), as corrected by issue 3'
         ),
         summary=(
             "Micro F-beta over '|'-separated strings, a prediction matching a ground truth when "
@@ -390,7 +409,7 @@ CATALOGUE: tuple[Metric, ...] = (
             "Seed 000 counts an empty cell as one empty string (an empty prediction is a false "
             "positive) and keeps segments with no words (which can divide by zero); Podium drops "
             "them, so empty cells contribute nothing.",
-            "Seed 000's comment says a pair matches when its Jaccard is \"less than 0.5\"; its "
+            'Seed 000\'s comment says a pair matches when its Jaccard is "less than 0.5"; its '
             "code, and Podium, match at >= threshold.",
         ),
     ),

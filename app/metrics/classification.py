@@ -13,7 +13,9 @@ from app.metrics._checks import check_one_column
 from app.metrics.errors import MetricInputError
 
 
-def encode_labels(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[list[Any], np.ndarray, np.ndarray]:
+def encode_labels(
+    y_true: np.ndarray, y_pred: np.ndarray
+) -> tuple[list[Any], np.ndarray, np.ndarray]:
     """Sorted union of the labels, and both arrays as integer codes into it."""
     labels = sorted(set(y_true.tolist()) | set(y_pred.tolist()))
     index = {label: code for code, label in enumerate(labels)}
@@ -28,7 +30,8 @@ def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray) -> tuple[list[Any],
 
     Reference: ``sklearn.metrics.confusion_matrix`` with ``labels`` the sorted union.
 
-    >>> confusion_matrix(np.array(["a", "b", "b"], dtype=object), np.array(["a", "a", "b"], dtype=object))
+    >>> y_true = np.array(["a", "b", "b"], dtype=object)
+    >>> confusion_matrix(y_true, np.array(["a", "a", "b"], dtype=object))
     (['a', 'b'], array([[1, 0],
            [1, 1]]))
     """
@@ -113,7 +116,8 @@ def class_precision(y_true: np.ndarray, y_pred: np.ndarray, *, label: str) -> fl
 
     Reference: ``sklearn.metrics.precision_score(labels=[label], average=None, zero_division=0)``.
 
-    >>> class_precision(np.array(["a", "a", "b"], dtype=object), np.array(["a", "b", "b"], dtype=object), label="b")
+    >>> y_true = np.array(["a", "a", "b"], dtype=object)
+    >>> class_precision(y_true, np.array(["a", "b", "b"], dtype=object), label="b")
     0.5
     """
     labels, counts = confusion_matrix(y_true, y_pred)
@@ -125,7 +129,8 @@ def class_recall(y_true: np.ndarray, y_pred: np.ndarray, *, label: str) -> float
 
     Reference: ``sklearn.metrics.recall_score(labels=[label], average=None, zero_division=0)``.
 
-    >>> class_recall(np.array(["a", "a", "b"], dtype=object), np.array(["a", "b", "b"], dtype=object), label="a")
+    >>> y_true = np.array(["a", "a", "b"], dtype=object)
+    >>> class_recall(y_true, np.array(["a", "b", "b"], dtype=object), label="a")
     0.5
     """
     labels, counts = confusion_matrix(y_true, y_pred)
@@ -137,7 +142,8 @@ def class_f1(y_true: np.ndarray, y_pred: np.ndarray, *, label: str) -> float:
 
     Reference: ``sklearn.metrics.f1_score(labels=[label], average=None, zero_division=0)``.
 
-    >>> class_f1(np.array(["a", "a", "b"], dtype=object), np.array(["a", "b", "b"], dtype=object), label="a")
+    >>> y_true = np.array(["a", "a", "b"], dtype=object)
+    >>> class_f1(y_true, np.array(["a", "b", "b"], dtype=object), label="a")
     0.6666666666666666
     """
     labels, counts = confusion_matrix(y_true, y_pred)
@@ -153,7 +159,8 @@ def classification_details(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, 
     b_to_a)`` resolves them, i.e. to the alphabetically last pair. ``tied`` says whether another
     class (pair) shared the winning value. With one label there is no pair: ``None``.
 
-    >>> d = classification_details(np.array(["a", "b"], dtype=object), np.array(["b", "b"], dtype=object))
+    >>> y_true = np.array(["a", "b"], dtype=object)
+    >>> d = classification_details(y_true, np.array(["b", "b"], dtype=object))
     >>> d["hardest_class"], d["most_confused_pair"]["pair"]
     ({'label': 'a', 'f1': 0.0, 'tied': False}, ['a', 'b'])
     """

@@ -158,9 +158,11 @@ def coleridge_fbeta(
     ``threshold`` (marking that prediction, which may match several ground truths) and an FN
     otherwise; unmarked predictions are FPs; counts are pooled over all rows; no TP scores 0.
 
-    >>> truth = "baccalaureate and beyond longitudinal study|baccalaureate and beyond|beginning postsecondary student|education longitudinal study|national education longitudinal study"
-    >>> round(coleridge_fbeta(np.array([truth], dtype=object),
-    ...                       np.array(["postsecondary student|education longitudinal study|xyz"], dtype=object)), 6)
+    >>> truth = ("baccalaureate and beyond longitudinal study|baccalaureate and beyond|"
+    ...          "beginning postsecondary student|education longitudinal study|"
+    ...          "national education longitudinal study")
+    >>> pred = "postsecondary student|education longitudinal study|xyz"
+    >>> round(coleridge_fbeta(np.array([truth], dtype=object), np.array([pred], dtype=object)), 6)
     0.714286
     """
     tp, fp, fn = coleridge_counts(y_true, y_pred, threshold=threshold)

@@ -31,7 +31,9 @@ def _type_name(annotation: Any) -> str:
     if origin in (typing.Union, types.UnionType):
         return " | ".join(_type_name(a) for a in typing.get_args(annotation))
     if origin is typing.Literal:
-        return " | ".join(f'"{a}"' if isinstance(a, str) else repr(a) for a in typing.get_args(annotation))
+        return " | ".join(
+            f'"{a}"' if isinstance(a, str) else repr(a) for a in typing.get_args(annotation)
+        )
     if annotation is type(None):
         return "null"
     return getattr(annotation, "__name__", str(annotation))
@@ -59,9 +61,7 @@ def _description(field: FieldInfo) -> str:
 def _params_inline(model: type[BaseModel]) -> str:
     if not model.model_fields:
         return "—"
-    return ", ".join(
-        f"`{name}` = {_default(field)}" for name, field in model.model_fields.items()
-    )
+    return ", ".join(f"`{name}` = {_default(field)}" for name, field in model.model_fields.items())
 
 
 def _cell(text: str) -> str:

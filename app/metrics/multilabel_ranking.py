@@ -50,11 +50,11 @@ def label_ranking_loss(
     (``score[relevant] <= score[irrelevant]``); a row with all or no labels relevant scores 0.
     Weights may be negative; weights summing to zero are refused.
 
-    >>> label_ranking_loss(np.array([[1, 0, 0], [0, 0, 1]]),
-    ...                    np.array([[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]]))
+    >>> y_true = np.array([[1, 0, 0], [0, 0, 1]])
+    >>> y_score = np.array([[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]])
+    >>> label_ranking_loss(y_true, y_score)
     0.75
-    >>> label_ranking_loss(np.array([[1, 0, 0], [0, 0, 1]]),
-    ...                    np.array([[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]]), sample_weight=np.array([-1.0, 2.0]))
+    >>> label_ranking_loss(y_true, y_score, sample_weight=np.array([-1.0, 2.0]))
     1.5
     """
     relevant = _check(y_true, y_score, sample_weight, min_labels=2)
@@ -82,7 +82,8 @@ def coverage_error(
 
     Reference: ``sklearn.metrics.coverage_error``; a row with no relevant label counts 0.
 
-    >>> coverage_error(np.array([[1, 0, 0], [0, 0, 1]]), np.array([[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]]))
+    >>> y_true = np.array([[1, 0, 0], [0, 0, 1]])
+    >>> coverage_error(y_true, np.array([[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]]))
     2.5
     """
     relevant = _check(y_true, y_score, sample_weight, min_labels=2)

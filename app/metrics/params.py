@@ -19,7 +19,7 @@ Eps = Annotated[
     Field(
         description=(
             "1e-15 (Kaggle classic): clip predictions to [eps, 1 - eps]; any number in (0, 0.5) "
-            "works the same way. \"auto\" (scikit-learn >= 1.5): refuse values outside [0, 1], "
+            'works the same way. "auto" (scikit-learn >= 1.5): refuse values outside [0, 1], '
             "clip to machine epsilon."
         )
     ),
@@ -33,7 +33,9 @@ Beta = Annotated[
 class ClassParams(Params):
     label: Annotated[
         str,
-        Field(min_length=1, description="the class to score; must occur in the key or the predictions"),
+        Field(
+            min_length=1, description="the class to score; must occur in the key or the predictions"
+        ),
     ]
 
 
@@ -47,7 +49,7 @@ class LogLossMulticlassParams(Params):
         default=None,
         description=(
             "divide each clipped row by its sum; unset means true with a numeric eps "
-            "(Kaggle classic) and false with \"auto\" (scikit-learn)"
+            '(Kaggle classic) and false with "auto" (scikit-learn)'
         ),
     )
 

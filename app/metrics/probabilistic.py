@@ -75,7 +75,8 @@ def log_loss_multiclass(
     not_one_hot = np.flatnonzero(hot.sum(axis=1) != 1)
     if not_one_hot.size:
         raise MetricInputError(
-            f"each answer-key row must hold exactly one 1 (one-hot); {not_one_hot.size} rows do not",
+            f"each answer-key row must hold exactly one 1 (one-hot); "
+            f"{not_one_hot.size} rows do not",
             rows=not_one_hot,
             source="answer_key",
         )

@@ -9,7 +9,6 @@ import numpy as np
 from app.metrics._checks import check_one_column
 from app.metrics._text import contains, first_of_each, row_starts, tokenize
 
-
 # Rows up to this many kept predictions (and key items) are compared in a padded matrix, one
 # column pair at a time; longer rows go through a sort-based path that is slower per item.
 _PADDED_MAX_PREDICTIONS = 32
@@ -24,7 +23,8 @@ def map_at_k(y_true: np.ndarray, y_pred: np.ndarray, *, k: int = 10) -> float:
     slot; a row's precision sum is divided by ``min(len(actual), k)`` where ``actual`` is the
     key cell's item list as written; a row with no true items scores 0 and stays in the mean.
 
-    >>> map_at_k(np.array(["a b", "c", ""], dtype=object), np.array(["a x b", "c c", "d"], dtype=object), k=3)
+    >>> y_true = np.array(["a b", "c", ""], dtype=object)
+    >>> map_at_k(y_true, np.array(["a x b", "c c", "d"], dtype=object), k=3)
     0.611111111111111
     """
     check_one_column(y_true, y_pred)
@@ -103,7 +103,9 @@ def _precision_sums_sorted(true, pred, n: int, k: int, bound: int) -> np.ndarray
     hits_so_far = np.cumsum(hit)
     kept_counts = np.bincount(pred_rows, minlength=n)
     nonempty = kept_counts > 0
-    hits_before_row = np.repeat((hits_so_far - hit)[row_starts(kept_counts)[nonempty]], kept_counts[nonempty])
+    hits_before_row = np.repeat(
+        (hits_so_far - hit)[row_starts(kept_counts)[nonempty]], kept_counts[nonempty]
+    )
     precision_at_hit = np.where(hit, (hits_so_far - hits_before_row) / (slot + 1.0), 0.0)
     # bincount adds in row order, as apk's running ``score +=`` does.
     return np.bincount(pred_rows, weights=precision_at_hit, minlength=n)
@@ -116,7 +118,8 @@ def multilabel_micro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     ``MultiLabelBinarizer`` indicator matrices. Repeated tags in a cell count once; when every
     cell of both arrays is empty the score is 0.
 
-    >>> multilabel_micro_f1(np.array(["a b", "c", ""], dtype=object), np.array(["a", "c d", ""], dtype=object))
+    >>> y_true = np.array(["a b", "c", ""], dtype=object)
+    >>> multilabel_micro_f1(y_true, np.array(["a", "c d", ""], dtype=object))
     0.6666666666666666
     """
     check_one_column(y_true, y_pred)

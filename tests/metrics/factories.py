@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, settings
 
 from app.metrics import Metric
 
-
 # Applied per test rather than as a global profile, so other suites' hypothesis settings stay.
 metric_settings = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
@@ -58,16 +57,16 @@ def _numbers_many(rng: np.random.Generator) -> Example:
 
 
 def _label_one(rng: np.random.Generator) -> Example:
-    return Example(
-        labels(*rng.choice(ALPHABET, N_ROWS)), labels(*rng.choice(ALPHABET, N_ROWS))
-    )
+    return Example(labels(*rng.choice(ALPHABET, N_ROWS)), labels(*rng.choice(ALPHABET, N_ROWS)))
 
 
 def _items_cell(rng: np.random.Generator) -> str:
     n = int(rng.integers(0, 5))
     out = ""
     for i in range(n):
-        out += str(rng.choice(WORDS)) + (str(rng.choice([" ", "|", " | ", "  "])) if i < n - 1 else "")
+        out += str(rng.choice(WORDS)) + (
+            str(rng.choice([" ", "|", " | ", "  "])) if i < n - 1 else ""
+        )
     return out
 
 

@@ -4,6 +4,8 @@ Where the issue corrects a seed, both the seed's code (to show the difference) a
 reference are here.
 """
 
+# ruff: noqa: B905  (the references are kept as written, zip() and all)
+
 import numpy as np
 from scipy.special import xlogy
 
@@ -80,7 +82,9 @@ def kaggle_pfbeta(labels, predictions, beta=1):
     c_precision = ctp / (ctp + cfp)
     c_recall = ctp / y_true_count
     if c_precision > 0 and c_recall > 0:
-        result = (1 + beta_squared) * (c_precision * c_recall) / (beta_squared * c_precision + c_recall)
+        result = (
+            (1 + beta_squared) * (c_precision * c_recall) / (beta_squared * c_precision + c_recall)
+        )
         return result
     else:
         return 0
@@ -103,7 +107,9 @@ def seed_002_pfbeta(labels, predictions, beta):
     c_precision = probabilistic_tp / (probabilistic_tp + probabilistic_fp)
     c_recall = probabilistic_tp / y_true_count
     if c_precision > 0 and c_recall > 0:
-        return (1 + beta_squared) * (c_precision * c_recall) / (beta_squared * c_precision + c_recall)
+        return (
+            (1 + beta_squared) * (c_precision * c_recall) / (beta_squared * c_precision + c_recall)
+        )
     return 0
 
 
@@ -163,8 +169,10 @@ class ColeridgeEvaluation:
         y_true_labels = y_true_str.split("|")
         y_pred_labels = sorted(y_pred_str.split("|"))
         gt_p_jaccards = np.array(
-            [[cls.jaccard(pred_label, true_label) for pred_label in y_pred_labels]
-             for true_label in y_true_labels]
+            [
+                [cls.jaccard(pred_label, true_label) for pred_label in y_pred_labels]
+                for true_label in y_true_labels
+            ]
         )
         matched_preds_mt = np.apply_along_axis(cls._get_matched_preds, 1, gt_p_jaccards)
         return cls.compute_sample_cf_metrics(matched_preds_mt)

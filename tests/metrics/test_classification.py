@@ -138,7 +138,9 @@ def test_seed_004_matrix_and_diagnoses_reproduce():
     y_true, y_pred = rows_from_matrix(SEED_004_GENRES, SEED_004_MATRIX)
     details = classification_details(y_true, y_pred)
     order = [details["labels"].index(g) for g in SEED_004_GENRES]
-    np.testing.assert_array_equal(np.array(details["confusion_matrix"])[np.ix_(order, order)], SEED_004_MATRIX)
+    np.testing.assert_array_equal(
+        np.array(details["confusion_matrix"])[np.ix_(order, order)], SEED_004_MATRIX
+    )
     assert accuracy(y_true, y_pred) == 0.75
     assert micro_f1(y_true, y_pred) == 0.75
     for i, genre in enumerate(SEED_004_GENRES):

@@ -55,7 +55,9 @@ def test_seed_000_worked_example_reproduces():
 def test_equals_the_corrected_reference_on_any_input(pair, beta, threshold):
     truth, pred = pair
     expected = coleridge_corrected(truth, pred, beta=beta, threshold=threshold)
-    assert coleridge_fbeta(labels(*truth), labels(*pred), beta=beta, threshold=threshold) == expected
+    assert (
+        coleridge_fbeta(labels(*truth), labels(*pred), beta=beta, threshold=threshold) == expected
+    )
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
@@ -86,7 +88,9 @@ def test_empty_cells_and_wordless_segments_contribute_nothing():
 
 
 def test_one_prediction_may_match_several_ground_truths():
-    assert coleridge_counts(labels("national survey|national survey data"), labels("national survey")) == (
+    assert coleridge_counts(
+        labels("national survey|national survey data"), labels("national survey")
+    ) == (
         2,
         0,
         0,
@@ -126,7 +130,17 @@ def test_cells_holding_the_internal_markers_are_still_split_correctly():
 
 def test_many_rows_of_realistic_titles_equal_the_corrected_reference():
     rng = np.random.default_rng(11)
-    words = ["national", "education", "longitudinal", "study", "survey", "of", "the", "Data", "data"]
+    words = [
+        "national",
+        "education",
+        "longitudinal",
+        "study",
+        "survey",
+        "of",
+        "the",
+        "Data",
+        "data",
+    ]
     titles = [" ".join(rng.choice(words, rng.integers(1, 5))) for _ in range(60)]
 
     def cell():

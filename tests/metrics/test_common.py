@@ -108,7 +108,9 @@ def test_predictions_of_another_length_are_rejected(metric):
 def test_zero_rows_are_rejected(metric):
     ex = example_inputs(metric)
     with pytest.raises(MetricInputError):
-        _score(metric, ex.y_true[:0], ex.y_pred[:0], ex.params, {k: v[:0] for k, v in ex.extra.items()})
+        _score(
+            metric, ex.y_true[:0], ex.y_pred[:0], ex.params, {k: v[:0] for k, v in ex.extra.items()}
+        )
 
 
 @every_metric

@@ -82,7 +82,9 @@ def test_a_single_label_column_is_rejected_for_loss_and_coverage(fn):
 
 
 def test_lrap_of_a_single_label_column_is_1():
-    assert label_ranking_average_precision(np.array([[1.0], [0.0]]), np.array([[0.3], [0.4]])) == 1.0
+    assert (
+        label_ranking_average_precision(np.array([[1.0], [0.0]]), np.array([[0.3], [0.4]])) == 1.0
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)

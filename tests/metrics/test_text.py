@@ -26,7 +26,9 @@ def cell(draw):
 
 
 cells = st.integers(1, 30).flatmap(
-    lambda n: st.tuples(st.lists(cell(), min_size=n, max_size=n), st.lists(cell(), min_size=n, max_size=n))
+    lambda n: st.tuples(
+        st.lists(cell(), min_size=n, max_size=n), st.lists(cell(), min_size=n, max_size=n)
+    )
 )
 
 
@@ -115,4 +117,6 @@ def test_a_cell_holding_the_internal_row_marker_is_still_split_correctly():
     actual, predicted = [f"a {_ROW_BREAK}", "b"], [f"{_ROW_BREAK} a", "b c"]
     expected = mapk([a.split() for a in actual], [p.split() for p in predicted], 3)
     assert map_at_k(labels(*actual), labels(*predicted), k=3) == expected
-    assert multilabel_micro_f1(labels(*actual), labels(*predicted)) == _sklearn_micro_f1(actual, predicted)
+    assert multilabel_micro_f1(labels(*actual), labels(*predicted)) == _sklearn_micro_f1(
+        actual, predicted
+    )
