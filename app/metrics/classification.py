@@ -69,6 +69,20 @@ def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
     Reference: ``sklearn.metrics.accuracy_score``.
 
+    Parameters
+    ----------
+    y_true : ndarray of str, shape (n,)
+        The answer key's labels.
+    y_pred : ndarray of str, shape (n,)
+        The predicted labels, aligned with ``y_true``.
+
+    Returns
+    -------
+    float
+        In [0, 1]; higher is better.
+
+    Examples
+    --------
     >>> accuracy(np.array(["a", "b", "c"], dtype=object), np.array(["a", "b", "b"], dtype=object))
     0.6666666666666666
     """
@@ -81,6 +95,20 @@ def macro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
     Reference: ``sklearn.metrics.f1_score(average="macro", zero_division=0)``.
 
+    Parameters
+    ----------
+    y_true : ndarray of str, shape (n,)
+        The answer key's labels.
+    y_pred : ndarray of str, shape (n,)
+        The predicted labels, aligned with ``y_true``.
+
+    Returns
+    -------
+    float
+        In [0, 1]; higher is better.
+
+    Examples
+    --------
     >>> macro_f1(np.array(["a", "a", "b"], dtype=object), np.array(["a", "b", "b"], dtype=object))
     0.6666666666666666
     """
@@ -93,6 +121,20 @@ def micro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
     Reference: ``sklearn.metrics.f1_score(average="micro", zero_division=0)``.
 
+    Parameters
+    ----------
+    y_true : ndarray of str, shape (n,)
+        The answer key's labels.
+    y_pred : ndarray of str, shape (n,)
+        The predicted labels, aligned with ``y_true``.
+
+    Returns
+    -------
+    float
+        In [0, 1]; higher is better.
+
+    Examples
+    --------
     >>> micro_f1(np.array(["a", "a", "b"], dtype=object), np.array(["a", "b", "b"], dtype=object))
     0.6666666666666666
     """
@@ -116,6 +158,22 @@ def class_precision(y_true: np.ndarray, y_pred: np.ndarray, *, label: str) -> fl
 
     Reference: ``sklearn.metrics.precision_score(labels=[label], average=None, zero_division=0)``.
 
+    Parameters
+    ----------
+    y_true : ndarray of str, shape (n,)
+        The answer key's labels.
+    y_pred : ndarray of str, shape (n,)
+        The predicted labels, aligned with ``y_true``.
+    label : str
+        The class to score; it must occur in ``y_true`` or ``y_pred``.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0 when ``label`` is never predicted.
+
+    Examples
+    --------
     >>> y_true = np.array(["a", "a", "b"], dtype=object)
     >>> class_precision(y_true, np.array(["a", "b", "b"], dtype=object), label="b")
     0.5
@@ -129,6 +187,22 @@ def class_recall(y_true: np.ndarray, y_pred: np.ndarray, *, label: str) -> float
 
     Reference: ``sklearn.metrics.recall_score(labels=[label], average=None, zero_division=0)``.
 
+    Parameters
+    ----------
+    y_true : ndarray of str, shape (n,)
+        The answer key's labels.
+    y_pred : ndarray of str, shape (n,)
+        The predicted labels, aligned with ``y_true``.
+    label : str
+        The class to score; it must occur in ``y_true`` or ``y_pred``.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0 when ``label`` never occurs in ``y_true``.
+
+    Examples
+    --------
     >>> y_true = np.array(["a", "a", "b"], dtype=object)
     >>> class_recall(y_true, np.array(["a", "b", "b"], dtype=object), label="a")
     0.5
@@ -142,6 +216,22 @@ def class_f1(y_true: np.ndarray, y_pred: np.ndarray, *, label: str) -> float:
 
     Reference: ``sklearn.metrics.f1_score(labels=[label], average=None, zero_division=0)``.
 
+    Parameters
+    ----------
+    y_true : ndarray of str, shape (n,)
+        The answer key's labels.
+    y_pred : ndarray of str, shape (n,)
+        The predicted labels, aligned with ``y_true``.
+    label : str
+        The class to score; it must occur in ``y_true`` or ``y_pred``.
+
+    Returns
+    -------
+    float
+        In [0, 1]; higher is better.
+
+    Examples
+    --------
     >>> y_true = np.array(["a", "a", "b"], dtype=object)
     >>> class_f1(y_true, np.array(["a", "b", "b"], dtype=object), label="a")
     0.6666666666666666

@@ -158,6 +158,24 @@ def coleridge_fbeta(
     ``threshold`` (marking that prediction, which may match several ground truths) and an FN
     otherwise; unmarked predictions are FPs; counts are pooled over all rows; no TP scores 0.
 
+    Parameters
+    ----------
+    y_true : ndarray of str, shape (n,)
+        Key cells: '|'-separated ground-truth strings.
+    y_pred : ndarray of str, shape (n,)
+        Submission cells: '|'-separated predicted strings.
+    beta : float, default 0.5
+        Weight of recall against precision.
+    threshold : float, default 0.5
+        Lowest word Jaccard that counts as a match, in (0, 1].
+
+    Returns
+    -------
+    float
+        In [0, 1]; higher is better.
+
+    Examples
+    --------
     >>> truth = ("baccalaureate and beyond longitudinal study|baccalaureate and beyond|"
     ...          "beginning postsecondary student|education longitudinal study|"
     ...          "national education longitudinal study")

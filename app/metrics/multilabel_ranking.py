@@ -50,6 +50,22 @@ def label_ranking_loss(
     (``score[relevant] <= score[irrelevant]``); a row with all or no labels relevant scores 0.
     Weights may be negative; weights summing to zero are refused.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n, k)
+        0/1 relevance of each label.
+    y_score : ndarray of float, shape (n, k)
+        A score per label.
+    sample_weight : ndarray of float, shape (n,), optional
+        A weight per row; negative weights are allowed, a zero sum is refused.
+
+    Returns
+    -------
+    float
+        In [0, 1] for non-negative weights; lower is better.
+
+    Examples
+    --------
     >>> y_true = np.array([[1, 0, 0], [0, 0, 1]])
     >>> y_score = np.array([[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]])
     >>> label_ranking_loss(y_true, y_score)
@@ -82,6 +98,22 @@ def coverage_error(
 
     Reference: ``sklearn.metrics.coverage_error``; a row with no relevant label counts 0.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n, k)
+        0/1 relevance of each label.
+    y_score : ndarray of float, shape (n, k)
+        A score per label.
+    sample_weight : ndarray of float, shape (n,), optional
+        A weight per row; negative weights are allowed, a zero sum is refused.
+
+    Returns
+    -------
+    float
+        Between 0 and k for non-negative weights; lower is better.
+
+    Examples
+    --------
     >>> y_true = np.array([[1, 0, 0], [0, 0, 1]])
     >>> coverage_error(y_true, np.array([[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]]))
     2.5
@@ -102,6 +134,22 @@ def label_ranking_average_precision(
     label, the fraction of labels scored at least as high that are relevant, averaged; a row
     with all or no labels relevant scores 1, and so does a single label column.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n, k)
+        0/1 relevance of each label.
+    y_score : ndarray of float, shape (n, k)
+        A score per label.
+    sample_weight : ndarray of float, shape (n,), optional
+        A weight per row; negative weights are allowed, a zero sum is refused.
+
+    Returns
+    -------
+    float
+        In (0, 1] for non-negative weights; higher is better.
+
+    Examples
+    --------
     >>> label_ranking_average_precision(np.array([[1, 0, 0], [0, 0, 1]]),
     ...                                 np.array([[0.75, 0.5, 1.0], [1.0, 0.2, 0.1]]))
     0.41666666666666663

@@ -29,6 +29,22 @@ def log_loss_binary(y_true: np.ndarray, y_prob: np.ndarray, *, eps: Eps = KAGGLE
     ``sklearn.metrics.log_loss`` (scikit-learn >= 1.5) with ``eps="auto"``: values outside
     [0, 1] are refused, then ``p`` and ``1 - p`` are clipped to machine epsilon.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n,)
+        0/1 labels.
+    y_prob : ndarray of float, shape (n,)
+        Predicted probability of a 1 (any real number with a numeric ``eps``).
+    eps : float or "auto", default 1e-15
+        Clipping bound; ``"auto"`` means machine epsilon and refuses values outside [0, 1].
+
+    Returns
+    -------
+    float
+        Non-negative; lower is better.
+
+    Examples
+    --------
     >>> round(log_loss_binary(np.array([0.0, 1.0, 1.0]), np.array([0.1, 0.9, 0.8])), 6)
     0.144622
     """
@@ -63,6 +79,24 @@ def log_loss_multiclass(
     (>= 1.5) with ``eps="auto"``: values outside [0, 1] refused, clip to machine epsilon, no
     renormalisation unless ``renormalize=True``.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n, k)
+        One-hot rows, one column per class.
+    y_prob : ndarray of float, shape (n, k)
+        A probability per class.
+    eps : float or "auto", default 1e-15
+        Clipping bound; ``"auto"`` means machine epsilon and refuses values outside [0, 1].
+    renormalize : bool or None, default None
+        Divide each clipped row by its sum; None means true unless ``eps="auto"``.
+
+    Returns
+    -------
+    float
+        Non-negative; lower is better.
+
+    Examples
+    --------
     >>> y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
     >>> round(log_loss_multiclass(y, np.array([[0.8, 0.1, 0.1], [0.2, 0.2, 0.6]])), 6)
     0.366985
@@ -100,6 +134,22 @@ def pfbeta(y_true: np.ndarray, y_prob: np.ndarray, *, beta: float = 1.0) -> floa
     to [0, 1]; ``ctp`` sums them over the positive rows, ``cfp`` over the negative rows; precision
     is ``ctp / (ctp + cfp)``, recall ``ctp / positives``; the score is 0 when either is 0.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n,)
+        0/1 labels.
+    y_prob : ndarray of float, shape (n,)
+        Predicted probability of a 1.
+    beta : float, default 1
+        Weight of recall against precision.
+
+    Returns
+    -------
+    float
+        In [0, 1]; higher is better.
+
+    Examples
+    --------
     >>> pfbeta(np.array([1.0, 0.0, 1.0, 0.0]), np.array([0.9, 0.1, 0.6, 0.4]))
     0.75
     """

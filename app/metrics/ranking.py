@@ -35,6 +35,20 @@ def roc_auc(y_true: np.ndarray, y_score: np.ndarray) -> float:
 
     Reference: ``sklearn.metrics.roc_auc_score`` for binary targets.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n,)
+        0/1 labels.
+    y_score : ndarray of float, shape (n,)
+        Any real-valued scores, higher meaning more likely 1.
+
+    Returns
+    -------
+    float
+        In [0, 1]; 0.5 for constant scores.
+
+    Examples
+    --------
     >>> roc_auc(np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.1, 0.4, 0.35, 0.8]))
     0.75
     """
@@ -48,6 +62,20 @@ def mean_columnwise_roc_auc(y_true: np.ndarray, y_score: np.ndarray) -> float:
     Reference: ``sklearn.metrics.roc_auc_score(average="macro")`` on a multilabel indicator key.
     Every column must hold both classes.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n, k)
+        0/1 labels, one column per target.
+    y_score : ndarray of float, shape (n, k)
+        A score per target column.
+
+    Returns
+    -------
+    float
+        In [0, 1]; higher is better.
+
+    Examples
+    --------
     >>> mean_columnwise_roc_auc(np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]),
     ...                         np.array([[0.2, 0.9], [0.8, 0.3], [0.1, 0.2]]))
     0.5

@@ -15,6 +15,20 @@ def rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
     Reference: ``sklearn.metrics.root_mean_squared_error``.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n,)
+        True values.
+    y_pred : ndarray of float, shape (n,)
+        Predicted values.
+
+    Returns
+    -------
+    float
+        Non-negative; lower is better.
+
+    Examples
+    --------
     >>> rmse(np.array([3.0, -0.5, 2.0, 7.0]), np.array([2.5, 0.0, 2.0, 8.0]))
     0.6123724356957945
     """
@@ -29,6 +43,20 @@ def mae(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
     Reference: ``sklearn.metrics.mean_absolute_error``.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n,)
+        True values.
+    y_pred : ndarray of float, shape (n,)
+        Predicted values.
+
+    Returns
+    -------
+    float
+        Non-negative; lower is better.
+
+    Examples
+    --------
     >>> mae(np.array([3.0, -0.5, 2.0, 7.0]), np.array([2.5, 0.0, 2.0, 8.0]))
     0.5
     """
@@ -42,6 +70,20 @@ def r2(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     Reference: ``sklearn.metrics.r2_score``. A constant key gives 1.0 for exact predictions and
     0.0 otherwise (instead of NaN / -inf). One row is refused: R² needs two.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n,)
+        True values.
+    y_pred : ndarray of float, shape (n,)
+        Predicted values.
+
+    Returns
+    -------
+    float
+        At most 1; higher is better.
+
+    Examples
+    --------
     >>> r2(np.array([3.0, -0.5, 2.0, 7.0]), np.array([2.5, 0.0, 2.0, 8.0]))
     0.9486081370449679
     """
@@ -67,6 +109,20 @@ def rmsle(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     Reference: ``sklearn.metrics.root_mean_squared_log_error``; values <= -1 are refused (the
     key's as the host's fault, the predictions' as the participant's).
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n,)
+        True values, each greater than -1.
+    y_pred : ndarray of float, shape (n,)
+        Predicted values, each greater than -1.
+
+    Returns
+    -------
+    float
+        Non-negative; lower is better.
+
+    Examples
+    --------
     >>> round(rmsle(np.array([3.0, 5.0, 2.5, 7.0]), np.array([2.5, 5.0, 4.0, 8.0])), 12)
     0.199324165581
     """
@@ -94,6 +150,20 @@ def quadratic_weighted_kappa(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     difference of class *positions* (not of the rating values). Non-integer ratings, and a single
     rating value overall, are refused.
 
+    Parameters
+    ----------
+    y_true : ndarray of float, shape (n,)
+        True integer ratings.
+    y_pred : ndarray of float, shape (n,)
+        Predicted integer ratings.
+
+    Returns
+    -------
+    float
+        At most 1 (perfect agreement); higher is better.
+
+    Examples
+    --------
     >>> quadratic_weighted_kappa(np.array([1.0, 2.0, 3.0, 3.0]), np.array([1.0, 2.0, 3.0, 2.0]))
     0.8
     """

@@ -23,6 +23,22 @@ def map_at_k(y_true: np.ndarray, y_pred: np.ndarray, *, k: int = 10) -> float:
     slot; a row's precision sum is divided by ``min(len(actual), k)`` where ``actual`` is the
     key cell's item list as written; a row with no true items scores 0 and stays in the mean.
 
+    Parameters
+    ----------
+    y_true : ndarray of str, shape (n,)
+        Key cells: the relevant items, space-separated.
+    y_pred : ndarray of str, shape (n,)
+        Submission cells: predicted items in ranked order, space-separated.
+    k : int, default 10
+        How many predictions per row count.
+
+    Returns
+    -------
+    float
+        In [0, 1]; higher is better.
+
+    Examples
+    --------
     >>> y_true = np.array(["a b", "c", ""], dtype=object)
     >>> map_at_k(y_true, np.array(["a x b", "c c", "d"], dtype=object), k=3)
     0.611111111111111
@@ -118,6 +134,20 @@ def multilabel_micro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     ``MultiLabelBinarizer`` indicator matrices. Repeated tags in a cell count once; when every
     cell of both arrays is empty the score is 0.
 
+    Parameters
+    ----------
+    y_true : ndarray of str, shape (n,)
+        Key cells: whitespace-separated tags.
+    y_pred : ndarray of str, shape (n,)
+        Submission cells: whitespace-separated tags.
+
+    Returns
+    -------
+    float
+        In [0, 1]; higher is better.
+
+    Examples
+    --------
     >>> y_true = np.array(["a b", "c", ""], dtype=object)
     >>> multilabel_micro_f1(y_true, np.array(["a", "c d", ""], dtype=object))
     0.6666666666666666
