@@ -15,17 +15,17 @@ _ROW_BREAK = "\x00podium:row\x00"
 
 
 def _split(cells: np.ndarray) -> tuple[list[str], np.ndarray | None]:
-    """All tokens of all cells, in order, and their rows when they are known already.
+    """All tokens of all cells, in order, and the count per row when it is known already.
 
-    The fast path splits one joined string, with ``_ROW_BREAK`` tokens between rows (rows are
-    then found from those, ``None`` here). A cell containing the marker itself goes per cell.
+    The fast path splits one joined string, with ``_ROW_BREAK`` tokens between rows (the counts
+    are then found from those, ``None`` here). A cell containing the marker goes per cell.
     """
     joined = f" {_ROW_BREAK} ".join(cells)
     if joined.count(_ROW_BREAK) == max(len(cells) - 1, 0):
         return joined.split(), None
     parts = [cell.split() for cell in cells]
     counts = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-    return list(itertools.chain.from_iterable(parts)), np.repeat(np.arange(len(cells)), counts)
+    return list(itertools.chain.from_iterable(parts)), counts
 
 
 def factorize(*token_lists: list[str]) -> tuple[list[np.ndarray], dict[str, int], int]:
@@ -43,28 +43,30 @@ def factorize(*token_lists: list[str]) -> tuple[list[np.ndarray], dict[str, int]
     return ids, vocabulary, len(vocabulary)
 
 
-def tokenize(*columns: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], int]:
+def tokenize(*columns: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray]], int]:
     """Whitespace-split every cell of each column (``str.split()``).
 
-    Returns, per column, ``(ids, rows, counts)``: the id of each token, the row it belongs to, and
-    the number of tokens in each row; plus a bound above every id. Equal strings get equal ids
-    across all columns.
+    Returns, per column, ``(ids, counts)``: the id of each token, in row order, and the number of
+    tokens in each row; plus a bound above every id. Equal strings get equal ids across all
+    columns. :func:`rows_of` gives each token's row when a metric needs it.
     """
     split = [_split(cells) for cells in columns]
     all_ids, vocabulary, bound = factorize(*(tokens for tokens, _ in split))
     break_id = vocabulary.get(_ROW_BREAK, -1)
     result = []
-    for cells, ids, (_, rows) in zip(columns, all_ids, split, strict=True):
-        if rows is None:
+    for ids, (_, counts) in zip(all_ids, split, strict=True):
+        if counts is None:
             is_break = ids == break_id
             ends = np.append(np.flatnonzero(is_break), len(ids))
             counts = np.diff(ends, prepend=-1) - 1
             ids = ids[~is_break]
-            rows = np.repeat(np.arange(len(cells)), counts)
-        else:
-            counts = np.bincount(rows, minlength=len(cells))
-        result.append((ids, rows, counts))
+        result.append((ids, counts))
     return result, bound
+
+
+def rows_of(counts: np.ndarray) -> np.ndarray:
+    """The row of each token, from the number of tokens in each row."""
+    return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
 
 
 def first_of_each(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ items are compared exactly, and all the per-row work after the split is numpy on
 import numpy as np
 
 from app.metrics._checks import check_one_column
-from app.metrics._text import contains, first_of_each, row_starts, tokenize
+from app.metrics._text import contains, first_of_each, row_starts, rows_of, tokenize
 
 # Rows up to this many kept predictions (and key items) are compared in a padded matrix, one
 # column pair at a time; longer rows go through a sort-based path that is slower per item.
@@ -48,7 +48,7 @@ def map_at_k(y_true: np.ndarray, y_pred: np.ndarray, *, k: int = 10) -> float:
         raise ValueError(f"k must be at least 1, got {k}")
     n = len(y_true)
     (true, pred), bound = tokenize(y_true, y_pred)
-    true_counts, pred_counts = true[2], pred[2]
+    true_counts, pred_counts = true[1], pred[1]
     width = int(min(k, pred_counts.max(initial=0)))
     if width <= _PADDED_MAX_PREDICTIONS and true_counts.max(initial=0) <= _PADDED_MAX_ITEMS:
         score = _precision_sums_padded(true, pred, n, width)
@@ -81,8 +81,8 @@ def _by_slot(ids: np.ndarray, counts: np.ndarray, width: int, fill: int) -> np.n
 
 def _precision_sums_padded(true, pred, n: int, width: int) -> np.ndarray:  # type: ignore[no-untyped-def]
     """apk's running ``score`` per row, one prediction slot at a time."""
-    predicted = _by_slot(pred[0], pred[2], width, fill=-1)
-    actual = _by_slot(true[0], true[2], int(true[2].max(initial=0)), fill=-2)
+    predicted = _by_slot(*pred, width, fill=-1)
+    actual = _by_slot(*true, int(true[1].max(initial=0)), fill=-2)
     score = np.zeros(n, dtype=np.float64)
     hits = np.zeros(n, dtype=np.int64)
     hit = np.empty(n, dtype=bool)
@@ -104,8 +104,9 @@ def _precision_sums_padded(true, pred, n: int, width: int) -> np.ndarray:  # typ
 
 def _precision_sums_sorted(true, pred, n: int, k: int, bound: int) -> np.ndarray:  # type: ignore[no-untyped-def]
     """The same sums for long rows: first occurrences and membership by sorting (row, item) keys."""
-    true_ids, true_rows, _ = true
-    pred_ids, pred_rows, pred_counts = pred
+    true_ids, true_counts = true
+    pred_ids, pred_counts = pred
+    true_rows, pred_rows = rows_of(true_counts), rows_of(pred_counts)
     slot = np.arange(len(pred_ids)) - np.repeat(row_starts(pred_counts), pred_counts)
     kept = slot < k
     pred_rows, pred_ids, slot = pred_rows[kept], pred_ids[kept], slot[kept]
@@ -153,9 +154,9 @@ def multilabel_micro_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     0.6666666666666666
     """
     check_one_column(y_true, y_pred)
-    ((true_ids, true_rows, _), (pred_ids, pred_rows, _)), bound = tokenize(y_true, y_pred)
-    true_keys = first_of_each(true_rows * bound + true_ids)[0]
-    pred_keys = first_of_each(pred_rows * bound + pred_ids)[0]
+    ((true_ids, true_counts), (pred_ids, pred_counts)), bound = tokenize(y_true, y_pred)
+    true_keys = first_of_each(rows_of(true_counts) * bound + true_ids)[0]
+    pred_keys = first_of_each(rows_of(pred_counts) * bound + pred_ids)[0]
     if true_keys.size + pred_keys.size == 0:
         return 0.0
     tp = int(np.count_nonzero(contains(true_keys, pred_keys)))
