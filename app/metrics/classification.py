@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from app.metrics._checks import check_one_column
-from app.metrics.errors import MetricInputError
+from app.metrics.errors import LabelAbsent
 
 
 def encode_labels(
@@ -147,7 +147,7 @@ def _class_index(labels: list[Any], label: str) -> int:
     try:
         return labels.index(label)
     except ValueError:
-        raise MetricInputError(
+        raise LabelAbsent(
             f"the metric's label {label!r} is in neither the answer key nor the predictions",
             source="answer_key",
         ) from None

@@ -20,6 +20,14 @@ class MetricInputError(ValueError):
         self.source = source
 
 
+class LabelAbsent(MetricInputError):
+    """The label a per-class metric is about occurs in neither array.
+
+    On a whole file that is the host's mistake; on a Public or Private subset it only means the
+    class has no rows there, and the score is 0 (a zero division counts as 0).
+    """
+
+
 class UnknownMetric(LookupError):
     pass
 

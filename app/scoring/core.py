@@ -9,6 +9,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from app.metrics import Metric, MetricInputError, get_metric
+from app.metrics.errors import LabelAbsent
 from app.scoring.intake import (
     IGNORED,
     PRIVATE,
@@ -64,11 +65,16 @@ def _compute(
     key: AnswerKeyTable,
     y_pred: np.ndarray,
     mask: np.ndarray | None,
+    *,
+    split: bool = False,
 ) -> float:
     y_true, pred, extra = _subset(key, y_pred, mask)
     try:
         value = metric.compute(y_true, pred, params, extra)
     except MetricInputError as exc:
+        if split and isinstance(exc, LabelAbsent):
+            # The whole file has the class; this split merely has no rows of it on either side.
+            return 0.0
         message = exc.message
         if exc.rows is not None and len(exc.rows):
             ids = key.ids.to_numpy(zero_copy_only=False)
@@ -100,9 +106,15 @@ def score_aligned(
         counted = key.usage != IGNORED
         overall = _compute(metric, params, key, y_pred, counted)
         public_mask, private_mask = key.usage == PUBLIC, key.usage == PRIVATE
-        public = _compute(metric, params, key, y_pred, public_mask) if public_mask.any() else None
+        public = (
+            _compute(metric, params, key, y_pred, public_mask, split=True)
+            if public_mask.any()
+            else None
+        )
         private = (
-            _compute(metric, params, key, y_pred, private_mask) if private_mask.any() else None
+            _compute(metric, params, key, y_pred, private_mask, split=True)
+            if private_mask.any()
+            else None
         )
     extra_details = None
     if details and metric.details is not None:
