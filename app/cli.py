@@ -78,12 +78,19 @@ def metrics(
 
     entries = []
     for m in all_metrics():
-        schema = m.params.model_json_schema().get("properties", {})
+        params = [
+            {
+                "name": name,
+                "required": field.is_required(),
+                "default": None if field.is_required() else field.get_default(),
+            }
+            for name, field in m.params.model_fields.items()
+        ]
         entries.append(
             {
                 "name": m.name,
                 "direction": m.direction,
-                "params": {k: v.get("default") for k, v in schema.items()},
+                "params": params,
                 "columns": m.expected_columns(),
                 "reference": m.reference,
             }
@@ -92,7 +99,13 @@ def metrics(
         typer.echo(json.dumps(entries, indent=2))
         return
     for e in entries:
-        params = ", ".join(f"{k}={v!r}" for k, v in e["params"].items()) or "-"
+        params = (
+            ", ".join(
+                f"{p['name']} (required)" if p["required"] else f"{p['name']}={p['default']!r}"
+                for p in e["params"]
+            )
+            or "-"
+        )
         typer.echo(f"{e['name']:<34} {e['direction']:<9} params: {params}")
         typer.echo(f"{'':<34} columns: {e['columns']}")
 

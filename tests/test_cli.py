@@ -159,6 +159,7 @@ def test_metrics_lists_the_catalogue():
     assert catalogue["roc_auc"]["direction"] == "maximize"
     assert catalogue["rmse"]["direction"] == "minimize"
     assert "id column" in catalogue["rmse"]["columns"]
+    assert {"name": "label", "required": True, "default": None} in catalogue["class_f1"]["params"]
     table = podium("metrics")
     assert table.returncode == 0 and "roc_auc" in table.stdout
 
