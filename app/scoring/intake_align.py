@@ -63,7 +63,7 @@ def _hash_piece(array: pa.Array) -> np.ndarray:
     h = lengths.astype(np.uint64) * _C1
     longest = int(lengths.max()) if lengths.size else 0
     if longest and int(lengths.min()) == longest:
-        _mix_fixed_width(h, data.reshape(len(lengths), longest))
+        _mix_fixed_width(h, data, longest)
     else:
         _mix_any_width(h, data, starts, lengths, longest)
     # splitmix64's finaliser spreads the bits so the top ones make good bucket numbers.
@@ -75,21 +75,24 @@ def _hash_piece(array: pa.Array) -> np.ndarray:
     return h
 
 
-def _mix_fixed_width(h: np.ndarray, rows: np.ndarray) -> None:
-    """Ids of one length (hex, uuids, zero-padded numbers): words are plain column slices."""
-    width = rows.shape[1]
-    everywhere = np.ones(len(h), dtype=bool)
+def _mix_fixed_width(h: np.ndarray, data: np.ndarray, width: int) -> None:
+    """Ids of one length (hex, uuids, zero-padded numbers): word j of every id is a strided,
+    unaligned uint64 view of the data, so nothing is gathered or copied row by row."""
+    n = len(h)
+    padded = np.zeros(n * width + 8, dtype=np.uint8)  # 8 spare bytes for the last id's reads
+    padded[: n * width] = data[: n * width]
+
+    def word(at: int) -> np.ndarray:
+        return np.ndarray((n,), dtype="<u8", buffer=padded, offset=at, strides=(width,))
+
     for j in range(min((width + 7) // 8, _HEAD_WORDS)):
-        _mix(h, _word(rows[:, 8 * j : 8 * j + 8]), where=everywhere)
+        remaining = width - 8 * j
+        value = word(8 * j)
+        if remaining < 8:  # zero the bytes past the id's end, as the any-width path does
+            value = value & np.uint64((1 << (8 * remaining)) - 1)
+        _mix(h, value)
     if width > 8 * _HEAD_WORDS:
-        _mix(h, _word(rows[:, width - 8 :]), where=everywhere)
-
-
-def _word(columns: np.ndarray) -> np.ndarray:
-    """Up to 8 byte columns as one little-endian uint64 per row, zero-filled on the right."""
-    padded = np.zeros((len(columns), 8), dtype=np.uint8)
-    padded[:, : columns.shape[1]] = columns
-    return padded.view("<u8").ravel()
+        _mix(h, word(width - 8))
 
 
 def _mix_any_width(
@@ -116,7 +119,12 @@ def _masked_word(words: np.ndarray, at: np.ndarray, remaining: np.ndarray) -> np
     return (value << drop) >> drop
 
 
-def _mix(h: np.ndarray, word: np.ndarray, *, where: np.ndarray) -> None:
+def _mix(h: np.ndarray, word: np.ndarray, *, where: np.ndarray | None = None) -> None:
+    if where is None:
+        h ^= word
+        h *= _C2
+        h ^= h >> np.uint64(31)
+        return
     mixed = h ^ word
     mixed *= _C2
     mixed ^= mixed >> np.uint64(31)
