@@ -324,7 +324,37 @@ def markdown(results: dict, command: str) -> str:
                 f"| {proc['n']:,} | {proc['task']} | {p['seconds']:.2f} | {nv['seconds']:.2f} "
                 f"| {nv['seconds'] / p['seconds']:.1f}× | {_mb(p['peak_bytes'])} | {_mb(nv['peak_bytes'])} |"
             )
+    lines += ["", "Targets (issue 4, shuffled ids):", ""] + [f"- {line}" for line in targets(results)]
     return "\n".join(lines) + "\n"
+
+
+def targets(results: dict) -> list[str]:
+    """The issue's targets, each with the measured value and whether it is met."""
+    out = []
+
+    def check(text: str, value: float, ok: bool, unit: str = "×") -> None:
+        out.append(f"{text}: {value:.2f}{unit} {'met' if ok else 'NOT met'}")
+
+    for row in results["rows"]:
+        if row["order"] != "shuffled":
+            continue
+        p, lim, nv = row["podium"], row["limit"], row["naive"]
+        name = f"{row['n']:,} rows {row['task']}"
+        if row["n"] == 1_000_000:
+            check(f"{name}, podium / limit ≤ 2.5", p["seconds"] / lim["seconds"],
+                  p["seconds"] / lim["seconds"] <= 2.5)
+            check(f"{name}, naive / podium ≥ 10", nv["seconds"] / p["seconds"],
+                  nv["seconds"] / p["seconds"] >= 10)
+        if row["n"] == 10_000_000:
+            check(f"{name}, podium peak RSS < 1 GB", p["peak_bytes"] / 1e9, p["peak_bytes"] < 1e9,
+                  " GB")
+            check(f"{name}, naive / podium ≥ 8", nv["seconds"] / p["seconds"],
+                  nv["seconds"] / p["seconds"] >= 8)
+    for proc in results["processes"]:
+        ratio = proc["naive script"]["seconds"] / proc["podium score"]["seconds"]
+        check(f"{proc['n']:,} rows {proc['task']}, whole process naive / `podium score` ≥ 5",
+              ratio, ratio >= 5)
+    return out
 
 
 def main() -> None:
@@ -342,7 +372,15 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=ROOT / "bench" / "data")
     parser.add_argument("--no-whole-process", action="store_true")
     parser.add_argument("--output", type=Path, default=None, help="write the tables as markdown")
+    parser.add_argument("--from-json", type=Path, default=None,
+                        help="re-render the tables of an earlier run's results.json")
     args = parser.parse_args()
+    if args.from_json:
+        text = markdown(json.loads(args.from_json.read_text()), f"(from {args.from_json.name})")
+        print(text)
+        if args.output:
+            args.output.write_text(text)
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     tasks = args.tasks.split(",")
     results = measure(args.data_dir, sizes, args.repeat, not args.no_whole_process, tasks)
