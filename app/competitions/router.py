@@ -85,9 +85,9 @@ def list_answer_key_versions(
 
 
 @router.get("/{slug}/sample-submission", response_class=Response)
-def sample_submission(competition: CompetitionDep) -> Response:
+def sample_submission(competition: CompetitionDep, settings: SettingsDep) -> Response:
     return Response(
-        content=service.sample_submission_csv(competition),
+        content=service.sample_submission_csv(competition, settings),
         media_type="text/csv",
         headers={"Content-Disposition": f'attachment; filename="{competition.slug}-sample.csv"'},
     )

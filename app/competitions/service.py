@@ -32,7 +32,7 @@ from app.models import AnswerKey, Competition, User
 from app.scoring.core import ScoringError
 from app.scoring.custom import check_key_with_custom_metric
 from app.scoring.intake import PRIVATE, PUBLIC
-from app.scoring.keys import cached_key
+from app.scoring.keys import cached_key, key_table
 from app.storage import remove_quietly, store_stream
 
 
@@ -167,6 +167,7 @@ def upload_answer_key(
             metric=metric,
             params=params,
             id_column=competition.id_column,
+            settings=settings,
         )
         if is_custom(competition) and competition.custom_metric_path:
             check_key_with_custom_metric(
@@ -284,19 +285,12 @@ def _is_referenced(session: Session, path: Path) -> bool:
     return session.scalar(select(AnswerKey.id).where(AnswerKey.path == str(path))) is not None
 
 
-def sample_submission_csv(competition: Competition) -> bytes:
+def sample_submission_csv(competition: Competition, settings: Settings) -> bytes:
     key_row = competition.board_key
     if key_row is None:
         raise NotFound("this competition has no answer key yet")
     metric = metric_for(competition)
-    params = metric.parse_params(competition.metric_params)
-    table = cached_key(
-        path=Path(key_row.path),
-        sha256=key_row.sha256,
-        metric=metric,
-        params=params,
-        id_column=competition.id_column,
-    )
+    table = key_table(competition, key_row, settings)
     n = table.n_rows
     columns: dict[str, pa.Array] = {table.id_column: table.ids}
     for name in table.target_columns:

@@ -11,12 +11,15 @@ from pydantic import BaseModel
 from app.metrics import Metric, MetricInputError, get_metric
 from app.metrics.errors import LabelAbsent
 from app.scoring.intake import (
+    DEFAULT_LIMITS,
     IGNORED,
     PRIVATE,
     PUBLIC,
     AnswerKeyTable,
     IntakeError,
+    IntakeLimits,
     _first_few,
+    load_cached_key,
     read_answer_key,
     read_submission,
 )
@@ -130,11 +133,34 @@ def score_aligned(
 
 
 def load_key(
-    path: Path, *, metric: Metric, params: BaseModel, id_column: str | None
+    path: Path,
+    *,
+    metric: Metric,
+    params: BaseModel,
+    id_column: str | None,
+    limits: IntakeLimits = DEFAULT_LIMITS,
+    cache_dir: Path | None = None,
+    sha256: str | None = None,
 ) -> AnswerKeyTable:
-    """Read an answer key and prove the metric can score it (the key against itself)."""
+    """Read an answer key and prove the metric can score it (the key against itself).
+
+    With ``cache_dir`` the parsed key is kept on disk in a binary form, once per version.
+    """
     try:
-        key = read_answer_key(path, metric=metric, params=params, id_column=id_column)
+        if cache_dir is None:
+            key = read_answer_key(
+                path, metric=metric, params=params, id_column=id_column, limits=limits
+            )
+        else:
+            key = load_cached_key(
+                path,
+                cache_dir,
+                metric=metric,
+                params=params,
+                id_column=id_column,
+                sha256=sha256,
+                limits=limits,
+            )
     except IntakeError as exc:
         raise ScoringError(exc.message, source="answer_key", kind=exc.kind) from None
     try:
@@ -145,10 +171,16 @@ def load_key(
 
 
 def score_submission_file(
-    path: Path, *, metric: Metric, params: BaseModel, key: AnswerKeyTable, details: bool = False
+    path: Path,
+    *,
+    metric: Metric,
+    params: BaseModel,
+    key: AnswerKeyTable,
+    details: bool = False,
+    limits: IntakeLimits = DEFAULT_LIMITS,
 ) -> ScoreResult:
     try:
-        y_pred = read_submission(path, key=key, metric=metric)
+        y_pred = read_submission(path, key=key, metric=metric, limits=limits)
     except IntakeError as exc:
         raise ScoringError(exc.message, source="submission", kind=exc.kind) from None
     return score_aligned(metric, params, key, y_pred, details=details)

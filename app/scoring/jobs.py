@@ -20,7 +20,7 @@ from app.db import unit_of_work
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
 from app.scoring.core import ScoreResult, ScoringError, score_submission_file
 from app.scoring.custom import score_with_custom_metric
-from app.scoring.keys import cached_key
+from app.scoring.keys import intake_limits, key_table
 
 log = logging.getLogger(__name__)
 
@@ -73,16 +73,13 @@ def _score(session: Session, submission_id: int, key_id: int, settings: Settings
             settings=settings,
         )
     metric = metric_for(competition)
-    params = metric.parse_params(competition.metric_params)
-    key = cached_key(
-        path=Path(key_row.path),
-        sha256=key_row.sha256,
-        metric=metric,
-        params=params,
-        id_column=competition.id_column,
-    )
     return score_submission_file(
-        Path(submission.path), metric=metric, params=params, key=key, details=True
+        Path(submission.path),
+        metric=metric,
+        params=metric.parse_params(competition.metric_params),
+        key=key_table(competition, key_row, settings),
+        details=True,
+        limits=intake_limits(settings),
     )
 
 

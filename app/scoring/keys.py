@@ -1,4 +1,5 @@
-"""Answer keys as the scorer needs them: parsed once per version, then served from memory."""
+"""Answer keys as the scorer needs them: parsed once per version into the on-disk cache, then
+held in memory for the versions in use, with the configured size limits."""
 
 import threading
 from collections import OrderedDict
@@ -6,26 +7,63 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from app.config import Settings
 from app.metrics import Metric
+from app.models import AnswerKey, Competition
 from app.scoring.core import load_key
-from app.scoring.intake import AnswerKeyTable
+from app.scoring.intake import AnswerKeyTable, IntakeLimits
 
 _CACHE_SIZE = 8
-_cache: OrderedDict[tuple, AnswerKeyTable] = OrderedDict()
+_cache: OrderedDict[tuple, AnswerKeyTable] = OrderedDict()  # type: ignore[type-arg]
 _lock = threading.Lock()
 
 
+def intake_limits(settings: Settings) -> IntakeLimits:
+    return IntakeLimits(
+        max_rows=settings.max_rows, max_decompressed_bytes=settings.max_decompressed_bytes
+    )
+
+
 def cached_key(
-    *, path: Path, sha256: str, metric: Metric, params: BaseModel, id_column: str | None
+    *,
+    path: Path,
+    sha256: str,
+    metric: Metric,
+    params: BaseModel,
+    id_column: str | None,
+    settings: Settings,
 ) -> AnswerKeyTable:
     cache_id = (sha256, metric.name, params.model_dump_json(), id_column)
     with _lock:
         if cache_id in _cache:
             _cache.move_to_end(cache_id)
             return _cache[cache_id]
-    table = load_key(path, metric=metric, params=params, id_column=id_column)
+    table = load_key(
+        path,
+        metric=metric,
+        params=params,
+        id_column=id_column,
+        limits=intake_limits(settings),
+        cache_dir=Path(settings.data_dir) / "key-cache",
+        sha256=sha256,
+    )
     with _lock:
         _cache[cache_id] = table
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return table
+
+
+def key_table(competition: Competition, key: AnswerKey, settings: Settings) -> AnswerKeyTable:
+    """The parsed table of one stored key version, as the competition's metric reads it."""
+    from app.competitions.metric import metric_for  # competitions builds on scoring
+
+    metric = metric_for(competition)
+    return cached_key(
+        path=Path(key.path),
+        sha256=key.sha256,
+        metric=metric,
+        params=metric.parse_params(competition.metric_params),
+        id_column=competition.id_column,
+        settings=settings,
+    )

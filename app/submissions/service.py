@@ -13,6 +13,7 @@ from app.db import after_commit
 from app.errors import Conflict, Forbidden, NotFound, Unprocessable
 from app.models import Competition, Submission, TeamMember, User
 from app.scoring.intake import IntakeError, check_submission_header, read_header
+from app.scoring.keys import intake_limits
 from app.scoring.queue import ScoringQueue
 from app.storage import store_stream
 from app.submissions.quota import charge
@@ -53,7 +54,8 @@ def create_submission(
     stored = store_stream(source, directory=directory, max_bytes=settings.max_upload_bytes)
     try:
         # The key row carries the same id_column / target_columns the parsed table would.
-        check_submission_header(read_header(stored.path), key)  # type: ignore[arg-type]
+        header = read_header(stored.path, limits=intake_limits(settings))
+        check_submission_header(header, key)  # type: ignore[arg-type]
     except IntakeError as exc:
         _discard(session, stored.path)
         raise Unprocessable(exc.message, extra={"kind": exc.kind}) from None
