@@ -33,7 +33,8 @@ def cached_key(
     id_column: str | None,
     settings: Settings,
 ) -> AnswerKeyTable:
-    cache_id = (sha256, metric.name, params.model_dump_json(), id_column)
+    cache_dir = Path(settings.data_dir) / "key-cache"
+    cache_id = (str(cache_dir), sha256, metric.name, params.model_dump_json(), id_column)
     with _lock:
         if cache_id in _cache:
             _cache.move_to_end(cache_id)
@@ -44,7 +45,7 @@ def cached_key(
         params=params,
         id_column=id_column,
         limits=intake_limits(settings),
-        cache_dir=Path(settings.data_dir) / "key-cache",
+        cache_dir=cache_dir,
         sha256=sha256,
     )
     with _lock:
