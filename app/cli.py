@@ -36,8 +36,10 @@ def score(
     details: Annotated[bool, typer.Option("--details", help="Add the metric's details.")] = False,
 ) -> None:
     """Score SUBMISSION against ANSWER_KEY and print one JSON object."""
+    from app.config import get_settings
     from app.metrics import MetricParamsError, UnknownMetric
     from app.scoring.core import ScoringError, score_files
+    from app.scoring.keys import intake_limits
 
     parsed: dict[str, Any] = {}
     if params:
@@ -58,6 +60,7 @@ def score(
             submission=submission,
             id_column=id_column,
             details=details,
+            limits=intake_limits(get_settings()),
         )
     except (UnknownMetric, MetricParamsError) as exc:
         _fail(str(exc))

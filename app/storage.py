@@ -39,7 +39,7 @@ def store_stream(
                 digest.update(chunk)
                 out.write(chunk)
         if size == 0:
-            raise Unprocessable("the uploaded file is empty")
+            raise Unprocessable("the uploaded file is empty", extra={"kind": "empty_file"})
         final = directory / f"{digest.hexdigest()}{suffix}"
         os.replace(tmp_name, final)
     except BaseException:

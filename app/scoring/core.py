@@ -141,10 +141,10 @@ def load_key(
     limits: IntakeLimits = DEFAULT_LIMITS,
     cache_dir: Path | None = None,
     sha256: str | None = None,
+    check: bool = True,
 ) -> AnswerKeyTable:
-    """Read an answer key and prove the metric can score it (the key against itself).
-
-    With ``cache_dir`` the parsed key is kept on disk in a binary form, once per version.
+    """Read an answer key and, with ``check``, prove the metric can score it (the key against
+    itself, as at upload). With ``cache_dir`` the parsed key is kept on disk, once per version.
     """
     try:
         if cache_dir is None:
@@ -163,6 +163,8 @@ def load_key(
             )
     except IntakeError as exc:
         raise ScoringError(exc.message, source="answer_key", kind=exc.kind) from None
+    if not check:
+        return key
     try:
         score_aligned(metric, params, key, key.y_true)
     except ScoringError as exc:
@@ -194,8 +196,18 @@ def score_files(
     submission: Path,
     id_column: str | None = None,
     details: bool = False,
+    limits: IntakeLimits = DEFAULT_LIMITS,
 ) -> ScoreResult:
+    """Score two files, as ``podium score`` does.
+
+    The key is not scored against itself first: a key the metric cannot use fails the one real
+    scoring with the same answer-key error, and a large file is not scored twice.
+    """
     metric = get_metric(metric_name)
     parsed = metric.parse_params(params)
-    key = load_key(answer_key, metric=metric, params=parsed, id_column=id_column)
-    return score_submission_file(submission, metric=metric, params=parsed, key=key, details=details)
+    key = load_key(
+        answer_key, metric=metric, params=parsed, id_column=id_column, limits=limits, check=False
+    )
+    return score_submission_file(
+        submission, metric=metric, params=parsed, key=key, details=details, limits=limits
+    )
