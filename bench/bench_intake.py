@@ -51,7 +51,9 @@ def _hex_ids(values: np.ndarray) -> "pa.Array":  # noqa: F821
     chars = np.empty((len(values), 12), dtype=np.uint8)
     for start in range(0, len(values), 1 << 20):
         block = values[start : start + (1 << 20), None]
-        chars[start : start + len(block)] = digits[((block >> shifts) & np.uint64(15)).astype(np.intp)]
+        chars[start : start + len(block)] = digits[
+            ((block >> shifts) & np.uint64(15)).astype(np.intp)
+        ]
     offsets = np.arange(0, 12 * len(values) + 1, 12, dtype=np.int32)
     return pa.Array.from_buffers(
         pa.string(), len(values), [None, pa.py_buffer(offsets), pa.py_buffer(chars)]
@@ -86,8 +88,12 @@ def make_data(data_dir: Path, n: int, task: str) -> Path:
         names = pa.array([f"class_{k}" for k in range(CLASSES)])
         codes = rng.integers(0, CLASSES, n)
         guess = np.where(rng.random(n) < 0.6, codes, rng.integers(0, CLASSES, n))
-        true_col = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), names).cast(pa.string())
-        pred_col = pa.DictionaryArray.from_arrays(pa.array(guess, pa.int32()), names).cast(pa.string())
+        true_col = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), names).cast(
+            pa.string()
+        )
+        pred_col = pa.DictionaryArray.from_arrays(pa.array(guess, pa.int32()), names).cast(
+            pa.string()
+        )
     options = pacsv.WriteOptions(quoting_style="none")
     pacsv.write_csv(pa.table({"id": ids, "target": true_col}), folder / "key.csv", options)
     pacsv.write_csv(pa.table({"id": ids, "target": pred_col}), folder / "sub_ordered.csv", options)
@@ -104,7 +110,9 @@ def make_data(data_dir: Path, n: int, task: str) -> Path:
 def _save_truth(path: Path, column: "pa.Array") -> None:  # noqa: F821
     if column.type == "string":
         encoded = column.dictionary_encode()
-        np.savez(path, codes=encoded.indices.to_numpy(), names=np.array(encoded.dictionary.to_pylist()))
+        np.savez(
+            path, codes=encoded.indices.to_numpy(), names=np.array(encoded.dictionary.to_pylist())
+        )
     else:
         np.savez(path, values=column.to_numpy().astype(np.float64))
 
@@ -247,7 +255,9 @@ def measure(data_dir: Path, sizes: list[int], repeat: int, whole: bool, tasks: l
                     for variant in VARIANTS:  # interleaved, so a noisy moment hits all three
                         got = _child(["_run", variant, task, str(key), str(sub), str(cache)])
                         if variant not in best or got["seconds"] < best[variant]["seconds"]:
-                            peak = max(got["peak_bytes"], best.get(variant, {}).get("peak_bytes", 0))
+                            peak = max(
+                                got["peak_bytes"], best.get(variant, {}).get("peak_bytes", 0)
+                            )
                             best[variant] = {**got, "peak_bytes": peak}
                 row = {"n": n, "task": task, "order": order, **best}
                 rows.append(row)
@@ -259,7 +269,16 @@ def measure(data_dir: Path, sizes: list[int], repeat: int, whole: bool, tasks: l
             folder = data_dir / f"{n}" / task
             key, sub = folder / "key.csv", folder / "sub_shuffled.csv"
             _warm(key, sub)
-            podium = [sys.executable, "-m", "app.cli", "score", "--metric", TASKS[task], str(key), str(sub)]
+            podium = [
+                sys.executable,
+                "-m",
+                "app.cli",
+                "score",
+                "--metric",
+                TASKS[task],
+                str(key),
+                str(sub),
+            ]
             naive = [sys.executable, __file__, "_naive_script", task, str(key), str(sub)]
             best = {}
             for _ in range(max(1, repeat - 1)):
@@ -268,8 +287,11 @@ def measure(data_dir: Path, sizes: list[int], repeat: int, whole: bool, tasks: l
                     if name not in best or got["seconds"] < best[name]["seconds"]:
                         best[name] = got
             processes.append({"n": n, "task": task, **best})
-            print(f"whole process, {n} rows, {task}: podium score {best['podium score']['seconds']:.2f} s, "
-                  f"naive {best['naive script']['seconds']:.2f} s", flush=True)
+            print(
+                f"whole process, {n} rows, {task}: podium score {best['podium score']['seconds']:.2f} s, "
+                f"naive {best['naive script']['seconds']:.2f} s",
+                flush=True,
+            )
     return {"rows": rows, "processes": processes}
 
 
@@ -324,7 +346,9 @@ def markdown(results: dict, command: str) -> str:
                 f"| {proc['n']:,} | {proc['task']} | {p['seconds']:.2f} | {nv['seconds']:.2f} "
                 f"| {nv['seconds'] / p['seconds']:.1f}× | {_mb(p['peak_bytes'])} | {_mb(nv['peak_bytes'])} |"
             )
-    lines += ["", "Targets (issue 4, shuffled ids):", ""] + [f"- {line}" for line in targets(results)]
+    lines += ["", "Targets (issue 4, shuffled ids):", ""] + [
+        f"- {line}" for line in targets(results)
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -341,19 +365,35 @@ def targets(results: dict) -> list[str]:
         p, lim, nv = row["podium"], row["limit"], row["naive"]
         name = f"{row['n']:,} rows {row['task']}"
         if row["n"] == 1_000_000:
-            check(f"{name}, podium / limit ≤ 2.5", p["seconds"] / lim["seconds"],
-                  p["seconds"] / lim["seconds"] <= 2.5)
-            check(f"{name}, naive / podium ≥ 10", nv["seconds"] / p["seconds"],
-                  nv["seconds"] / p["seconds"] >= 10)
+            check(
+                f"{name}, podium / limit ≤ 2.5",
+                p["seconds"] / lim["seconds"],
+                p["seconds"] / lim["seconds"] <= 2.5,
+            )
+            check(
+                f"{name}, naive / podium ≥ 10",
+                nv["seconds"] / p["seconds"],
+                nv["seconds"] / p["seconds"] >= 10,
+            )
         if row["n"] == 10_000_000:
-            check(f"{name}, podium peak RSS < 1 GB", p["peak_bytes"] / 1e9, p["peak_bytes"] < 1e9,
-                  " GB")
-            check(f"{name}, naive / podium ≥ 8", nv["seconds"] / p["seconds"],
-                  nv["seconds"] / p["seconds"] >= 8)
+            check(
+                f"{name}, podium peak RSS < 1 GB",
+                p["peak_bytes"] / 1e9,
+                p["peak_bytes"] < 1e9,
+                " GB",
+            )
+            check(
+                f"{name}, naive / podium ≥ 8",
+                nv["seconds"] / p["seconds"],
+                nv["seconds"] / p["seconds"] >= 8,
+            )
     for proc in results["processes"]:
         ratio = proc["naive script"]["seconds"] / proc["podium score"]["seconds"]
-        check(f"{proc['n']:,} rows {proc['task']}, whole process naive / `podium score` ≥ 5",
-              ratio, ratio >= 5)
+        check(
+            f"{proc['n']:,} rows {proc['task']}, whole process naive / `podium score` ≥ 5",
+            ratio,
+            ratio >= 5,
+        )
     return out
 
 
@@ -372,8 +412,12 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=ROOT / "bench" / "data")
     parser.add_argument("--no-whole-process", action="store_true")
     parser.add_argument("--output", type=Path, default=None, help="write the tables as markdown")
-    parser.add_argument("--from-json", type=Path, default=None,
-                        help="re-render the tables of an earlier run's results.json")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        default=None,
+        help="re-render the tables of an earlier run's results.json",
+    )
     args = parser.parse_args()
     if args.from_json:
         text = markdown(json.loads(args.from_json.read_text()), f"(from {args.from_json.name})")

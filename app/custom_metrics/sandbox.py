@@ -69,9 +69,7 @@ class CustomMetricFailure(ScoringError):
     use, else ``"metric"``.
     """
 
-    def __init__(
-        self, participant_message: str, host_message: str, *, kind: str = "error"
-    ) -> None:
+    def __init__(self, participant_message: str, host_message: str, *, kind: str = "error") -> None:
         if kind in ("submission", "participant_error"):
             source = "submission"
         elif kind == "answer_key":

@@ -103,9 +103,7 @@ def _parse_header(head: bytes) -> list[str]:
     if not names or all(not n.strip() for n in names):
         raise IntakeError("the header line is empty", kind="bad_header")
     if any(not n.strip() for n in names):
-        raise IntakeError(
-            f"the header has an empty column name: {text[:200]!r}", kind="bad_header"
-        )
+        raise IntakeError(f"the header has an empty column name: {text[:200]!r}", kind="bad_header")
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise IntakeError(f"the header repeats column(s) {first_few(dupes)}", kind="bad_header")
@@ -277,9 +275,7 @@ def _usage_codes(column: pa.ChunkedArray, ids: pa.Array) -> np.ndarray:
 # --- submissions ---------------------------------------------------------------------------
 
 
-def check_upload(
-    path: Path, *, key: AnswerKeyTable, limits: IntakeLimits = DEFAULT_LIMITS
-) -> None:
+def check_upload(path: Path, *, key: AnswerKeyTable, limits: IntakeLimits = DEFAULT_LIMITS) -> None:
     """The checks quick enough to answer an upload with a 422: format, size, encoding, header."""
     check_submission_header(read_header(path, limits=limits), key)
 
@@ -340,11 +336,13 @@ def _id_problems(
     counts = pc.value_counts(ids)
     repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
     if len(repeated):
-        problems.append((
-            "duplicate_ids",
-            f"{plural(len(repeated), 'id')} appear more than once: "
-            f"{first_few(repeated.to_pylist())}",
-        ))
+        problems.append(
+            (
+                "duplicate_ids",
+                f"{plural(len(repeated), 'id')} appear more than once: "
+                f"{first_few(repeated.to_pylist())}",
+            )
+        )
     unknown = np.flatnonzero(found < 0)
     if unknown.size:
         where = (
@@ -352,19 +350,23 @@ def _id_problems(
             if source is not None
             else first_few(ids.take(arrow_indices(unknown[:SHOWN])).to_pylist())
         )
-        problems.append((
-            "unknown_ids",
-            f"{plural(unknown.size, 'id')} not in the answer key: {where}",
-        ))
+        problems.append(
+            (
+                "unknown_ids",
+                f"{plural(unknown.size, 'id')} not in the answer key: {where}",
+            )
+        )
     present = np.zeros(key.n_rows, dtype=bool)
     present[found[found >= 0]] = True
     missing = np.flatnonzero(~present)
     if missing.size:
-        problems.append((
-            "missing_ids",
-            f"{plural(missing.size, 'id')} of the answer key are missing: "
-            f"{first_few(key.ids.take(arrow_indices(missing[:SHOWN])).to_pylist())}",
-        ))
+        problems.append(
+            (
+                "missing_ids",
+                f"{plural(missing.size, 'id')} of the answer key are missing: "
+                f"{first_few(key.ids.take(arrow_indices(missing[:SHOWN])).to_pylist())}",
+            )
+        )
     if not problems:  # cannot happen: _align_rows only calls here on a problem
         problems.append(("unknown_ids", "the submission's ids do not match the answer key's"))
     return IntakeError("; ".join(text for _, text in problems), kind=problems[0][0])

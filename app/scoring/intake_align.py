@@ -247,7 +247,9 @@ def _verified(chunk: pa.Array, key_ids: pa.Array, found: np.ndarray, key_width: 
     if key_width and _fixed_width(chunk) == key_width:
         # One fixed-size copy per id, compared as raw bytes: no new string array to build.
         expected = _rows_as_bytes(key_ids, key_width)[found]
-        return np.array_equal(expected.view(np.uint8), _rows_as_bytes(chunk, key_width).view(np.uint8))
+        return np.array_equal(
+            expected.view(np.uint8), _rows_as_bytes(chunk, key_width).view(np.uint8)
+        )
     return key_ids.take(arrow_indices(found)).equals(chunk)
 
 

@@ -23,9 +23,9 @@ from pydantic import BaseModel
 
 from app.metrics.registry import Metric
 from app.scoring.intake import AnswerKeyTable, read_answer_key
+from app.scoring.intake_align import KeyIndex
 from app.scoring.intake_cells import chunk_values, primitive
 from app.scoring.intake_source import DEFAULT_LIMITS, IntakeLimits
-from app.scoring.intake_align import KeyIndex
 
 CACHE_FORMAT = 3  # bump when the layout below changes: old entries are then simply not found
 _TABLE = "key.arrow"
@@ -159,13 +159,17 @@ def _load(entry: Path, metric: Metric) -> AnswerKeyTable:
     meta = json.loads((entry / _META).read_text())
     mappings = [_map(entry / _TABLE)]
     table = ipc.open_file(pa.BufferReader(pa.py_buffer(mappings[0]))).read_all()
-    targets = [_column(table, name, metric.cell) for name in table.column_names
-               if name.startswith("target:")]
+    targets = [
+        _column(table, name, metric.cell)
+        for name in table.column_names
+        if name.startswith("target:")
+    ]
     y_true = np.column_stack(targets) if meta["two_dimensional"] else targets[0]
-    usage = primitive(_single_chunk(table.column("usage"))) if "usage" in table.column_names else None
+    usage = (
+        primitive(_single_chunk(table.column("usage"))) if "usage" in table.column_names else None
+    )
     extra = {
-        name: _column(table, f"extra:{j}", "number")
-        for j, name in enumerate(meta["extra_columns"])
+        name: _column(table, f"extra:{j}", "number") for j, name in enumerate(meta["extra_columns"])
     }
     arrays = []
     for name in _INDEX_ARRAYS:

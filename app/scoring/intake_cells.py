@@ -86,7 +86,9 @@ def check_column(
         _check_labels(source, name, column, ids, limits)
 
 
-def aligned_values(column: ChunkedArray, cell: str, rows: np.ndarray | None, n_out: int) -> np.ndarray:
+def aligned_values(
+    column: ChunkedArray, cell: str, rows: np.ndarray | None, n_out: int
+) -> np.ndarray:
     """The column as numpy, scattered so that input row ``i`` lands at ``rows[i]``."""
     dtype = np.float64 if cell == "number" else object
     if rows is None and cell == "number" and column.num_chunks == 1:
@@ -96,7 +98,9 @@ def aligned_values(column: ChunkedArray, cell: str, rows: np.ndarray | None, n_o
     out = np.empty(n_out, dtype=dtype)
     start = 0
     for chunk in column.chunks:
-        target = slice(start, start + len(chunk)) if rows is None else rows[start : start + len(chunk)]
+        target = (
+            slice(start, start + len(chunk)) if rows is None else rows[start : start + len(chunk)]
+        )
         out[target] = chunk_values(chunk, cell)
         start += len(chunk)
     return out
@@ -114,9 +118,12 @@ def _labels(column: ChunkedArray, rows: np.ndarray | None, n_out: int) -> np.nda
     start = 0
     for chunk in column.chunks:
         labels = chunk.dictionary.to_pylist()
-        local = np.array([numbering.setdefault(label, len(numbering)) for label in labels]
-                         or [0], dtype=np.int32)
-        target = slice(start, start + len(chunk)) if rows is None else rows[start : start + len(chunk)]
+        local = np.array(
+            [numbering.setdefault(label, len(numbering)) for label in labels] or [0], dtype=np.int32
+        )
+        target = (
+            slice(start, start + len(chunk)) if rows is None else rows[start : start + len(chunk)]
+        )
         codes[target] = local[primitive(chunk.indices)]
         start += len(chunk)
     names = np.array([sys.intern(label) for label in numbering] or [""], dtype=object)
@@ -144,7 +151,9 @@ def chunk_values(chunk: pa.Array, cell: str) -> np.ndarray:
         return primitive(chunk)
     if isinstance(chunk, pa.DictionaryArray):
         # Interned, so equal labels are one object and compare by identity.
-        labels = np.array([sys.intern(s) for s in chunk.dictionary.to_pylist()] or [""], dtype=object)
+        labels = np.array(
+            [sys.intern(s) for s in chunk.dictionary.to_pylist()] or [""], dtype=object
+        )
         return labels[primitive(chunk.indices)]
     return chunk.to_numpy(zero_copy_only=False)
 

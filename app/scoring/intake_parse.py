@@ -28,7 +28,7 @@ def raise_not_utf8(source: Source, limits: IntakeLimits) -> None:
     at = f" (line {where[0]}, byte {where[1]})" if where else ""
     raise IntakeError(
         f"the file is not valid UTF-8 text{at}; save it as UTF-8 "
-        "(\"CSV UTF-8\" in spreadsheet programs)",
+        '("CSV UTF-8" in spreadsheet programs)',
         kind="not_utf8",
     )
 

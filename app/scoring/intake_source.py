@@ -118,8 +118,9 @@ def _zip_member(path: Path, *, max_bytes: int) -> str:
         )
     info = files[0]
     if info.flag_bits & 0x1:
-        raise IntakeError("the .zip archive is encrypted; send it without a password",
-                          kind="bad_archive")
+        raise IntakeError(
+            "the .zip archive is encrypted; send it without a password", kind="bad_archive"
+        )
     if info.file_size > max_bytes:
         raise IntakeError(
             f"the CSV inside the .zip would unpack to {info.file_size} bytes, more than the limit "
@@ -186,7 +187,9 @@ def open_stream(source: Source, *, max_bytes: int) -> Iterator[LimitedReader]:
             raw = zf.open(source.member or "")
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
             zf.close()
-            raise IntakeError(f"the .zip archive cannot be read: {exc}", kind="bad_archive") from None
+            raise IntakeError(
+                f"the .zip archive cannot be read: {exc}", kind="bad_archive"
+            ) from None
         what = "CSV inside the .zip"
     else:
         raw = open(source.path, "rb")
@@ -221,7 +224,7 @@ def read_head(source: Source, *, max_bytes: int) -> bytes:
             raise IntakeError(f"the content is {what}, not a CSV file; send {ACCEPTED}", kind=kind)
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise IntakeError(
-            "the file is encoded as UTF-16; save it as UTF-8 (\"CSV UTF-8\" in spreadsheet programs)",
+            'the file is encoded as UTF-16; save it as UTF-8 ("CSV UTF-8" in spreadsheet programs)',
             kind="not_utf8",
         )
     if b"\x00" in head or _control_share(head) > 0.01:

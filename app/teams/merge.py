@@ -127,12 +127,15 @@ def _check_rules(
 
     if absorbed is None:
         return  # someone without a team has no submissions to add
-    used = session.scalar(
-        select(func.count(Submission.id)).where(
-            Submission.team_id.in_([survivor.id, absorbed.id]),
-            Submission.refunded.is_(False),
+    used = (
+        session.scalar(
+            select(func.count(Submission.id)).where(
+                Submission.team_id.in_([survivor.id, absorbed.id]),
+                Submission.refunded.is_(False),
+            )
         )
-    ) or 0
+        or 0
+    )
     allowance = merge_allowance(competition, now)
     if used > allowance:
         raise Conflict(

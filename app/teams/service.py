@@ -115,9 +115,9 @@ def leader_id(session: Session, team: Team) -> int | None:
 
 
 def member_count(session: Session, team: Team) -> int:
-    return session.scalar(
-        select(func.count(TeamMember.id)).where(TeamMember.team_id == team.id)
-    ) or 0
+    return (
+        session.scalar(select(func.count(TeamMember.id)).where(TeamMember.team_id == team.id)) or 0
+    )
 
 
 def lock_teams(session: Session, teams: list[Team]) -> None:

@@ -21,11 +21,15 @@ def load(key, sub, *, id_column=None, solution_only_columns=()):
 
 @pytest.fixture
 def key(csv_file):
-    return csv_file("key.csv", ["id", "label", "Usage"], [
-        ["007", "NA", "Public"],
-        ["b", "None", "Private"],
-        ["c", "cat", "Ignored"],
-    ])
+    return csv_file(
+        "key.csv",
+        ["id", "label", "Usage"],
+        [
+            ["007", "NA", "Public"],
+            ["b", "None", "Private"],
+            ["c", "cat", "Ignored"],
+        ],
+    )
 
 
 def test_the_submission_is_ordered_like_the_key_and_cells_are_literal(key, csv_file):
@@ -81,8 +85,12 @@ def test_each_call_gets_its_own_copy(csv_file):
 
 def test_solution_only_columns_reach_the_metric_but_are_not_submitted(csv_file):
     key = csv_file("key.csv", ["row", "weight", "y"], [[1, 2.0, 0.5]])
-    inputs = load(key, csv_file("sub.csv", ["row", "y"], [[1, 0.4]]),
-                  id_column="row", solution_only_columns=["weight"])
+    inputs = load(
+        key,
+        csv_file("sub.csv", ["row", "y"], [[1, 0.4]]),
+        id_column="row",
+        solution_only_columns=["weight"],
+    )
     assert list(inputs.solution.columns) == ["row", "weight", "y"]
     assert inputs.target_columns == ["y"]
 

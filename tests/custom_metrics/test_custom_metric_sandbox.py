@@ -54,9 +54,11 @@ def regression(csv_file):
     pred = truth + rng.normal(scale=0.5, size=60)
     usage = np.array(["Public", "Private", "Ignored"])[np.arange(60) % 3]
     pred[usage == "Ignored"] += 1000.0  # Ignored rows must not move any score
-    key = csv_file("key.csv", ["id", "y", "Usage"], [
-        [i, repr(float(t)), u] for i, t, u in zip(ids, truth, usage)
-    ])
+    key = csv_file(
+        "key.csv",
+        ["id", "y", "Usage"],
+        [[i, repr(float(t)), u] for i, t, u in zip(ids, truth, usage, strict=True)],
+    )
     order = rng.permutation(60)
     sub = csv_file("sub.csv", ["y", "id"], [[repr(float(pred[j])), ids[j]] for j in order])
     return key, sub, truth, pred, usage
@@ -94,9 +96,7 @@ def small(csv_file):
 def test_rmse_without_usage_is_one_score_for_every_board(metric_file, small):
     result = score(metric_file(RMSE), *small)
     expected = rmse(np.array([1.0, 2.0, 4.0]), np.array([1.0, 2.0, 1.0]))
-    assert result == ScoreResult(
-        score=expected, public=expected, private=expected, has_usage=False
-    )
+    assert result == ScoreResult(score=expected, public=expected, private=expected, has_usage=False)
 
 
 def test_rmse_with_usage_scores_public_and_private_rows_apart(metric_file, regression):
@@ -114,7 +114,10 @@ def test_rmse_with_usage_scores_public_and_private_rows_apart(metric_file, regre
 def test_checking_a_metric_scores_the_answer_key_against_itself(metric_file, regression):
     key = regression[0]
     result = check_custom_metric(
-        metric_path=metric_file(RMSE), answer_key=key, id_column=None, params={},
+        metric_path=metric_file(RMSE),
+        answer_key=key,
+        id_column=None,
+        params={},
         limits=SandboxLimits(),
     )
     assert result == ScoreResult(score=0.0, public=0.0, private=0.0, has_usage=True)
@@ -135,9 +138,15 @@ def test_the_metric_sees_kaggle_shaped_frames_and_its_params(metric_file, csv_fi
                 }}) + "\\n")
             return scale * len(solution)
     """)
-    key = csv_file("key.csv", ["row", "w", "tag", "Usage"], [
-        ["01", 2.0, "NA", "Public"], ["2", 1.0, "None", "Private"], ["3", 0.5, "a", "Ignored"],
-    ])
+    key = csv_file(
+        "key.csv",
+        ["row", "w", "tag", "Usage"],
+        [
+            ["01", 2.0, "NA", "Public"],
+            ["2", 1.0, "None", "Private"],
+            ["3", 0.5, "a", "Ignored"],
+        ],
+    )
     sub = csv_file("sub.csv", ["tag", "row"], [["b", "3"], ["null", "01"], ["NA", "2"]])
     result = score(metric, key, sub, params={"scale": 10}, id_column="row", solution_only=("w",))
     assert result == ScoreResult(score=20.0, public=10.0, private=10.0)

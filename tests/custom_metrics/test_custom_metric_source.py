@@ -4,7 +4,7 @@ import pytest
 
 from app.custom_metrics.sandbox import InvalidMetricSource, validate_metric_source
 
-KAGGLE_STYLE = b'''
+KAGGLE_STYLE = b"""
 import pandas as pd
 
 class ParticipantVisibleError(Exception):
@@ -12,7 +12,7 @@ class ParticipantVisibleError(Exception):
 
 def score(solution: pd.DataFrame, submission: pd.DataFrame, row_id_column_name: str) -> float:
     return 0.0
-'''
+"""
 
 
 def test_a_kaggle_style_metric_file_is_accepted():

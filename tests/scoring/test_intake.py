@@ -75,7 +75,10 @@ def test_blank_lines_and_a_missing_final_newline_are_accepted(tmp_path, key):
         ("gzipped.csv.gz", gzip.compress(SHUFFLED)),
         ("zipped.csv", _zip(("predictions.csv", SHUFFLED))),
         ("zipped.zip", _zip(("any name.txt", SHUFFLED))),
-        ("folders.zip", _zip(("out/", b""), ("out/p.csv", SHUFFLED), ("__MACOSX/out/._p.csv", b"x"))),
+        (
+            "folders.zip",
+            _zip(("out/", b""), ("out/p.csv", SHUFFLED), ("__MACOSX/out/._p.csv", b"x")),
+        ),
     ],
 )
 def test_csv_gzip_and_zip_are_told_apart_by_content_not_name(tmp_path, key, name, data):
@@ -113,14 +116,25 @@ def test_a_gzip_bomb_stops_at_the_decompressed_limit(tmp_path, key):
     bomb = gzip.compress(b"id,target\n" + b"a" * 50_000_000, compresslevel=9)
     assert len(bomb) < 100_000
     with pytest.raises(IntakeError) as caught:
-        _read(tmp_path, "bomb.csv.gz", bomb, key, limits=IntakeLimits(max_decompressed_bytes=1_000_000))
-    assert caught.value.kind == "too_large" and "refused without being unpacked" in caught.value.message
+        _read(
+            tmp_path,
+            "bomb.csv.gz",
+            bomb,
+            key,
+            limits=IntakeLimits(max_decompressed_bytes=1_000_000),
+        )
+    assert (
+        caught.value.kind == "too_large"
+        and "refused without being unpacked" in caught.value.message
+    )
 
 
 def test_a_zip_bomb_is_refused_from_its_declared_size(tmp_path, key):
     bomb = _zip(("p.csv", b"id,target\n" + b"0" * 20_000_000))
     with pytest.raises(IntakeError) as caught:
-        _read(tmp_path, "bomb.zip", bomb, key, limits=IntakeLimits(max_decompressed_bytes=1_000_000))
+        _read(
+            tmp_path, "bomb.zip", bomb, key, limits=IntakeLimits(max_decompressed_bytes=1_000_000)
+        )
     assert caught.value.kind == "too_large"
 
 
@@ -156,7 +170,9 @@ def test_duplicate_ids_in_the_answer_key_are_named(tmp_path):
 
 
 def test_the_key_cache_parses_once_then_loads_the_same_table(tmp_path, monkeypatch):
-    source = _write(tmp_path, "k.csv", b"id,target,Usage\na,0,Public\nb,1,Private\nc,0,Public\nd,1,Private\n")
+    source = _write(
+        tmp_path, "k.csv", b"id,target,Usage\na,0,Public\nb,1,Private\nc,0,Public\nd,1,Private\n"
+    )
     cache = tmp_path / "cache"
     first = load_cached_key(source, cache, metric=AUC, params=NO_PARAMS)
 
@@ -178,12 +194,18 @@ def test_the_key_cache_is_keyed_by_content_metric_and_id_column(tmp_path):
     source = _write(tmp_path, "k.csv", b"id,label\na,x\nb,y\n")
     accuracy, macro_f1 = get_metric("accuracy"), get_metric("macro_f1")
     no_params = accuracy.parse_params(None)
-    assert load_cached_key(source, cache, metric=accuracy, params=no_params).y_true.tolist() == ["x", "y"]
+    assert load_cached_key(source, cache, metric=accuracy, params=no_params).y_true.tolist() == [
+        "x",
+        "y",
+    ]
     load_cached_key(source, cache, metric=macro_f1, params=no_params)
     by_label = load_cached_key(source, cache, metric=accuracy, params=no_params, id_column="label")
     assert by_label.ids.to_pylist() == ["x", "y"] and by_label.y_true.tolist() == ["a", "b"]
     source.write_bytes(b"id,label\na,z\nb,y\n")  # a new version of the key at the same path
-    assert load_cached_key(source, cache, metric=accuracy, params=no_params).y_true.tolist() == ["z", "y"]
+    assert load_cached_key(source, cache, metric=accuracy, params=no_params).y_true.tolist() == [
+        "z",
+        "y",
+    ]
     assert len([p for p in cache.iterdir() if p.name.startswith("key-")]) == 4
 
 
@@ -235,8 +257,12 @@ def test_line_numbers_across_chunk_boundaries(tmp_path, monkeypatch):
 
 
 def test_the_usage_column_must_name_a_board(tmp_path):
-    path = _write(tmp_path, "k.csv", b"id,target,Usage\na,0,Public\nb,1,public\nc,0,Private\nd,1,\n")
+    path = _write(
+        tmp_path, "k.csv", b"id,target,Usage\na,0,Public\nb,1,public\nc,0,Private\nd,1,\n"
+    )
     with pytest.raises(IntakeError) as caught:
         read_answer_key(path, metric=AUC, params=NO_PARAMS)
     assert caught.value.kind == "bad_usage"
-    assert "2 row(s) hold '', 'public'" in caught.value.message and "'b', 'd'" in caught.value.message
+    assert (
+        "2 row(s) hold '', 'public'" in caught.value.message and "'b', 'd'" in caught.value.message
+    )

@@ -15,8 +15,9 @@ from app.scoring.intake_align import KeyIndex, hash_ids, in_key_order, positions
 any_ids = st.lists(st.text(max_size=60), min_size=1, max_size=150, unique=True)
 # Long ids that differ only past the hashed head: every hash collides, so the join must fall
 # back to the exact path and still be right.
-long_ids = st.lists(st.text(alphabet="ab", min_size=1, max_size=12), min_size=1, max_size=60,
-                    unique=True).map(lambda tails: ["x" * 40 + t + "y" * 10 for t in tails])
+long_ids = st.lists(
+    st.text(alphabet="ab", min_size=1, max_size=12), min_size=1, max_size=60, unique=True
+).map(lambda tails: ["x" * 40 + t + "y" * 10 for t in tails])
 
 
 def _pandas_positions(sub_ids: list[str], key_ids: list[str]) -> np.ndarray:
@@ -50,8 +51,11 @@ def test_fast_path_hash_join_and_pandas_merge_agree_on_any_order(key_ids, data):
 
 
 @settings(max_examples=150, deadline=None)
-@given(key_ids=st.one_of(any_ids, long_ids), others=st.lists(st.text(max_size=60), max_size=20),
-       data=st.data())
+@given(
+    key_ids=st.one_of(any_ids, long_ids),
+    others=st.lists(st.text(max_size=60), max_size=20),
+    data=st.data(),
+)
 def test_hash_join_finds_exactly_the_ids_pandas_finds(key_ids, others, data):
     kept = data.draw(st.lists(st.sampled_from(key_ids), max_size=len(key_ids) + 5))
     sub_ids = data.draw(st.permutations(kept + others))
@@ -71,8 +75,9 @@ def test_colliding_hashes_fall_back_to_the_exact_join():
     assert len(np.unique(index.hashes)) == 1  # every id hashes alike: the worst case
     rng = np.random.default_rng(3)
     order = rng.permutation(300)
-    sub = pa.chunked_array([pa.array([key_ids[i] for i in order[:150]]),
-                            pa.array([key_ids[i] for i in order[150:]])])
+    sub = pa.chunked_array(
+        [pa.array([key_ids[i] for i in order[:150]]), pa.array([key_ids[i] for i in order[150:]])]
+    )
     np.testing.assert_array_equal(positions(sub, key, index), order)
 
 
@@ -103,9 +108,16 @@ def test_align_names_repeated_unknown_and_missing_ids_together():
 
 
 csv_safe_ids = st.lists(
-    st.text(alphabet=st.characters(codec="utf-8", categories=("L", "N"), include_characters="_-. "),
-            min_size=1, max_size=20).map(str.strip).filter(bool),
-    min_size=2, max_size=80, unique=True,
+    st.text(
+        alphabet=st.characters(codec="utf-8", categories=("L", "N"), include_characters="_-. "),
+        min_size=1,
+        max_size=20,
+    )
+    .map(str.strip)
+    .filter(bool),
+    min_size=2,
+    max_size=80,
+    unique=True,
 )
 
 
@@ -117,9 +129,11 @@ def test_read_submission_matches_a_pandas_merge_of_the_files(tmp_path_factory, k
     truth = [i % 2 for i in range(len(key_ids))]
     scores = [round(0.01 * ((i * 37) % 101), 2) for i in range(len(key_ids))]
     (folder / "key.csv").write_text(
-        "id,target\n" + "".join(f"{k},{t}\n" for k, t in zip(key_ids, truth, strict=True)), "utf-8")
+        "id,target\n" + "".join(f"{k},{t}\n" for k, t in zip(key_ids, truth, strict=True)), "utf-8"
+    )
     (folder / "sub.csv").write_text(
-        "id,target\n" + "".join(f"{key_ids[i]},{scores[i]}\n" for i in order), "utf-8")
+        "id,target\n" + "".join(f"{key_ids[i]},{scores[i]}\n" for i in order), "utf-8"
+    )
     metric = get_metric("roc_auc")
     key = read_answer_key(folder / "key.csv", metric=metric, params=metric.parse_params(None))
     got = read_submission(folder / "sub.csv", key=key, metric=metric)

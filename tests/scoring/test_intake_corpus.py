@@ -32,10 +32,26 @@ def test_the_corpus_is_large_and_covers_every_reason():
     assert len(FILES) >= 40
     kinds = {MANIFEST["files"][name]["kind"] for name in FILES}
     expected = {
-        "empty_file", "not_text", "unsupported_format", "bad_archive", "too_large", "not_utf8",
-        "bad_header", "missing_header", "missing_columns", "extra_columns", "ragged_row",
-        "no_rows", "empty_cells", "non_numeric", "nan_values", "infinite_values",
-        "duplicate_ids", "unknown_ids", "missing_ids", "metric_input",
+        "empty_file",
+        "not_text",
+        "unsupported_format",
+        "bad_archive",
+        "too_large",
+        "not_utf8",
+        "bad_header",
+        "missing_header",
+        "missing_columns",
+        "extra_columns",
+        "ragged_row",
+        "no_rows",
+        "empty_cells",
+        "non_numeric",
+        "nan_values",
+        "infinite_values",
+        "duplicate_ids",
+        "unknown_ids",
+        "missing_ids",
+        "metric_input",
     }
     assert expected <= kinds
 
@@ -86,9 +102,14 @@ def _podium_score(name: str) -> subprocess.CompletedProcess[str]:
     _, key_spec = _case(name)
     return subprocess.run(
         [
-            sys.executable, "-m", "app.cli", "score",
-            "--metric", key_spec["metric"],
-            "--params", json.dumps(key_spec["params"]),
+            sys.executable,
+            "-m",
+            "app.cli",
+            "score",
+            "--metric",
+            key_spec["metric"],
+            "--params",
+            json.dumps(key_spec["params"]),
             str(BAD / key_spec["file"]),
             str(BAD / name),
         ],

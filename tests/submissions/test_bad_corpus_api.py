@@ -61,7 +61,9 @@ def _refusal(client, caller, slug: str, name: str) -> tuple[str, str | None]:  #
 def test_every_malformed_file_is_refused_for_its_reason_and_the_server_stays_healthy(
     client, host, alice
 ):
-    slugs = {name: _competition(client, host, name, spec) for name, spec in MANIFEST["keys"].items()}
+    slugs = {
+        name: _competition(client, host, name, spec) for name, spec in MANIFEST["keys"].items()
+    }
     wrong = []
     for name, case in sorted(MANIFEST["files"].items()):
         how, message = _refusal(client, alice, slugs[case["key"]], name)
@@ -69,7 +71,9 @@ def test_every_malformed_file_is_refused_for_its_reason_and_the_server_stays_hea
         # carry none but must still say why.
         refused = how in ("failed", f"422:{case['kind']}", "422:None")
         if not refused or message is None or case["message"] not in message:
-            wrong.append(f"{name}: expected {case['kind']} with {case['message']!r}, got {how}: {message!r}")
+            wrong.append(
+                f"{name}: expected {case['kind']} with {case['message']!r}, got {how}: {message!r}"
+            )
     assert not wrong, "\n".join(wrong)
 
     assert client.get("/healthz").json() == {"status": "ok"}
@@ -81,7 +85,13 @@ def test_every_malformed_file_is_refused_for_its_reason_and_the_server_stays_hea
 
 def test_upload_time_refusals_store_nothing(client, host, alice):
     slug = _competition(client, host, "binary", MANIFEST["keys"]["binary"])
-    for name in ("utf16.csv", "png_named_csv.csv", "header_case.csv", "zip_bomb.zip", "no_header.csv"):
+    for name in (
+        "utf16.csv",
+        "png_named_csv.csv",
+        "header_case.csv",
+        "zip_bomb.zip",
+        "no_header.csv",
+    ):
         response = _submit(client, alice, slug, name, (BAD / name).read_bytes())
         assert response.status_code == 422, (name, response.text)
         assert response.json()["kind"] == MANIFEST["files"][name]["kind"]

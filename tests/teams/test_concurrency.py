@@ -26,9 +26,7 @@ THREADS = 12
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def real_factory(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[sessionmaker[Session]]:
+def real_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sessionmaker[Session]]:
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path}/race.db"
         drop: Callable[[], None] = lambda: None  # noqa: E731

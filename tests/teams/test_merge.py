@@ -87,9 +87,7 @@ def test_the_lifetime_limit_caps_the_allowance(client, host, alice, bob, session
 
 
 def _competition(start: datetime, daily: int = 5, total: int | None = None) -> SimpleNamespace:
-    return SimpleNamespace(
-        start=start, daily_submission_limit=daily, total_submission_limit=total
-    )
+    return SimpleNamespace(start=start, daily_submission_limit=daily, total_submission_limit=total)
 
 
 def test_merge_allowance_counts_today_and_every_day_since_starts_utc_date():
