@@ -8,7 +8,7 @@ from typing import Any, BinaryIO
 import numpy as np
 import pyarrow as pa
 from pyarrow import csv as pacsv
-from sqlalchemy import func, select
+from sqlalchemy import false, func, select, update
 from sqlalchemy.orm import Session
 
 from app.audit.service import record
@@ -28,7 +28,7 @@ from app.custom_metrics.sandbox import (
 )
 from app.errors import Conflict, NotFound, Unprocessable
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
-from app.models import AnswerKey, Competition, User
+from app.models import AnswerKey, Competition, Submission, User
 from app.scoring.core import ScoringError
 from app.scoring.custom import check_key_with_custom_metric
 from app.scoring.intake import PRIVATE, PUBLIC
@@ -134,6 +134,8 @@ def update_competition(
     before = _snapshot(competition, list(changes))
     for name, value in changes.items():
         setattr(competition, name, value)
+    if "deadline" in changes:
+        _relabel_late(session, competition)
     session.flush()
     record(
         session,
@@ -145,6 +147,15 @@ def update_competition(
         after=_snapshot(competition, list(changes)),
     )
     return competition
+
+
+def _relabel_late(session: Session, competition: Competition) -> None:
+    """A moved deadline moves what counts as late: the boards and selections follow it."""
+    deadline = competition.deadline
+    late = Submission.created_at >= deadline if deadline is not None else false()
+    session.execute(
+        update(Submission).where(Submission.competition_id == competition.id).values(late=late)
+    )
 
 
 def upload_answer_key(

@@ -56,3 +56,38 @@ def test_participants_cannot_read_the_audit_log_or_change_settings(client, host,
         f"{API}/competitions/churn", json={"title": "Mine"}, headers=alice.headers
     )
     assert response.status_code == 403
+
+
+def test_moving_the_deadline_moves_what_counts_as_late(client, host, alice, bob, session_factory):
+    from sqlalchemy import update
+
+    from app.models import Competition
+    from tests.helpers import PERFECT, PUBLIC_HALF, submit, upload_key
+
+    create_competition(
+        client, host.headers, deadline=(datetime.now(UTC) + timedelta(days=3)).isoformat()
+    )
+    upload_key(client, host.headers)
+    submit(client, bob.headers, PUBLIC_HALF)
+    with session_factory() as session:  # the competition closes...
+        session.execute(update(Competition).values(deadline=datetime.now(UTC)))
+        session.commit()
+    submit(client, alice.headers, PERFECT)  # ...so this one is late
+
+    def board():
+        return [
+            r["team"]
+            for r in client.get(
+                f"{API}/competitions/churn/leaderboard", headers=host.headers
+            ).json()["rows"]
+        ]
+
+    assert board() == ["bob"]
+    extended = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    assert (
+        client.patch(
+            f"{API}/competitions/churn", json={"deadline": extended}, headers=host.headers
+        ).status_code
+        == 200
+    )
+    assert board() == ["alice", "bob"]
