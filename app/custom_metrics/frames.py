@@ -68,9 +68,26 @@ def first_few(values: list | np.ndarray) -> str:
     return ", ".join(repr(v) for v in shown) + (f" (and {more} more)" if more > 0 else "")
 
 
+def _compression(path: Path) -> str | None:
+    # Stored uploads carry no file extension: tell .csv.gz and .zip by content, as the intake does.
+    with open(path, "rb") as fh:
+        magic = fh.read(4)
+    if magic[:2] == b"\x1f\x8b":
+        return "gzip"
+    if magic == b"PK\x03\x04":
+        return "zip"
+    return None
+
+
 def _header(path: Path) -> list[str]:
-    with open(path, encoding="utf-8-sig", newline="") as fh:
-        return next(csv.reader(fh), [])
+    compression = _compression(path)
+    if compression is None:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return next(csv.reader(fh), [])
+    first = pd.read_csv(
+        path, compression=compression, nrows=0, encoding="utf-8-sig", keep_default_na=False
+    )
+    return [str(c) for c in first.columns]
 
 
 def _read(path: Path, columns: list[str], text_columns: list[str]) -> pd.DataFrame:
@@ -79,6 +96,7 @@ def _read(path: Path, columns: list[str], text_columns: list[str]) -> pd.DataFra
         dtype={c: str for c in text_columns},
         keep_default_na=False,
         encoding="utf-8-sig",
+        compression=_compression(path),
     )[columns]
 
 

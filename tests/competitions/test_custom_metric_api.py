@@ -147,3 +147,21 @@ def test_submissions_wait_for_the_metric_file(client, host, alice):
         slug="own",
     )
     assert response.status_code == 409 and "metric file" in response.json()["detail"]
+
+
+def test_custom_metrics_read_gzipped_and_zipped_uploads(client, host, alice):
+    import gzip
+    import io
+    import zipfile
+
+    _ready(client, host)
+    rows = csv_bytes(["id", "y"], ["a", 1], ["b", 2], ["c", 3], ["d", 5])
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as zf:
+        zf.writestr("predictions.csv", rows)
+    for content in (gzip.compress(rows), packed.getvalue()):
+        response = submit(client, alice.headers, content, slug="own")
+        view = client.get(
+            f"{API}/submissions/{response.json()['id']}", headers=alice.headers
+        ).json()
+        assert view["status"] == "scored" and view["public_score"] == 0.0, view
