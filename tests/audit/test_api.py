@@ -59,19 +59,15 @@ def test_participants_cannot_read_the_audit_log_or_change_settings(client, host,
 
 
 def test_moving_the_deadline_moves_what_counts_as_late(client, host, alice, bob, session_factory):
-    from sqlalchemy import update
 
-    from app.models import Competition
-    from tests.helpers import PERFECT, PUBLIC_HALF, submit, upload_key
+    from tests.helpers import PERFECT, PUBLIC_HALF, close_now, submit, upload_key
 
     create_competition(
         client, host.headers, deadline=(datetime.now(UTC) + timedelta(days=3)).isoformat()
     )
     upload_key(client, host.headers)
     submit(client, bob.headers, PUBLIC_HALF)
-    with session_factory() as session:  # the competition closes...
-        session.execute(update(Competition).values(deadline=datetime.now(UTC)))
-        session.commit()
+    close_now(session_factory)  # the competition closes...
     submit(client, alice.headers, PERFECT)  # ...so this one is late
 
     def board():

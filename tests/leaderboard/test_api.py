@@ -2,12 +2,13 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import update
 
-from app.models import Competition, Submission
+from app.models import Submission
 from tests.helpers import (
     API,
     PERFECT,
     PRIVATE_WRONG,
     PUBLIC_HALF,
+    close_now,
     create_competition,
     csv_bytes,
     predictions,
@@ -25,13 +26,6 @@ def _board(client, caller, board="public", slug="churn"):
     )
     assert response.status_code == 200, response.text
     return response.json()
-
-
-def _close(session_factory):
-    """Move the deadline to this instant: everything submitted so far was on time."""
-    with session_factory() as session:
-        session.execute(update(Competition).values(deadline=datetime.now(UTC)))
-        session.commit()
 
 
 def _select(session_factory, submission_id):
@@ -111,7 +105,7 @@ def test_private_board_opens_to_participants_after_the_deadline(
 ):
     ready_competition(client, host.headers, deadline=FUTURE)
     submit(client, alice.headers, PUBLIC_HALF)
-    _close(session_factory)
+    close_now(session_factory)
     assert _board(client, alice, "private")["rows"][0]["score"] == 1.0
 
 
@@ -150,7 +144,7 @@ def test_failed_submissions_count_as_entries_but_never_rank(client, host, alice,
 def test_late_submissions_are_not_ranked(client, host, alice, bob, session_factory):
     ready_competition(client, host.headers, deadline=FUTURE)
     submit(client, bob.headers, PUBLIC_HALF)
-    _close(session_factory)
+    close_now(session_factory)
     submit(client, alice.headers, PERFECT)
     assert [r["team"] for r in _board(client, alice)["rows"]] == ["bob"]
 

@@ -14,21 +14,7 @@ from app.migrate import upgrade
 from app.models import Score, Submission, SubmissionStatus
 from app.scoring.jobs import pending_submissions, score_submission
 from app.scoring.queue import ThreadQueue
-from tests.helpers import API, PERFECT, ready_competition, submit
-
-
-class _Parked:
-    """A queue that accepts jobs and never runs them: a server that died before scoring."""
-
-    def __init__(self) -> None:
-        self.ids: list[int] = []
-
-    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
-        self.ids.append(submission_id)
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
+from tests.helpers import API, PERFECT, ParkedQueue, ready_competition, submit
 
 
 def _file_settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
@@ -61,7 +47,7 @@ def _headers(settings: Settings, name: str, organiser: bool = False) -> dict[str
 def test_queued_submissions_are_scored_after_a_restart(tmp_path):
     settings = _file_settings(tmp_path)
     host, alice = _headers(settings, "host", True), _headers(settings, "alice")
-    parked = _Parked()
+    parked = ParkedQueue()
     with TestClient(create_app(settings, scoring_queue=parked)) as client:
         ready_competition(client, host)
         submission_id = submit(client, alice, PERFECT).json()["id"]
@@ -83,7 +69,7 @@ def test_queued_submissions_are_scored_after_a_restart(tmp_path):
 def test_stale_scoring_submissions_are_requeued_but_fresh_ones_are_not(tmp_path):
     settings = _file_settings(tmp_path)
     host, alice = _headers(settings, "host", True), _headers(settings, "alice")
-    with TestClient(create_app(settings, scoring_queue=_Parked())) as client:
+    with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
         ready_competition(client, host)
         stale = submit(client, alice, PERFECT).json()["id"]
         fresh = submit(client, alice, PERFECT).json()["id"]
@@ -106,7 +92,7 @@ def test_stale_scoring_submissions_are_requeued_but_fresh_ones_are_not(tmp_path)
 def test_scoring_twice_writes_one_score_row(tmp_path):
     settings = _file_settings(tmp_path)
     host, alice = _headers(settings, "host", True), _headers(settings, "alice")
-    with TestClient(create_app(settings, scoring_queue=_Parked())) as client:
+    with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
         ready_competition(client, host)
         submission_id = submit(client, alice, PERFECT).json()["id"]
     factory = make_session_factory(make_engine(settings.database_url))
@@ -132,7 +118,7 @@ def test_a_crashing_scorer_fails_one_submission_with_a_generic_participant_messa
 ):
     settings = _file_settings(tmp_path)
     host, alice = _headers(settings, "host", True), _headers(settings, "alice")
-    with TestClient(create_app(settings, scoring_queue=_Parked())) as client:
+    with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
         ready_competition(client, host)
         submission_id = submit(client, alice, PERFECT).json()["id"]
 
@@ -142,7 +128,7 @@ def test_a_crashing_scorer_fails_one_submission_with_a_generic_participant_messa
     monkeypatch.setattr("app.scoring.jobs.score_submission_file", explode)
     factory = make_session_factory(make_engine(settings.database_url))
     score_submission(factory, submission_id)
-    with TestClient(create_app(settings, scoring_queue=_Parked())) as client:
+    with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
         mine = client.get(f"{API}/submissions/{submission_id}", headers=alice).json()
         theirs = client.get(f"{API}/submissions/{submission_id}", headers=host).json()
     assert mine["status"] == "failed"

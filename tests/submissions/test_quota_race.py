@@ -9,13 +9,7 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.main import create_app
 from app.models import Role
-from tests.helpers import API, PERFECT, ready_competition, submit
-
-
-class _Parked:
-    def enqueue(self, submission_id: int, key_id: int | None = None) -> None: ...
-    def start(self) -> None: ...
-    def stop(self) -> None: ...
+from tests.helpers import API, PERFECT, ParkedQueue, ready_competition, submit
 
 
 def test_fifty_concurrent_uploads_with_five_left_accept_exactly_five(fresh_database_url, tmp_path):
@@ -34,7 +28,7 @@ def test_fifty_concurrent_uploads_with_five_left_accept_exactly_five(fresh_datab
     alice = {"Authorization": f"Bearer {tokens['alice']}"}
 
     with TestClient(
-        create_app(settings, session_factory=factory, scoring_queue=_Parked())
+        create_app(settings, session_factory=factory, scoring_queue=ParkedQueue())
     ) as client:
         ready_competition(client, host, daily_submission_limit=8)
         for _ in range(3):

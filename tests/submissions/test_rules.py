@@ -4,16 +4,18 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import update
 
-from app.models import Competition, Submission
-from tests.helpers import API, PERFECT, PUBLIC_HALF, predictions, ready_competition, submit
+from app.models import Submission
+from tests.helpers import (
+    API,
+    PERFECT,
+    PUBLIC_HALF,
+    close_now,
+    predictions,
+    ready_competition,
+    submit,
+)
 
 FUTURE = (datetime.now(UTC) + timedelta(days=7)).isoformat()
-
-
-def _close(session_factory):
-    with session_factory() as session:
-        session.execute(update(Competition).values(deadline=datetime.now(UTC)))
-        session.commit()
 
 
 def _quota(client, caller, slug="churn"):
@@ -40,7 +42,7 @@ def test_late_submissions_are_scored_and_shown_to_their_team_but_never_ranked(
 ):
     ready_competition(client, host.headers, deadline=FUTURE)
     submit(client, bob.headers, PUBLIC_HALF)
-    _close(session_factory)
+    close_now(session_factory)
     late = submit(client, alice.headers, PERFECT)
     assert late.status_code == 202
     view = client.get(f"{API}/submissions/{late.json()['id']}", headers=alice.headers).json()
@@ -140,7 +142,7 @@ def test_only_scored_submissions_can_be_selected(client, host, alice):
 def test_selections_close_at_the_deadline(client, host, alice, session_factory):
     ready_competition(client, host.headers, deadline=FUTURE)
     submission_id = submit(client, alice.headers, PERFECT).json()["id"]
-    _close(session_factory)
+    close_now(session_factory)
     assert (
         client.post(f"{API}/submissions/{submission_id}/select", headers=alice.headers).status_code
         == 403

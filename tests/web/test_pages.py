@@ -1,11 +1,9 @@
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import update
-
-from app.models import Competition
 from tests.helpers import (
     PERFECT,
     PUBLIC_HALF,
+    close_now,
     create_competition,
     csv_bytes,
     ready_competition,
@@ -38,9 +36,7 @@ def test_competition_page_shows_the_private_board_after_the_deadline(
 ):
     ready_competition(client, host.headers, deadline=FUTURE)
     submit(client, alice.headers, PERFECT)
-    with session_factory() as session:
-        session.execute(update(Competition).values(deadline=datetime.now(UTC)))
-        session.commit()
+    close_now(session_factory)
     assert "Private leaderboard" in client.get("/c/churn").text
 
 
