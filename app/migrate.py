@@ -4,7 +4,6 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,9 +18,3 @@ def alembic_config(url: str | None = None) -> Config:
 
 def upgrade(url: str) -> None:
     command.upgrade(alembic_config(url), "head")
-
-
-def upgrade_connection(connection: Connection) -> None:
-    config = alembic_config()
-    config.attributes["connection"] = connection
-    command.upgrade(config, "head")

@@ -1,6 +1,7 @@
-"""Alembic environment: the URL comes from Podium's settings unless a connection is passed in."""
+"""Alembic environment: the URL given to :func:`app.migrate.upgrade`, else Podium's settings."""
 
 from alembic import context
+from sqlalchemy import Connection
 
 import app.models  # noqa: F401  (registers the tables)
 from app.config import get_settings
@@ -10,10 +11,6 @@ target_metadata = Base.metadata
 
 
 def run_migrations() -> None:
-    connection = context.config.attributes.get("connection")
-    if connection is not None:
-        _run(connection)
-        return
     url = context.config.get_main_option("sqlalchemy.url") or get_settings().database_url
     engine = make_engine(url)
     with engine.connect() as conn:
@@ -22,7 +19,7 @@ def run_migrations() -> None:
     engine.dispose()
 
 
-def _run(connection) -> None:  # type: ignore[no-untyped-def]
+def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
