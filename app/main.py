@@ -21,6 +21,7 @@ from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
 from app.errors import AppError
+from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
 from app.leaderboard.router import router as leaderboard_router
 from app.scoring.jobs import pending_submissions
@@ -61,6 +62,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.add_middleware(AbsoluteFormTargets)
     app.state.session_factory = session_factory
     app.state.scoring_queue = queue
 

@@ -1,6 +1,7 @@
 """The official `kaggle` command line (PyPI `kaggle`, pinned in the test extra), run unchanged as a
 user would against a real Podium server on http://localhost:80, its LOCALHOST endpoint. The
-assertions are on what the commands print and on the database."""
+assertions are on what the commands print and on the database. The tests run in file order as
+one participant's session (submit, then list, then hit the quota)."""
 
 import csv
 import hashlib
@@ -55,6 +56,7 @@ def kaggle(
     user: str = "alice",
     key: str | None = None,
     cwd: Path | None = None,
+    proxy: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     home = server.root / f"home-{user}"
     home.mkdir(exist_ok=True)
@@ -71,6 +73,8 @@ def kaggle(
         KAGGLE_USERNAME=user,
         KAGGLE_KEY=key if key is not None else server.tokens[user],
     )
+    if proxy is not None:
+        env["HTTP_PROXY"] = proxy
     return subprocess.run(
         [str(KAGGLE), *args], env=env, cwd=cwd or home, capture_output=True, text=True, timeout=120
     )
@@ -222,3 +226,14 @@ def test_an_unknown_competition_is_named(server):
     result = kaggle(server, "competitions", "files", "nope")
     assert result.returncode == 1
     assert "no competition 'nope'" in result.stderr
+
+
+def test_http_proxy_reaches_a_podium_elsewhere(server, tmp_path):
+    # The client only knows http://localhost; HTTP_PROXY sends its requests (in proxy form) to
+    # the server it names, here the same server through its address rather than "localhost".
+    files = kaggle(
+        server, "competitions", "download", SLUG, "-f", "test.csv", cwd=tmp_path, proxy=server.url
+    )
+    assert files.returncode == 0, files.stderr
+    assert (tmp_path / "test.csv").read_bytes() == TEST
+    assert "POST http" in server.log.read_text()  # it did arrive in proxy form
