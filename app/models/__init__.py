@@ -2,6 +2,7 @@
 
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
+from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, HostRole
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
@@ -15,6 +16,7 @@ __all__ = [
     "ApiToken",
     "Competition",
     "CompetitionHost",
+    "DataFile",
     "HostRole",
     "Role",
     "Score",

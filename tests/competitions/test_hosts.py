@@ -38,6 +38,8 @@ HOST_ROUTES = [
     ("POST", "/competitions/churn/bans", {"json": {"team": "alice", "reason": "x"}}),
     ("DELETE", "/competitions/churn/bans/alice", {}),
     ("GET", "/competitions/churn/audit", {}),
+    ("PUT", "/competitions/churn/files/train.csv", {"content": b"x\n1\n"}),
+    ("DELETE", "/competitions/churn/files/train.csv", {}),
     ("GET", "/competitions/churn/hosts", {}),
     ("POST", "/competitions/churn/hosts", {"json": {"user": "carol"}}),
     ("DELETE", "/competitions/churn/hosts/carol", {}),
@@ -57,6 +59,8 @@ OPEN_ROUTES = {
     ("POST", "/competitions/{slug}/submissions"),
     ("GET", "/competitions/{slug}/submissions"),
     ("GET", "/competitions/{slug}/quota"),
+    ("GET", "/competitions/{slug}/files"),  # participants from the start, hosts always
+    ("GET", "/competitions/{slug}/files/{name}"),
     ("GET", "/submissions/{submission_id}"),
     ("GET", "/submissions/{submission_id}/file"),
     ("POST", "/submissions/{submission_id}/select"),
@@ -77,6 +81,7 @@ def _template(path: str) -> str:
         .replace(SUBMISSION, "{submission_id}")
         .replace("/bans/alice", "/bans/{team}")
         .replace("/hosts/carol", "/hosts/{user_name}")
+        .replace("/files/train.csv", "/files/{name}")
     )
 
 
