@@ -149,7 +149,12 @@ def serve(
 @users_app.command("create")
 def users_create(
     name: Annotated[str, typer.Argument(help="The user's unique name.")],
-    organiser: Annotated[bool, typer.Option("--organiser", help="Make an organiser.")] = False,
+    organiser: Annotated[
+        bool, typer.Option("--organiser", help="May create (and host) competitions.")
+    ] = False,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="A site admin: acts as a host of every competition.")
+    ] = False,
 ) -> None:
     """Create a user and print their API token (shown once, stored only hashed)."""
     from app.auth.service import create_user
@@ -167,7 +172,7 @@ def users_create(
             _user, token = create_user(
                 session,
                 name=name,
-                role=Role.organiser if organiser else Role.participant,
+                role=Role.admin if admin else Role.organiser if organiser else Role.participant,
                 secret_key=settings.secret_key,
             )
     except AppError as exc:

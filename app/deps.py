@@ -1,18 +1,20 @@
-"""Request dependencies: the session (the one place that commits), the caller, the competition."""
+"""Request dependencies: the session (the one place that commits), the caller, the competition,
+and the one authorization check for host-only routes (:data:`HostedCompetitionDep`)."""
 
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.service import user_for_token
+from app.competitions.hosts import require_host
 from app.config import Settings
 from app.db import run_after_commit
 from app.errors import Forbidden, NotFound, Unauthorized
-from app.models import Competition, User
+from app.models import Competition, Submission, User
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -69,11 +71,17 @@ CurrentUser = Annotated[User, Depends(get_current_user)]
 
 def get_organiser(user: CurrentUser) -> User:
     if not user.is_organiser:
-        raise Forbidden("this action is for organisers only")
+        raise Forbidden("only organisers may create competitions")
     return user
 
 
+# May create competitions; what they may do in a competition is for HostedCompetitionDep to say.
 OrganiserUser = Annotated[User, Depends(get_organiser)]
+
+# Every integer id in a path: ids are 32-bit on PostgreSQL, so a bigger number can name nothing
+# and is refused before it reaches the database (where it would overflow).
+MAX_ID = 2**31 - 1
+IdPath = Annotated[int, Path(ge=1, le=MAX_ID, description="a positive id")]
 
 
 def get_competition(slug: str, session: SessionDep, _user: CurrentUser) -> Competition:
@@ -84,3 +92,28 @@ def get_competition(slug: str, session: SessionDep, _user: CurrentUser) -> Compe
 
 
 CompetitionDep = Annotated[Competition, Depends(get_competition)]
+
+
+def get_hosted_competition(
+    competition: CompetitionDep, session: SessionDep, user: CurrentUser
+) -> Competition:
+    require_host(session, competition, user)
+    return competition
+
+
+# A competition the caller hosts (owner, co-host or site admin), or 403.
+HostedCompetitionDep = Annotated[Competition, Depends(get_hosted_competition)]
+
+
+def get_hosted_submission(
+    submission_id: IdPath, session: SessionDep, user: CurrentUser
+) -> Submission:
+    submission = session.get(Submission, submission_id)
+    if submission is None:
+        raise NotFound(f"no submission {submission_id}")
+    require_host(session, submission.competition, user)
+    return submission
+
+
+# A submission in a competition the caller hosts, or 404 / 403.
+HostedSubmissionDep = Annotated[Submission, Depends(get_hosted_submission)]

@@ -124,12 +124,13 @@ class Caller:
 
 @pytest.fixture
 def make_user(session_factory: sessionmaker[Session], settings: Settings) -> Callable[..., Caller]:
-    def make(name: str, *, organiser: bool = False) -> Caller:
+    def make(name: str, *, organiser: bool = False, admin: bool = False) -> Caller:
+        role = Role.admin if admin else Role.organiser if organiser else Role.participant
         with session_factory() as session:
             _user, token = create_user(
                 session,
                 name=name,
-                role=Role.organiser if organiser else Role.participant,
+                role=role,
                 secret_key=settings.secret_key,
             )
             session.commit()

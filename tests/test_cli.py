@@ -176,3 +176,17 @@ def test_users_create_prints_a_token_once_and_stores_only_its_hash(tmp_path):
     assert token.encode() not in db.read_bytes()
     again = podium("users", "create", "grace", env=env)
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_users_create_admin_makes_a_site_admin(tmp_path):
+    import os
+    import sqlite3
+
+    db = tmp_path / "cli.db"
+    env = {**os.environ, "PODIUM_DATABASE_URL": f"sqlite:///{db}", "PODIUM_DATA_DIR": str(tmp_path)}
+    result = podium("users", "create", "root", "--admin", env=env)
+    assert result.returncode == 0, result.stderr
+    assert podium("users", "create", "ada", "--organiser", env=env).returncode == 0
+    with sqlite3.connect(db) as conn:
+        roles = dict(conn.execute("SELECT name, role FROM users").fetchall())
+    assert roles == {"root": "admin", "ada": "organiser"}

@@ -2,15 +2,13 @@ from fastapi import APIRouter
 
 from app.audit import service
 from app.audit.schemas import AuditEntryPublic
-from app.deps import CompetitionDep, OrganiserUser, SessionDep
+from app.deps import HostedCompetitionDep, SessionDep
 
 router = APIRouter(tags=["audit"])
 
 
 @router.get("/competitions/{slug}/audit", response_model=list[AuditEntryPublic])
-def audit_log(
-    _organiser: OrganiserUser, competition: CompetitionDep, session: SessionDep
-) -> list[AuditEntryPublic]:
+def audit_log(competition: HostedCompetitionDep, session: SessionDep) -> list[AuditEntryPublic]:
     return [
         AuditEntryPublic(
             id=e.id,

@@ -2,14 +2,23 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, Response, UploadFile, status
 
-from app.competitions import service
+from app.competitions import hosts, service
 from app.competitions.schemas import (
     AnswerKeyPublic,
     CompetitionCreate,
     CompetitionPublic,
     CompetitionUpdate,
+    HostCreate,
+    HostPublic,
 )
-from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
+from app.deps import (
+    CompetitionDep,
+    CurrentUser,
+    HostedCompetitionDep,
+    OrganiserUser,
+    SessionDep,
+    SettingsDep,
+)
 
 router = APIRouter(prefix="/competitions", tags=["competitions"])
 
@@ -34,33 +43,33 @@ def get_competition(competition: CompetitionDep) -> CompetitionPublic:
 
 @router.patch("/{slug}", response_model=CompetitionPublic)
 def update_competition(
-    organiser: OrganiserUser,
-    competition: CompetitionDep,
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
     data: CompetitionUpdate,
     session: SessionDep,
 ) -> CompetitionPublic:
-    service.update_competition(session, competition=competition, data=data, actor=organiser)
+    service.update_competition(session, competition=competition, data=data, actor=user)
     return service.to_public(competition)
 
 
 @router.put("/{slug}/answer-key", response_model=AnswerKeyPublic, status_code=201)
 def upload_answer_key(
-    organiser: OrganiserUser,
-    competition: CompetitionDep,
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
     file: UploadFile,
     session: SessionDep,
     settings: SettingsDep,
 ) -> AnswerKeyPublic:
     key = service.upload_answer_key(
-        session, competition=competition, source=file.file, uploader=organiser, settings=settings
+        session, competition=competition, source=file.file, uploader=user, settings=settings
     )
     return AnswerKeyPublic.model_validate(key)
 
 
 @router.put("/{slug}/custom-metric", response_model=CompetitionPublic)
 def upload_custom_metric(
-    organiser: OrganiserUser,
-    competition: CompetitionDep,
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
     file: UploadFile,
     direction: Annotated[Literal["maximize", "minimize"], Form()],
     session: SessionDep,
@@ -72,15 +81,13 @@ def upload_custom_metric(
         source=file.file,
         direction=direction,
         settings=settings,
-        actor=organiser,
+        actor=user,
     )
     return service.to_public(competition)
 
 
 @router.get("/{slug}/answer-key/versions", response_model=list[AnswerKeyPublic])
-def list_answer_key_versions(
-    _organiser: OrganiserUser, competition: CompetitionDep
-) -> list[AnswerKeyPublic]:
+def list_answer_key_versions(competition: HostedCompetitionDep) -> list[AnswerKeyPublic]:
     return [AnswerKeyPublic.model_validate(k) for k in competition.answer_keys]
 
 
@@ -91,3 +98,27 @@ def sample_submission(competition: CompetitionDep, settings: SettingsDep) -> Res
         media_type="text/csv",
         headers={"Content-Disposition": f'attachment; filename="{competition.slug}-sample.csv"'},
     )
+
+
+@router.get("/{slug}/hosts", response_model=list[HostPublic])
+def list_hosts(competition: HostedCompetitionDep, session: SessionDep) -> list[HostPublic]:
+    return [
+        HostPublic(user=h.user.name, role=h.role.value, added_at=h.added_at)
+        for h in hosts.hosts(session, competition=competition)
+    ]
+
+
+@router.post("/{slug}/hosts", response_model=HostPublic, status_code=status.HTTP_201_CREATED)
+def add_host(
+    body: HostCreate, competition: CompetitionDep, user: CurrentUser, session: SessionDep
+) -> HostPublic:
+    host = hosts.add_host(session, competition=competition, name=body.user, actor=user)
+    return HostPublic(user=host.user.name, role=host.role.value, added_at=host.added_at)
+
+
+@router.delete("/{slug}/hosts/{user_name}", status_code=status.HTTP_204_NO_CONTENT)
+def remove_host(
+    user_name: str, competition: CompetitionDep, user: CurrentUser, session: SessionDep
+) -> Response:
+    hosts.remove_host(session, competition=competition, name=user_name, actor=user)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

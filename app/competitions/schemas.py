@@ -97,3 +97,15 @@ class CompetitionPublic(BaseModel):
     has_answer_key: bool
     has_metric_file: bool | None = None
     created_at: datetime
+
+
+class HostCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user: str = Field(min_length=1, max_length=64)
+
+
+class HostPublic(BaseModel):
+    user: str
+    role: str  # "owner" or "cohost"
+    added_at: datetime

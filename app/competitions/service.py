@@ -12,6 +12,7 @@ from sqlalchemy import false, func, select, update
 from sqlalchemy.orm import Session
 
 from app.audit.service import record
+from app.competitions.hosts import make_owner
 from app.competitions.metric import CUSTOM, custom_metric, is_custom, metric_for
 from app.competitions.schemas import (
     CompetitionCreate,
@@ -65,6 +66,7 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
     )
     session.add(competition)
     session.flush()
+    make_owner(session, competition=competition, user=owner)
     return competition
 
 

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.audit.service import record
+from app.competitions.hosts import is_host
 from app.config import Settings
 from app.db import after_commit
 from app.errors import Forbidden, NotFound, Unprocessable
@@ -19,11 +20,6 @@ from app.storage import delete_blob, save_blob
 MAX_NAME_LENGTH = 200
 # A plain file name: no directories, no leading dot, nothing a shell or a zip would misread.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
-
-
-def is_host(session: Session, competition: Competition, user: User) -> bool:
-    """Whether ``user`` may manage this competition's files (its hosts)."""
-    return user.is_organiser
 
 
 def require_host(session: Session, competition: Competition, user: User) -> None:

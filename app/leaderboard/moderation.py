@@ -1,4 +1,4 @@
-"""Organisers' moderation of the boards: hiding a submission, banning a team. Nothing is deleted
+"""Hosts' moderation of the boards: hiding a submission, banning a team. Nothing is deleted
 and every action is audited."""
 
 from datetime import UTC, datetime
@@ -12,11 +12,8 @@ from app.models import Competition, Submission, Team, User
 
 
 def set_hidden(
-    session: Session, *, submission_id: int, hidden: bool, reason: str, actor: User
+    session: Session, *, submission: Submission, hidden: bool, reason: str, actor: User
 ) -> Submission:
-    submission = session.get(Submission, submission_id)
-    if submission is None:
-        raise NotFound(f"no submission {submission_id}")
     before = submission.hidden
     submission.hidden = hidden
     session.flush()

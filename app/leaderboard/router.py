@@ -2,7 +2,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
 from app.competitions.schemas import AnswerKeyPublic
-from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep
+from app.deps import CompetitionDep, CurrentUser, HostedCompetitionDep, SessionDep
 from app.leaderboard import moderation, rescore, service
 from app.leaderboard.schemas import Board, Leaderboard, RescorePreview, RescoreStarted
 
@@ -23,7 +23,7 @@ class BanRequest(BaseModel):
 
 @router.post("/competitions/{slug}/bans", status_code=201)
 def ban_team(
-    organiser: OrganiserUser, competition: CompetitionDep, body: BanRequest, session: SessionDep
+    user: CurrentUser, competition: HostedCompetitionDep, body: BanRequest, session: SessionDep
 ) -> dict[str, str]:
     moderation.set_banned(
         session,
@@ -31,40 +31,40 @@ def ban_team(
         team_name=body.team,
         banned=True,
         reason=body.reason,
-        actor=organiser,
+        actor=user,
     )
     return {"team": body.team, "status": "banned"}
 
 
 @router.delete("/competitions/{slug}/bans/{team}")
 def unban_team(
-    organiser: OrganiserUser, competition: CompetitionDep, team: str, session: SessionDep
+    user: CurrentUser, competition: HostedCompetitionDep, team: str, session: SessionDep
 ) -> dict[str, str]:
     moderation.set_banned(
-        session, competition=competition, team_name=team, banned=False, reason="", actor=organiser
+        session, competition=competition, team_name=team, banned=False, reason="", actor=user
     )
     return {"team": team, "status": "active"}
 
 
 @router.post("/competitions/{slug}/rescore", response_model=RescoreStarted, status_code=202)
 def start_rescore(
-    request: Request, organiser: OrganiserUser, competition: CompetitionDep, session: SessionDep
+    request: Request, user: CurrentUser, competition: HostedCompetitionDep, session: SessionDep
 ) -> RescoreStarted:
     return rescore.start_rescore(
-        session, competition=competition, actor=organiser, queue=request.app.state.scoring_queue
+        session, competition=competition, actor=user, queue=request.app.state.scoring_queue
     )
 
 
 @router.get("/competitions/{slug}/rescore/preview", response_model=RescorePreview)
 def rescore_preview(
-    _organiser: OrganiserUser, competition: CompetitionDep, session: SessionDep
+    _user: CurrentUser, competition: HostedCompetitionDep, session: SessionDep
 ) -> RescorePreview:
     return rescore.preview(session, competition=competition)
 
 
 @router.post("/competitions/{slug}/rescore/publish", response_model=AnswerKeyPublic)
 def rescore_publish(
-    organiser: OrganiserUser, competition: CompetitionDep, session: SessionDep
+    user: CurrentUser, competition: HostedCompetitionDep, session: SessionDep
 ) -> AnswerKeyPublic:
-    key = rescore.publish(session, competition=competition, actor=organiser)
+    key = rescore.publish(session, competition=competition, actor=user)
     return AnswerKeyPublic.model_validate(key)

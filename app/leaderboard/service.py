@@ -1,7 +1,8 @@
 """Ranking teams. Public: each team's best public score. Private: the best private score among
 the team's selected submissions, or that of its best public submission when it selected none
 (Kaggle's rule). Equal scores: the earlier submission ranks first. Hidden submissions, banned
-teams and late submissions never rank; organisers' baseline entries show without a rank."""
+teams and late submissions never rank; hosts' baseline entries show without a rank. A competition's
+hosts see full-precision scores and the private board at any time; everyone else after the deadline."""
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -9,6 +10,7 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.competitions.hosts import is_host
 from app.competitions.metric import metric_for
 from app.errors import Forbidden
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
@@ -48,8 +50,10 @@ def _pick(entries: list[Entry], value, maximize: bool) -> Entry | None:  # type:
     return best
 
 
-def check_board_access(competition: Competition, board: Board, user: User) -> None:
-    if board == "private" and not user.is_organiser:
+def check_board_access(
+    session: Session, competition: Competition, board: Board, user: User
+) -> None:
+    if board == "private" and not is_host(session, competition, user):
         if not competition.is_past_deadline(datetime.now(UTC)):
             raise Forbidden("the private leaderboard opens to participants after the deadline")
 
@@ -108,10 +112,10 @@ def standings(
 def leaderboard(
     session: Session, *, competition: Competition, board: Board, user: User
 ) -> Leaderboard:
-    check_board_access(competition, board, user)
+    check_board_access(session, competition, board, user)
     metric = metric_for(competition)
     key = competition.board_key
-    decimals = None if user.is_organiser else competition.score_decimals
+    decimals = None if is_host(session, competition, user) else competition.score_decimals
     rows: list[LeaderboardRow] = []
     if key is not None:
         ranked = standings(session, competition=competition, key_id=key.id, board=board)

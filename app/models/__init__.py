@@ -3,6 +3,7 @@
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.datafile import DataFile
+from app.models.host import CompetitionHost, HostRole
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
 from app.models.user import ApiToken, Role, User
@@ -14,7 +15,9 @@ __all__ = [
     "TeamInvitation",
     "ApiToken",
     "Competition",
+    "CompetitionHost",
     "DataFile",
+    "HostRole",
     "Role",
     "Score",
     "Submission",

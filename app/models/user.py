@@ -11,8 +11,11 @@ from app.models.types import UTCDateTime, utcnow
 
 
 class Role(enum.StrEnum):
+    # An organiser may create competitions (and hosts those it creates); an admin may also act
+    # as a host of every competition.
     organiser = "organiser"
     participant = "participant"
+    admin = "admin"
 
 
 class User(Base):
@@ -27,7 +30,13 @@ class User(Base):
 
     @property
     def is_organiser(self) -> bool:
-        return self.role == Role.organiser
+        """May create competitions. What a user may do in one competition is decided by
+        :func:`app.competitions.hosts.is_host`, never by this."""
+        return self.role in (Role.organiser, Role.admin)
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == Role.admin
 
 
 class ApiToken(Base):

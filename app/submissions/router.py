@@ -6,7 +6,14 @@ from fastapi import APIRouter, Form, Request, UploadFile, status
 from fastapi.responses import FileResponse
 from pydantic import BaseModel
 
-from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
+from app.deps import (
+    CompetitionDep,
+    CurrentUser,
+    HostedSubmissionDep,
+    IdPath,
+    SessionDep,
+    SettingsDep,
+)
 from app.leaderboard import moderation
 from app.submissions import selection, service, views
 from app.submissions.quota import quota_for
@@ -75,28 +82,29 @@ def get_quota(competition: CompetitionDep, user: CurrentUser, session: SessionDe
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionView)
-def get_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
+def get_submission(
+    submission_id: IdPath, user: CurrentUser, session: SessionDep
+) -> SubmissionPublic:
     submission = service.visible_submission(session, submission_id=submission_id, user=user)
     return views.view(session, submission=submission, competition=submission.competition, user=user)
 
 
 @router.get("/submissions/{submission_id}/file", response_class=FileResponse)
-def download_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> FileResponse:
+def download_submission(
+    submission_id: IdPath, user: CurrentUser, session: SessionDep
+) -> FileResponse:
     submission = service.visible_submission(session, submission_id=submission_id, user=user)
     return FileResponse(Path(submission.path), filename=submission.filename, media_type="text/csv")
 
 
 @router.get("/submissions/{submission_id}/scores", response_model=list[ScoreVersion])
-def submission_scores(
-    submission_id: int, organiser: OrganiserUser, session: SessionDep
-) -> list[ScoreVersion]:
-    submission = service.visible_submission(session, submission_id=submission_id, user=organiser)
+def submission_scores(submission: HostedSubmissionDep, session: SessionDep) -> list[ScoreVersion]:
     return views.score_versions(session, submission=submission)
 
 
 @router.post("/submissions/{submission_id}/select", response_model=SubmissionView)
 def select_submission(
-    submission_id: int, user: CurrentUser, session: SessionDep
+    submission_id: IdPath, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
     submission = selection.set_selected(
         session, submission_id=submission_id, user=user, selected=True
@@ -106,7 +114,7 @@ def select_submission(
 
 @router.delete("/submissions/{submission_id}/select", response_model=SubmissionView)
 def unselect_submission(
-    submission_id: int, user: CurrentUser, session: SessionDep
+    submission_id: IdPath, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
     submission = selection.set_selected(
         session, submission_id=submission_id, user=user, selected=False
@@ -116,30 +124,24 @@ def unselect_submission(
 
 @router.post("/submissions/{submission_id}/hide", response_model=SubmissionView)
 def hide_submission(
-    submission_id: int,
-    organiser: OrganiserUser,
+    submission: HostedSubmissionDep,
+    user: CurrentUser,
     session: SessionDep,
     body: HideRequest | None = None,
 ) -> SubmissionPublic:
-    submission = moderation.set_hidden(
+    moderation.set_hidden(
         session,
-        submission_id=submission_id,
+        submission=submission,
         hidden=True,
         reason=(body or HideRequest()).reason,
-        actor=organiser,
+        actor=user,
     )
-    return views.view(
-        session, submission=submission, competition=submission.competition, user=organiser
-    )
+    return views.view(session, submission=submission, competition=submission.competition, user=user)
 
 
 @router.delete("/submissions/{submission_id}/hide", response_model=SubmissionView)
 def unhide_submission(
-    submission_id: int, organiser: OrganiserUser, session: SessionDep
+    submission: HostedSubmissionDep, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
-    submission = moderation.set_hidden(
-        session, submission_id=submission_id, hidden=False, reason="", actor=organiser
-    )
-    return views.view(
-        session, submission=submission, competition=submission.competition, user=organiser
-    )
+    moderation.set_hidden(session, submission=submission, hidden=False, reason="", actor=user)
+    return views.view(session, submission=submission, competition=submission.competition, user=user)

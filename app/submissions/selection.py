@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.competitions.hosts import is_host
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Submission, SubmissionStatus, User
 from app.submissions.service import is_member
@@ -15,8 +16,8 @@ from app.teams.service import lock_teams
 def set_selected(session: Session, *, submission_id: int, user: User, selected: bool) -> Submission:
     submission = session.get(Submission, submission_id)
     if submission is None or not is_member(session, team_id=submission.team_id, user=user):
-        # Organisers see every submission but select none: selection is the team's choice.
-        if submission is not None and user.is_organiser:
+        # Hosts see every submission but select none: selection is the team's choice.
+        if submission is not None and is_host(session, submission.competition, user):
             raise Forbidden("only the team's own members select its submissions")
         raise NotFound(f"no submission {submission_id}")
     competition = submission.competition

@@ -7,6 +7,7 @@ from typing import BinaryIO
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.competitions.hosts import is_host
 from app.competitions.metric import is_custom
 from app.config import Settings
 from app.db import after_commit
@@ -33,9 +34,15 @@ def create_submission(
     baseline: bool = False,
 ) -> Submission:
     now = datetime.now(UTC)
-    if baseline and not user.is_organiser:
-        raise Forbidden("only organisers can make baseline submissions")
-    if now < competition.start and not user.is_organiser:
+    host = is_host(session, competition, user)
+    if baseline and not host:
+        raise Forbidden("only the competition's hosts can make baseline submissions")
+    if host and not baseline:
+        raise Forbidden(
+            "hosts do not compete in their own competition: submit with baseline=true "
+            "for an unranked reference entry"
+        )
+    if now < competition.start and not host:
         raise Forbidden(f"submissions open at {competition.start.isoformat()}")
     key = competition.board_key
     if key is None:
@@ -90,14 +97,16 @@ def visible_submission(session: Session, *, submission_id: int, user: User) -> S
     submission = session.get(Submission, submission_id)
     if submission is None:
         raise NotFound(f"no submission {submission_id}")
-    if user.is_organiser or is_member(session, team_id=submission.team_id, user=user):
+    if is_host(session, submission.competition, user) or is_member(
+        session, team_id=submission.team_id, user=user
+    ):
         return submission
     raise NotFound(f"no submission {submission_id}")
 
 
 def team_submissions(session: Session, *, competition: Competition, user: User) -> list[Submission]:
     query = select(Submission).where(Submission.competition_id == competition.id)
-    if not user.is_organiser:
+    if not is_host(session, competition, user):
         team_ids = select(TeamMember.team_id).where(
             TeamMember.competition_id == competition.id, TeamMember.user_id == user.id
         )

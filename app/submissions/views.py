@@ -1,11 +1,13 @@
-"""What each caller may see of a submission: organisers everything, a team its own submissions,
-with the private score only after the deadline and scores rounded to the competition's decimals."""
+"""What each caller may see of a submission: the competition's hosts everything, a team its own
+submissions, with the private score only after the deadline and scores rounded to the
+competition's decimals."""
 
 from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.competitions.hosts import is_host
 from app.models import Competition, Score, Submission, User
 from app.submissions.schemas import (
     ScoreVersion,
@@ -33,7 +35,8 @@ def view(
 ) -> SubmissionPublic:
     """The view of a submission this user is entitled to: host, revealed, or public."""
     score = board_score(session, submission, competition)
-    decimals = None if user.is_organiser else competition.score_decimals
+    host = is_host(session, competition, user)
+    decimals = None if host else competition.score_decimals
     base = dict(
         id=submission.id,
         status=submission.status,
@@ -45,7 +48,7 @@ def view(
         late=submission.late,
     )
     private = _rounded(score.private_score if score else None, decimals)
-    if user.is_organiser:
+    if host:
         return SubmissionHost(
             **base,
             private_score=private,
@@ -68,7 +71,7 @@ def view(
 
 
 def score_versions(session: Session, *, submission: Submission) -> list[ScoreVersion]:
-    """The submission's score against every key version it was scored on (organisers only)."""
+    """The submission's score against every key version it was scored on (hosts only)."""
     rows = session.scalars(
         select(Score).where(Score.submission_id == submission.id).order_by(Score.answer_key_id)
     )

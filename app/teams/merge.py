@@ -29,6 +29,7 @@ from app.models import (
 )
 from app.teams.service import (
     check_merge_window,
+    check_not_host,
     check_pending,
     find_team,
     leader_id,
@@ -57,6 +58,7 @@ def accept(session: Session, *, invitation_id: int, user: User) -> Team:
     # that merely reference the user (submissions, tokens) are not held up.
     session.execute(select(User.id).where(User.id == user.id).with_for_update(key_share=True))
     competition = session.get_one(Competition, invitation.competition_id)
+    check_not_host(session, competition, user)
     survivor = session.get_one(Team, invitation.team_id)
     absorbed = find_team(session, competition=competition, user=user)
     lock_teams(session, [survivor] if absorbed is None else [survivor, absorbed])

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.competitions.hosts import is_host
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Competition, InvitationStatus, Team, TeamInvitation, TeamMember, User
 from app.teams.schemas import InvitationPublic, InvitationSent, TeamPublic
@@ -90,9 +91,17 @@ def _free_name(session: Session, *, competition: Competition, base: str) -> str:
 
 def join(session: Session, *, competition: Competition, user: User) -> tuple[Team, bool]:
     """Join as a one-person team; joining again returns the team the user is already on."""
-    if user.is_organiser:
-        raise Forbidden("organisers run competitions and cannot join them")
+    check_not_host(session, competition, user)
     return _team_for(session, competition=competition, user=user)
+
+
+def check_not_host(session: Session, competition: Competition, user: User) -> None:
+    """Hosts see the private scores: they never join, invite or merge in their competition."""
+    if is_host(session, competition, user):
+        raise Forbidden(
+            f"you host '{competition.slug}': hosts do not compete in their own competition "
+            "(baseline submissions aside)"
+        )
 
 
 def my_team(session: Session, *, competition: Competition, user: User) -> Team:
@@ -179,6 +188,7 @@ def invite(
     Every pending invitation holds a seat: members + pending invitations + the invitee's own
     team may not exceed ``max_team_size``. Accepting checks the real member count again.
     """
+    check_not_host(session, competition, inviter)
     team = find_team(session, competition=competition, user=inviter)
     if team is None or leader_id(session, team) != inviter.id:
         raise Forbidden("only a team's leader can invite")
@@ -189,8 +199,8 @@ def invite(
     invitee = session.scalar(select(User).where(User.name == invitee_name))
     if invitee is None:
         raise NotFound(f"no user named '{invitee_name}'")
-    if invitee.is_organiser:
-        raise Conflict(f"'{invitee.name}' is an organiser: organisers do not compete")
+    if is_host(session, competition, invitee):
+        raise Conflict(f"'{invitee.name}' hosts this competition: hosts do not compete")
     their_team = find_team(session, competition=competition, user=invitee)
     if their_team is not None and their_team.id == team.id:
         raise Conflict(f"'{invitee.name}' is already on your team")

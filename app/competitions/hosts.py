@@ -1,0 +1,170 @@
+"""Who may run a competition. Its hosts are its owner (the creator) and the co-hosts the owner
+adds; a site admin acts as a host everywhere. Everything host-only in Podium asks
+:func:`is_host`, and nothing else: the organiser role only means "may create competitions".
+
+A host does not compete in their own competition (baseline submissions aside): they see the
+private scores and the answer key.
+"""
+
+from sqlalchemy import exists, func, select
+from sqlalchemy.orm import Session
+
+from app.audit.service import record
+from app.errors import Conflict, Forbidden, NotFound
+from app.models import (
+    Competition,
+    CompetitionHost,
+    HostRole,
+    Submission,
+    TeamMember,
+    User,
+)
+
+_CACHE = "podium.is_host"
+
+
+def is_host(session: Session, competition: Competition, user: User) -> bool:
+    """Whether ``user`` may act as a host of ``competition``: an owner, co-host or site admin.
+
+    Remembered for the session (one request), so a list of views costs one query; changing the
+    hosts through this module forgets it.
+    """
+    if user.is_admin:
+        return True
+    if user.id is None:  # the anonymous visitor of the public pages
+        return False
+    cache: dict[tuple[int, int], bool] = session.info.setdefault(_CACHE, {})
+    key = (competition.id, user.id)
+    if key not in cache:
+        cache[key] = (
+            session.scalar(
+                select(
+                    exists().where(
+                        CompetitionHost.competition_id == competition.id,
+                        CompetitionHost.user_id == user.id,
+                    )
+                )
+            )
+            is True
+        )
+    return cache[key]
+
+
+def is_owner(session: Session, competition: Competition, user: User) -> bool:
+    return (
+        session.scalar(
+            select(CompetitionHost.id).where(
+                CompetitionHost.competition_id == competition.id,
+                CompetitionHost.user_id == user.id,
+                CompetitionHost.role == HostRole.owner,
+            )
+        )
+        is not None
+    )
+
+
+def require_host(session: Session, competition: Competition, user: User) -> None:
+    if not is_host(session, competition, user):
+        raise Forbidden(f"only the hosts of '{competition.slug}' may do this")
+
+
+def require_owner(session: Session, competition: Competition, user: User) -> None:
+    if not (user.is_admin or is_owner(session, competition, user)):
+        raise Forbidden(f"only the owner of '{competition.slug}' may change its hosts")
+
+
+def _forget(session: Session) -> None:
+    session.info.pop(_CACHE, None)
+
+
+def make_owner(session: Session, *, competition: Competition, user: User) -> None:
+    session.add(
+        CompetitionHost(competition_id=competition.id, user_id=user.id, role=HostRole.owner)
+    )
+    session.flush()
+    _forget(session)
+
+
+def hosts(session: Session, *, competition: Competition) -> list[CompetitionHost]:
+    return list(
+        session.scalars(
+            select(CompetitionHost)
+            .where(CompetitionHost.competition_id == competition.id)
+            .order_by(CompetitionHost.role != HostRole.owner, CompetitionHost.id)
+        )
+    )
+
+
+def _has_competed(session: Session, competition: Competition, user: User) -> bool:
+    """On a team here that made a ranked (non-baseline) submission or has other members."""
+    team_id = session.scalar(
+        select(TeamMember.team_id).where(
+            TeamMember.competition_id == competition.id, TeamMember.user_id == user.id
+        )
+    )
+    if team_id is None:
+        return False
+    members = session.scalar(select(func.count(TeamMember.id)).where(TeamMember.team_id == team_id))
+    ranked = session.scalar(
+        select(exists().where(Submission.team_id == team_id, Submission.baseline.is_(False)))
+    )
+    return bool(ranked) or (members or 0) > 1
+
+
+def add_host(
+    session: Session, *, competition: Competition, name: str, actor: User
+) -> CompetitionHost:
+    """Make ``name`` a co-host. Someone who already competes here cannot become a host: they
+    would see the private scores their team is ranked by."""
+    require_owner(session, competition, actor)
+    user = session.scalar(select(User).where(User.name == name))
+    if user is None:
+        raise NotFound(f"no user named '{name}'")
+    existing = session.scalar(
+        select(CompetitionHost).where(
+            CompetitionHost.competition_id == competition.id, CompetitionHost.user_id == user.id
+        )
+    )
+    if existing is not None:
+        raise Conflict(f"'{name}' is already a host of '{competition.slug}'")
+    if _has_competed(session, competition, user):
+        raise Conflict(f"'{name}' competes in '{competition.slug}' and cannot become its host")
+    host = CompetitionHost(competition_id=competition.id, user_id=user.id, role=HostRole.cohost)
+    session.add(host)
+    session.flush()
+    _forget(session)
+    record(
+        session,
+        competition=competition,
+        actor=actor,
+        action="host_add",
+        target=f"user {user.name}",
+        before=None,
+        after={"user": user.name, "role": HostRole.cohost.value},
+    )
+    return host
+
+
+def remove_host(session: Session, *, competition: Competition, name: str, actor: User) -> None:
+    require_owner(session, competition, actor)
+    host = session.scalar(
+        select(CompetitionHost)
+        .join(User, User.id == CompetitionHost.user_id)
+        .where(CompetitionHost.competition_id == competition.id, User.name == name)
+    )
+    if host is None:
+        raise NotFound(f"'{name}' is not a host of '{competition.slug}'")
+    if host.role == HostRole.owner:
+        raise Conflict(f"'{name}' owns '{competition.slug}' and cannot be removed")
+    session.delete(host)
+    session.flush()
+    _forget(session)
+    record(
+        session,
+        competition=competition,
+        actor=actor,
+        action="host_remove",
+        target=f"user {name}",
+        before={"user": name, "role": HostRole.cohost.value},
+        after=None,
+    )

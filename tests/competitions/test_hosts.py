@@ -1,0 +1,314 @@
+"""Hosts own their competitions: the owner (creator), the co-hosts the owner adds, and site admins
+act as hosts; any other organiser is an ordinary participant there."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from tests.helpers import (
+    API,
+    KEY,
+    PERFECT,
+    PRIVATE_WRONG,
+    PUBLIC_HALF,
+    ready_competition,
+    submit,
+)
+
+FUTURE = (datetime.now(UTC) + timedelta(days=7)).isoformat()
+SUBMISSION = "{submission}"
+
+# Every host-only route: (method, path, request keyword arguments). The owner gets anything but
+# 403 from each (a 409 where the competition is not in a state to do it), everyone else 403.
+HOST_ROUTES = [
+    ("PATCH", "/competitions/churn", {"json": {"deadline": "2020-01-01T00:00:00Z"}}),
+    ("PUT", "/competitions/churn/answer-key", {"files": {"file": ("k.csv", KEY, "text/csv")}}),
+    ("GET", "/competitions/churn/answer-key/versions", {}),
+    (
+        "PUT",
+        "/competitions/churn/custom-metric",
+        {
+            "files": {"file": ("m.py", b"def score(*a, **k):\n    return 1.0\n", "text/plain")},
+            "data": {"direction": "maximize"},
+        },
+    ),
+    ("POST", "/competitions/churn/rescore", {}),
+    ("GET", "/competitions/churn/rescore/preview", {}),
+    ("POST", "/competitions/churn/rescore/publish", {}),
+    ("POST", "/competitions/churn/bans", {"json": {"team": "alice", "reason": "x"}}),
+    ("DELETE", "/competitions/churn/bans/alice", {}),
+    ("GET", "/competitions/churn/audit", {}),
+    ("PUT", "/competitions/churn/files/train.csv", {"content": b"x\n1\n"}),
+    ("DELETE", "/competitions/churn/files/train.csv", {}),
+    ("GET", "/competitions/churn/hosts", {}),
+    ("POST", "/competitions/churn/hosts", {"json": {"user": "carol"}}),
+    ("DELETE", "/competitions/churn/hosts/carol", {}),
+    ("POST", f"/submissions/{SUBMISSION}/hide", {"json": {"reason": "x"}}),
+    ("DELETE", f"/submissions/{SUBMISSION}/hide", {}),
+    ("GET", f"/submissions/{SUBMISSION}/scores", {}),
+]
+
+# Routes any signed-in caller may use; what they answer depends on who asks (tested below).
+OPEN_ROUTES = {
+    ("GET", "/me"),
+    ("POST", "/competitions"),  # organisers only: creating makes the caller the owner
+    ("GET", "/competitions"),
+    ("GET", "/competitions/{slug}"),
+    ("GET", "/competitions/{slug}/sample-submission"),
+    ("GET", "/competitions/{slug}/leaderboard"),
+    ("POST", "/competitions/{slug}/submissions"),
+    ("GET", "/competitions/{slug}/submissions"),
+    ("GET", "/competitions/{slug}/quota"),
+    ("GET", "/competitions/{slug}/files"),  # participants from the start, hosts always
+    ("GET", "/competitions/{slug}/files/{name}"),
+    ("GET", "/submissions/{submission_id}"),
+    ("GET", "/submissions/{submission_id}/file"),
+    ("POST", "/submissions/{submission_id}/select"),
+    ("DELETE", "/submissions/{submission_id}/select"),
+    ("POST", "/competitions/{slug}/join"),
+    ("GET", "/competitions/{slug}/team"),
+    ("POST", "/competitions/{slug}/team/invitations"),
+    ("DELETE", "/competitions/{slug}/team/invitations/{invitation_id}"),
+    ("GET", "/competitions/{slug}/invitations"),
+    ("POST", "/invitations/{invitation_id}/accept"),
+    ("POST", "/invitations/{invitation_id}/decline"),
+}
+
+
+def _template(path: str) -> str:
+    return (
+        path.replace("churn", "{slug}", 1)
+        .replace(SUBMISSION, "{submission_id}")
+        .replace("/bans/alice", "/bans/{team}")
+        .replace("/hosts/carol", "/hosts/{user_name}")
+        .replace("/files/train.csv", "/files/{name}")
+    )
+
+
+def test_every_api_route_is_either_host_only_or_open(client):
+    routes = {
+        (method.upper(), path.removeprefix(API))
+        for path, operations in client.app.openapi()["paths"].items()
+        if path.startswith(API)
+        for method in operations
+    }
+    host_only = {(method, _template(path)) for method, path, _ in HOST_ROUTES}
+    assert not host_only & OPEN_ROUTES
+    assert routes == host_only | OPEN_ROUTES
+
+
+@pytest.fixture
+def other(make_user):
+    """An organiser who does not host 'churn'."""
+    return make_user("other", organiser=True)
+
+
+@pytest.fixture
+def competition(client, host, alice, make_user):
+    """'churn' hosted by ``host``, with one scored submission by alice; returns its id."""
+    make_user("carol")
+    ready_competition(client, host.headers, deadline=FUTURE, score_decimals=2)
+    response = submit(client, alice.headers, PUBLIC_HALF)
+    assert response.status_code == 202, response.text
+    return response.json()["id"]
+
+
+def _call(client, caller, method, path, kwargs, submission_id):
+    url = API + path.replace(SUBMISSION, str(submission_id))
+    return client.request(method, url, headers=caller.headers, **kwargs)
+
+
+@pytest.mark.parametrize(("method", "path", "kwargs"), HOST_ROUTES)
+def test_host_routes_refuse_a_foreign_organiser_and_a_participant(
+    client, host, alice, other, competition, method, path, kwargs
+):
+    for caller in (other, alice):
+        response = _call(client, caller, method, path, kwargs, competition)
+        assert response.status_code == 403, (caller.name, response.text)
+        assert "hosts" in response.json()["detail"] or "owner" in response.json()["detail"]
+    # Nothing changed: the owner finds the competition as it was, and no audit entry by them.
+    details = client.get(f"{API}/competitions/churn", headers=host.headers).json()
+    assert datetime.fromisoformat(details["deadline"]) == datetime.fromisoformat(FUTURE)
+    audit = client.get(f"{API}/competitions/churn/audit", headers=host.headers).json()
+    assert {e["actor"] for e in audit} == {"host"}
+
+
+@pytest.mark.parametrize(("method", "path", "kwargs"), HOST_ROUTES)
+def test_host_routes_answer_a_cohost_an_admin_and_the_owner(
+    client, host, make_user, competition, method, path, kwargs
+):
+    cohost, admin = make_user("cohost"), make_user("root", admin=True)
+    added = client.post(f"{API}/competitions/churn/hosts", json={"user": "cohost"}, **_h(host))
+    assert added.status_code == 201, added.text
+    for caller in (cohost, admin, host):
+        response = _call(client, caller, method, path, kwargs, competition)
+        if caller is cohost and path.startswith("/competitions/churn/hosts") and method != "GET":
+            # Only the owner (or an admin) changes who hosts.
+            assert response.status_code == 403, response.text
+        else:
+            assert response.status_code != 403, (caller.name, response.text)
+            assert response.status_code < 500, (caller.name, response.text)
+
+
+def _h(caller):
+    return {"headers": caller.headers}
+
+
+def test_a_foreign_organiser_sees_only_participant_views(client, host, alice, other, competition):
+    assert client.get(f"{API}/submissions/{competition}", **_h(other)).status_code == 404
+    assert client.get(f"{API}/submissions/{competition}/file", **_h(other)).status_code == 404
+    assert client.get(f"{API}/competitions/churn/submissions", **_h(other)).json() == []
+    private = client.get(f"{API}/competitions/churn/leaderboard?board=private", **_h(other))
+    assert private.status_code == 403
+    board = client.get(f"{API}/competitions/churn/leaderboard", **_h(other)).json()
+    assert board["score_decimals"] == 2
+    # The host sees the same board at full precision and the private board.
+    assert (
+        client.get(f"{API}/competitions/churn/leaderboard", **_h(host)).json()["score_decimals"]
+        is None
+    )
+    assert (
+        client.get(f"{API}/competitions/churn/leaderboard?board=private", **_h(host)).status_code
+        == 200
+    )
+
+
+def test_a_foreign_organiser_competes_as_an_ordinary_participant(
+    client, host, alice, other, competition
+):
+    joined = client.post(f"{API}/competitions/churn/join", **_h(other))
+    assert joined.status_code == 201, joined.text
+    response = submit(client, other.headers, PRIVATE_WRONG)
+    assert response.status_code == 202, response.text
+    own = client.get(f"{API}/submissions/{response.json()['id']}", **_h(other)).json()
+    assert own["public_score"] == 1.0
+    assert "private_score" not in own and "host_error" not in own and "team" not in own
+    rows = client.get(f"{API}/competitions/churn/leaderboard", **_h(other)).json()["rows"]
+    assert [(r["team"], r["rank"]) for r in rows] == [("other", 1), ("alice", 2)]
+    # Their baseline would be a host's privilege.
+    baseline = client.post(
+        f"{API}/competitions/churn/submissions",
+        files={"file": ("s.csv", PERFECT, "text/csv")},
+        data={"baseline": "true"},
+        **_h(other),
+    )
+    assert baseline.status_code == 403
+
+
+def test_a_host_cannot_enter_their_own_competition(client, host, alice, competition):
+    assert client.post(f"{API}/competitions/churn/join", **_h(host)).status_code == 403
+    ranked = submit(client, host.headers, PERFECT)
+    assert ranked.status_code == 403 and "baseline" in ranked.json()["detail"]
+    baseline = client.post(
+        f"{API}/competitions/churn/submissions",
+        files={"file": ("s.csv", PERFECT, "text/csv")},
+        data={"baseline": "true"},
+        **_h(host),
+    )
+    assert baseline.status_code == 202, baseline.text
+    rows = client.get(f"{API}/competitions/churn/leaderboard", **_h(alice)).json()["rows"]
+    assert [(r["team"], r["rank"], r["baseline"]) for r in rows] == [
+        ("host", None, True),
+        ("alice", 1, False),
+    ]
+    # The baseline made the host a one-person "team"; it still cannot invite anyone.
+    invite = client.post(
+        f"{API}/competitions/churn/team/invitations", json={"user": "alice"}, **_h(host)
+    )
+    assert invite.status_code == 403
+    # Nor can a participant invite a host.
+    invite = client.post(
+        f"{API}/competitions/churn/team/invitations", json={"user": "host"}, **_h(alice)
+    )
+    assert invite.status_code == 409 and "host" in invite.json()["detail"]
+
+
+def test_a_host_elsewhere_may_compete_here(client, host, other, competition):
+    other_slug = {"slug": "other-comp", "title": "Other", "metric": {"name": "roc_auc"}}
+    assert client.post(f"{API}/competitions", json=other_slug, **_h(other)).status_code == 201
+    assert client.post(f"{API}/competitions/other-comp/join", **_h(other)).status_code == 403
+    assert client.post(f"{API}/competitions/churn/join", **_h(other)).status_code == 201
+    assert client.post(f"{API}/competitions/other-comp/join", **_h(host)).status_code == 201
+
+
+def test_the_owner_adds_and_removes_cohosts_and_the_audit_says_so(
+    client, host, alice, make_user, competition
+):
+    cohost = make_user("dora", organiser=True)
+    added = client.post(f"{API}/competitions/churn/hosts", json={"user": "dora"}, **_h(host))
+    assert added.status_code == 201 and added.json()["role"] == "cohost"
+    listing = client.get(f"{API}/competitions/churn/hosts", **_h(cohost)).json()
+    assert [(h["user"], h["role"]) for h in listing] == [("host", "owner"), ("dora", "cohost")]
+
+    # A co-host does host things: sees alice's file and full scores, changes settings.
+    assert client.get(f"{API}/submissions/{competition}/file", **_h(cohost)).content == PUBLIC_HALF
+    view = client.get(f"{API}/submissions/{competition}", **_h(cohost)).json()
+    assert view["team"] == "alice" and "host_error" in view and view["private_score"] == 1.0
+    patch = client.patch(f"{API}/competitions/churn", json={"title": "By Dora"}, **_h(cohost))
+    assert patch.status_code == 200
+    # ... but not change who hosts.
+    assert (
+        client.post(f"{API}/competitions/churn/hosts", json={"user": "carol"}, **_h(cohost))
+    ).status_code == 403
+    assert client.delete(f"{API}/competitions/churn/hosts/host", **_h(cohost)).status_code == 403
+    assert client.post(f"{API}/competitions/churn/join", **_h(cohost)).status_code == 403
+
+    removed = client.delete(f"{API}/competitions/churn/hosts/dora", **_h(host))
+    assert removed.status_code == 204
+    assert client.get(f"{API}/submissions/{competition}/file", **_h(cohost)).status_code == 404
+    assert client.get(f"{API}/competitions/churn/audit", **_h(cohost)).status_code == 403
+    patch = client.patch(f"{API}/competitions/churn", json={"title": "Again"}, **_h(cohost))
+    assert patch.status_code == 403
+    board = client.get(f"{API}/competitions/churn/leaderboard?board=private", **_h(cohost))
+    assert board.status_code == 403
+
+    audit = client.get(f"{API}/competitions/churn/audit", **_h(host)).json()
+    changes = [(e["action"], e["actor"], e["target"]) for e in audit if "host" in e["action"]]
+    assert changes == [("host_add", "host", "user dora"), ("host_remove", "host", "user dora")]
+
+
+def test_host_changes_that_make_no_sense_are_refused(client, host, alice, competition):
+    url = f"{API}/competitions/churn/hosts"
+    assert client.post(url, json={"user": "nobody"}, **_h(host)).status_code == 404
+    assert client.post(url, json={"user": "host"}, **_h(host)).status_code == 409
+    # Alice competes here (a ranked submission): she cannot become a host.
+    refused = client.post(url, json={"user": "alice"}, **_h(host))
+    assert refused.status_code == 409 and "competes" in refused.json()["detail"]
+    assert client.delete(f"{url}/host", **_h(host)).status_code == 409  # the owner stays
+    assert client.delete(f"{url}/carol", **_h(host)).status_code == 404  # not a host
+    assert client.post(url, json={"user": ""}, **_h(host)).status_code == 422
+
+
+def test_an_invitation_sent_before_someone_became_host_cannot_be_accepted(
+    client, host, alice, bob, competition
+):
+    invitation = client.post(
+        f"{API}/competitions/churn/team/invitations", json={"user": "bob"}, **_h(alice)
+    )
+    assert invitation.status_code == 201, invitation.text
+    assert (
+        client.post(f"{API}/competitions/churn/hosts", json={"user": "bob"}, **_h(host))
+    ).status_code == 201
+    accepted = client.post(f"{API}/invitations/{invitation.json()['id']}/accept", **_h(bob))
+    assert accepted.status_code == 403
+    assert client.get(f"{API}/competitions/churn/team", **_h(alice)).json()["members"] == ["alice"]
+
+
+def test_a_site_admin_acts_on_every_competition(client, host, alice, make_user, competition):
+    admin = make_user("root", admin=True)
+    view = client.get(f"{API}/submissions/{competition}", **_h(admin)).json()
+    assert view["team"] == "alice" and view["private_score"] == 1.0
+    ban = client.post(f"{API}/competitions/churn/bans", json={"team": "alice"}, **_h(admin))
+    assert ban.status_code == 201
+    added = client.post(f"{API}/competitions/churn/hosts", json={"user": "carol"}, **_h(admin))
+    assert added.status_code == 201
+    # Admins create competitions too, and do not compete.
+    body = {"slug": "admins", "title": "Admins", "metric": {"name": "roc_auc"}}
+    assert client.post(f"{API}/competitions", json=body, **_h(admin)).status_code == 201
+    assert client.post(f"{API}/competitions/churn/join", **_h(admin)).status_code == 403
+
+
+def test_participants_still_cannot_create_competitions(client, alice):
+    body = {"slug": "mine", "title": "Mine", "metric": {"name": "roc_auc"}}
+    response = client.post(f"{API}/competitions", json=body, **_h(alice))
+    assert response.status_code == 403 and "organisers" in response.json()["detail"]
