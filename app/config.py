@@ -30,9 +30,14 @@ class Settings(BaseSettings):
     custom_metric_timeout_seconds: float = 300.0
     custom_metric_memory_bytes: int = 4 * 1024 * 1024 * 1024
 
+    # Budgets of every uploaded file, enforced while it is read (README, "Limits").
     max_upload_bytes: int = 512 * 1024 * 1024
     max_rows: int = 50_000_000
     max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024
+    max_line_bytes: int = 1024 * 1024
+    max_columns: int = 10_000
+    # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
+    uploads_per_minute: int = 10
 
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> "Settings":
