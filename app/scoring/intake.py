@@ -55,7 +55,6 @@ __all__ = [
 USAGE_COLUMN = "Usage"
 USAGE_CODES = {"Public": 0, "Private": 1, "Ignored": 2}
 PUBLIC, PRIVATE, IGNORED = 0, 1, 2
-_first_few = first_few  # the scoring core names offending ids with it
 
 
 @dataclass

@@ -35,6 +35,7 @@ KINDS = (
     "non_numeric",
     "nan_values",
     "infinite_values",
+    "huge_values",  # beyond ±1e100: any metric of them could overflow
     "duplicate_ids",
     "unknown_ids",
     "missing_ids",
