@@ -41,6 +41,8 @@ class Settings(BaseSettings):
     max_columns: int = 10_000
     # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
     uploads_per_minute: int = 10
+    # A competition data file (train / test sets) may be as large as this.
+    max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> "Settings":
