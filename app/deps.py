@@ -3,7 +3,7 @@
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -84,3 +84,8 @@ def get_competition(slug: str, session: SessionDep, _user: CurrentUser) -> Compe
 
 
 CompetitionDep = Annotated[Competition, Depends(get_competition)]
+
+
+# A row id in a path: 404 for one that does not exist, 422 (never a 500 from the database) for one
+# no 64-bit column could hold.
+RowId = Annotated[int, Path(ge=1, le=2**63 - 1)]

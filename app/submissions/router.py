@@ -6,7 +6,7 @@ from fastapi import APIRouter, Form, Request, UploadFile, status
 from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel
 
-from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
+from app.deps import CompetitionDep, CurrentUser, OrganiserUser, RowId, SessionDep, SettingsDep
 from app.errors import NotFound, error_response
 from app.leaderboard import moderation
 from app.submissions import selection, service, views
@@ -79,13 +79,17 @@ def get_quota(competition: CompetitionDep, user: CurrentUser, session: SessionDe
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionView)
-def get_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> SubmissionPublic:
+def get_submission(
+    submission_id: RowId, user: CurrentUser, session: SessionDep
+) -> SubmissionPublic:
     submission = service.visible_submission(session, submission_id=submission_id, user=user)
     return views.view(session, submission=submission, competition=submission.competition, user=user)
 
 
 @router.get("/submissions/{submission_id}/file", response_class=FileResponse)
-def download_submission(submission_id: int, user: CurrentUser, session: SessionDep) -> FileResponse:
+def download_submission(
+    submission_id: RowId, user: CurrentUser, session: SessionDep
+) -> FileResponse:
     submission = service.visible_submission(session, submission_id=submission_id, user=user)
     if not submission.path or not Path(submission.path).is_file():
         raise NotFound(f"submission {submission_id} was refused at upload; its file is not kept")
@@ -94,7 +98,7 @@ def download_submission(submission_id: int, user: CurrentUser, session: SessionD
 
 @router.get("/submissions/{submission_id}/scores", response_model=list[ScoreVersion])
 def submission_scores(
-    submission_id: int, organiser: OrganiserUser, session: SessionDep
+    submission_id: RowId, organiser: OrganiserUser, session: SessionDep
 ) -> list[ScoreVersion]:
     submission = service.visible_submission(session, submission_id=submission_id, user=organiser)
     return views.score_versions(session, submission=submission)
@@ -102,7 +106,7 @@ def submission_scores(
 
 @router.post("/submissions/{submission_id}/select", response_model=SubmissionView)
 def select_submission(
-    submission_id: int, user: CurrentUser, session: SessionDep
+    submission_id: RowId, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
     submission = selection.set_selected(
         session, submission_id=submission_id, user=user, selected=True
@@ -112,7 +116,7 @@ def select_submission(
 
 @router.delete("/submissions/{submission_id}/select", response_model=SubmissionView)
 def unselect_submission(
-    submission_id: int, user: CurrentUser, session: SessionDep
+    submission_id: RowId, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
     submission = selection.set_selected(
         session, submission_id=submission_id, user=user, selected=False
@@ -122,7 +126,7 @@ def unselect_submission(
 
 @router.post("/submissions/{submission_id}/hide", response_model=SubmissionView)
 def hide_submission(
-    submission_id: int,
+    submission_id: RowId,
     organiser: OrganiserUser,
     session: SessionDep,
     body: HideRequest | None = None,
@@ -141,7 +145,7 @@ def hide_submission(
 
 @router.delete("/submissions/{submission_id}/hide", response_model=SubmissionView)
 def unhide_submission(
-    submission_id: int, organiser: OrganiserUser, session: SessionDep
+    submission_id: RowId, organiser: OrganiserUser, session: SessionDep
 ) -> SubmissionPublic:
     submission = moderation.set_hidden(
         session, submission_id=submission_id, hidden=False, reason="", actor=organiser

@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter, Response, status
 
-from app.deps import CompetitionDep, CurrentUser, SessionDep
+from app.deps import CompetitionDep, CurrentUser, RowId, SessionDep
 from app.teams import merge, service
 from app.teams.schemas import InvitationCreate, InvitationPublic, TeamPublic
 
@@ -48,7 +48,7 @@ def invite(
     "/competitions/{slug}/team/invitations/{invitation_id}", response_model=InvitationPublic
 )
 def withdraw(
-    invitation_id: int, competition: CompetitionDep, user: CurrentUser, session: SessionDep
+    invitation_id: RowId, competition: CompetitionDep, user: CurrentUser, session: SessionDep
 ) -> InvitationPublic:
     invitation = service.cancel(
         session, competition=competition, invitation_id=invitation_id, user=user
@@ -65,12 +65,12 @@ def my_invitations(
 
 
 @router.post("/invitations/{invitation_id}/accept", response_model=TeamPublic)
-def accept(invitation_id: int, user: CurrentUser, session: SessionDep) -> TeamPublic:
+def accept(invitation_id: RowId, user: CurrentUser, session: SessionDep) -> TeamPublic:
     team = merge.accept(session, invitation_id=invitation_id, user=user)
     return service.team_view(session, team=team)
 
 
 @router.post("/invitations/{invitation_id}/decline", response_model=InvitationPublic)
-def decline(invitation_id: int, user: CurrentUser, session: SessionDep) -> InvitationPublic:
+def decline(invitation_id: RowId, user: CurrentUser, session: SessionDep) -> InvitationPublic:
     invitation = service.decline(session, invitation_id=invitation_id, user=user)
     return service.invitation_view(session, invitation=invitation)

@@ -109,7 +109,7 @@ def test_the_configured_row_limit_is_a_line_limit_for_answer_keys(tmp_path):
             path, metric=AUC, params=NO_PARAMS, limits=IntakeLimits(max_rows=100)
         )
     )
-    assert error.kind == "too_many_rows" and "100 rows" in error.message
+    assert error.kind == "too_many_rows" and "limit of 100" in error.message
 
 
 def test_a_few_extra_rows_are_named_as_unknown_ids_not_as_too_many(tmp_path):
@@ -135,15 +135,33 @@ def test_a_header_line_over_the_line_limit_is_refused(tmp_path):
     assert error.kind == "line_too_long" and "1,000 bytes" in error.message
 
 
-def test_a_data_line_over_the_line_limit_is_refused_while_read(tmp_path):
+@pytest.mark.parametrize("compressed", [True, False])
+def test_a_data_line_over_the_line_limit_is_refused_while_read(tmp_path, monkeypatch, compressed):
+    from app.scoring import intake_parse
+
+    monkeypatch.setattr(intake_parse, "SCAN_ABOVE", 0)  # a plain file this small is not scanned
     key = _key(tmp_path, 10)
     rows = [f"r{i:03d},0.5\n".encode() for i in range(10)]
     rows[6] = b"r006," + b"9" * 5000 + b"\n"
+    data = b"id,target\n" + b"".join(rows)
     path = tmp_path / "sub.csv"
-    path.write_bytes(b"id,target\n" + b"".join(rows))
+    path.write_bytes(gzip.compress(data) if compressed else data)
     limits = IntakeLimits(max_line_bytes=1000)
     error = _refusal(lambda: read_submission(path, key=key, metric=AUC, limits=limits))
     assert error.kind == "line_too_long" and "1,000 bytes" in error.message
+
+
+def test_a_large_plain_file_is_scanned_for_its_lines_before_it_is_parsed(tmp_path, monkeypatch):
+    from app.scoring import intake_parse
+
+    key = _key(tmp_path, 10)
+    monkeypatch.setattr(intake_parse, "SCAN_ABOVE", 1000)
+    parsed = []
+    monkeypatch.setattr(intake_parse.pacsv, "read_csv", lambda *a, **k: parsed.append(a))
+    path = tmp_path / "sub.csv"
+    path.write_bytes(b"id,target\n" + b"x,1\n" * 100_000)
+    error = _refusal(lambda: read_submission(path, key=key, metric=AUC))
+    assert error.kind == "too_many_rows" and not parsed
 
 
 def test_the_long_line_check_agrees_with_a_plain_scan():

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 from tests.helpers import API
@@ -333,3 +334,49 @@ def test_the_server_is_healthy_after_every_attack(server):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert view["status"] == "scored" and view["public_score"] == 1.0
+
+
+def test_a_valid_file_peaks_under_three_times_its_size_plus_the_key(tmp_path_factory):
+    rows = 500_000
+    tmp = tmp_path_factory.mktemp("valid")
+    with running_server(tmp, scoring_in_child_bytes=str(1 << 50)) as (client, pid, (host, alice)):
+        body = {"slug": "valid", "title": "Valid", "metric": {"name": "roc_auc"}}
+        assert client.post(f"{API}/competitions", json=body, headers=host).status_code == 201
+        key = "id,target,Usage\n" + "".join(
+            f"r{i:08d},{i % 2},{'Public' if i % 3 else 'Private'}\n" for i in range(rows)
+        )
+        response = client.put(
+            f"{API}/competitions/valid/answer-key",
+            files={"file": ("key.csv", key.encode(), "text/csv")},
+            headers=host,
+        )
+        assert response.status_code == 201, response.text
+        order = np.random.default_rng(0).permutation(rows)  # shuffled: the join does work
+        path = tmp / "sub.csv.gz"
+        with gzip.open(path, "wb", compresslevel=1) as out:
+            out.write(b"id,target\n")
+            for start in range(0, rows, 100_000):
+                out.write(
+                    "".join(
+                        f"r{i:08d},0.{i % 7}\n" for i in order[start : start + 100_000]
+                    ).encode()
+                )
+        size = gzip.open(path).seek(0, 2)
+        peak = Peak(pid)
+        with open(path, "rb") as fh:
+            response = client.post(
+                f"{API}/competitions/valid/submissions",
+                files={"file": ("sub.csv.gz", fh, "application/gzip")},
+                headers=alice,
+            )
+        assert response.status_code == 202, response.text
+        url = f"{API}/submissions/{response.json()['id']}"
+        while (view := client.get(url, headers=alice).json())["status"] in ("queued", "scoring"):
+            time.sleep(0.05)
+        assert view["status"] == "scored", view
+        extra = peak.extra
+        print(
+            f"valid {size / MB:.0f} MB unpacked, key {len(key) / MB:.0f} MB: peak +{extra / MB:.0f} MB"
+        )
+        # "About 3x": the allowance adds a fixed 64 MB for allocator arenas and thread pools.
+        assert extra < 3 * size + len(key) + 64 * MB, extra

@@ -94,3 +94,19 @@ def test_a_refused_files_history_entry_has_no_file_to_download(client, host, ali
     submission_id = refused.json()["submission_id"]
     download = client.get(f"{API}/submissions/{submission_id}/file", headers=alice.headers)
     assert download.status_code == 404 and "not kept" in download.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("get", "/submissions/{id}"),
+        ("get", "/submissions/{id}/file"),
+        ("post", "/submissions/{id}/select"),
+        ("post", "/invitations/{id}/accept"),
+        ("post", "/invitations/{id}/decline"),
+    ],
+)
+@pytest.mark.parametrize("bad_id", ["99999999999999999999999", "0", "-3", "abc"])
+def test_bad_path_ids_are_404_or_422_never_500(client, alice, method, path, bad_id):
+    response = getattr(client, method)(API + path.format(id=bad_id), headers=alice.headers)
+    assert response.status_code in (404, 422), response.text
