@@ -11,6 +11,9 @@ from starlette.responses import JSONResponse
 class AppError(Exception):
     status_code = 400
     code = "error"
+    # True for a refusal the service has recorded (a failed submission kept in the history):
+    # answered as an error, while the transaction that recorded it is committed.
+    recorded = False
 
     def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
         super().__init__(detail)

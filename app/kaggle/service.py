@@ -295,10 +295,7 @@ def create_submission_call(
     finally:
         delete_blob(key, settings=ctx.settings)  # an upload makes one submission at most
     if upload.refusal is not None:
-        # Answered, not raised: the failed submission stays in the team's history (issue 9).
-        return k.CreateSubmissionResponse(
-            message=f"Submission refused: {upload.refusal.detail}", ref=upload.submission.id
-        )
+        raise upload.refusal  # recorded: the failed submission is kept in the team's history
     return k.CreateSubmissionResponse(
         message=f"Successfully submitted to {competition.title}", ref=upload.submission.id
     )

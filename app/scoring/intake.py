@@ -343,9 +343,18 @@ def _numeric_key(key: AnswerKeyTable) -> bool:
 
 
 def _string_bytes(ids: pa.Array) -> int:
+    """The bytes of all strings of ``ids``: two reads of its offsets, whatever its length."""
     if len(ids) == 0:
         return 0
-    return int(pc.sum(pc.binary_length(ids)).as_py() or 0)
+    if not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
+        return int(pc.sum(pc.binary_length(ids)).as_py() or 0)
+    dtype = np.dtype(np.int64 if pa.types.is_large_string(ids.type) else np.int32)
+    offsets = ids.buffers()[1]
+
+    def at(i: int) -> int:
+        return int(np.frombuffer(offsets, dtype=dtype, count=1, offset=i * dtype.itemsize)[0])
+
+    return at(ids.offset + len(ids)) - at(ids.offset)
 
 
 def check_upload(path: Path, *, key: AnswerKeyTable, limits: IntakeLimits = DEFAULT_LIMITS) -> None:

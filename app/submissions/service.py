@@ -114,6 +114,7 @@ def _failed(
     session.add(submission)
     session.flush()
     refusal.extra["submission_id"] = submission.id
+    refusal.recorded = True
     return Upload(submission, refusal)
 
 
