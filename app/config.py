@@ -40,9 +40,14 @@ class Settings(BaseSettings):
     # upload and download links handed to the official kaggle client); default: the request's.
     public_url: str | None = None
 
+    # Budgets of every uploaded file, enforced while it is read (README, "Threat model").
     max_upload_bytes: int = 512 * 1024 * 1024
     max_rows: int = 50_000_000
     max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024
+    max_line_bytes: int = 1024 * 1024
+    max_columns: int = 10_000
+    # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
+    uploads_per_minute: int = 10
     # A competition data file (train / test sets) may be as large as this.
     max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 

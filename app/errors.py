@@ -5,10 +5,15 @@
 
 from typing import Any
 
+from starlette.responses import JSONResponse
+
 
 class AppError(Exception):
     status_code = 400
     code = "error"
+    # True for a refusal the service has recorded (a failed submission kept in the history):
+    # answered as an error, while the transaction that recorded it is committed.
+    recorded = False
 
     def __init__(self, detail: str, *, extra: dict[str, Any] | None = None) -> None:
         super().__init__(detail)
@@ -54,3 +59,25 @@ class Unprocessable(AppError):
 class TooManyRequests(AppError):
     status_code = 429
     code = "quota_exceeded"
+
+
+class RateLimited(TooManyRequests):
+    """Too many requests in a short time; ``retry_after`` seconds until the next is accepted."""
+
+    code = "rate_limited"
+
+    def __init__(self, detail: str, *, retry_after: int) -> None:
+        super().__init__(detail, extra={"retry_after": retry_after})
+        self.headers = {"Retry-After": str(retry_after)}
+
+
+def error_response(exc: AppError) -> JSONResponse:
+    """The one JSON body of every error: ``detail``, ``code`` and any extra fields."""
+    headers = dict(getattr(exc, "headers", None) or {})
+    if exc.status_code == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return JSONResponse(
+        status_code=exc.status_code,
+        content={"detail": exc.detail, "code": exc.code, **exc.extra},
+        headers=headers or None,
+    )

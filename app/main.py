@@ -20,7 +20,7 @@ from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
-from app.errors import AppError
+from app.errors import AppError, error_response
 from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
 from app.leaderboard.router import router as leaderboard_router
@@ -28,6 +28,7 @@ from app.scoring.jobs import pending_submissions
 from app.scoring.queue import ScoringQueue, make_queue
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
+from app.upload_guard import UploadGuard
 from app.web.router import router as web_router
 
 log = logging.getLogger(__name__)
@@ -65,14 +66,11 @@ def create_app(
     app.add_middleware(AbsoluteFormTargets)
     app.state.session_factory = session_factory
     app.state.scoring_queue = queue
+    app.add_middleware(UploadGuard, settings=settings, session_factory=session_factory)
 
     @app.exception_handler(AppError)
     async def app_error(_request: Request, exc: AppError) -> JSONResponse:
-        return JSONResponse(
-            status_code=exc.status_code,
-            content={"detail": exc.detail, "code": exc.code, **exc.extra},
-            headers={"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None,
-        )
+        return error_response(exc)
 
     @app.get("/healthz", tags=["ops"])
     def healthz() -> dict[str, str]:

@@ -102,6 +102,7 @@ def settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
         data_dir=tmp_path / "data",
         secret_key="test-secret-key",
         scoring_backend="eager",
+        uploads_per_minute=10_000,  # the rate limit's own tests set theirs
     )
 
 

@@ -92,7 +92,9 @@ def list_answer_key_versions(competition: HostedCompetitionDep) -> list[AnswerKe
 
 
 @router.get("/{slug}/sample-submission", response_class=Response)
-def sample_submission(competition: CompetitionDep, settings: SettingsDep) -> Response:
+def sample_submission(slug: str, session: SessionDep, settings: SettingsDep) -> Response:
+    """Public, like the competition's page: no token needed."""
+    competition = service.get_competition_by_slug(session, slug)
     return Response(
         content=service.sample_submission_csv(competition, settings),
         media_type="text/csv",

@@ -1,13 +1,12 @@
 """Creating competitions, storing versioned answer keys, building sample submissions."""
 
-import io
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
-from pyarrow import csv as pacsv
+import pyarrow.compute as pc
 from sqlalchemy import false, func, select, update
 from sqlalchemy.orm import Session
 
@@ -32,7 +31,7 @@ from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
 from app.models import AnswerKey, Competition, Submission, User
 from app.scoring.core import ScoringError
 from app.scoring.custom import check_key_with_custom_metric, custom_metrics_refused
-from app.scoring.intake import PRIVATE, PUBLIC
+from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
 from app.scoring.keys import cached_key, key_table
 from app.storage import remove_quietly, store_stream
 
@@ -302,27 +301,66 @@ def _is_referenced(session: Session, path: Path) -> bool:
 
 
 def sample_submission_csv(competition: Competition, settings: Settings) -> bytes:
+    """Every id of the key, sorted (never in the key file's order, which may follow its Usage),
+    with a filler value taken from public information only; fields quoted only when needed."""
     key_row = competition.board_key
     if key_row is None:
         raise NotFound("this competition has no answer key yet")
     metric = metric_for(competition)
     table = key_table(competition, key_row, settings)
-    n = table.n_rows
-    columns: dict[str, pa.Array] = {table.id_column: table.ids}
-    for name in table.target_columns:
-        columns[name] = _placeholder(metric, table.y_true, len(table.target_columns), n)
-    out = io.BytesIO()
-    pacsv.write_csv(pa.table(columns), out)
-    return out.getvalue()
+    ids = table.ids.take(pc.sort_indices(table.ids)).cast(pa.large_string())
+    filler = _text(_csv_field(_placeholder(metric, table)))
+    fields = [_csv_fields(ids), *[filler] * len(table.target_columns)]
+    rows = pc.binary_join_element_wise(*fields, _text(","))
+    rows = pc.binary_join_element_wise(rows, _text(""), _text("\n"))  # a line break after each
+    header = ",".join(_csv_field(name) for name in [table.id_column, *table.target_columns])
+    return (header + "\n").encode() + _string_data(rows)
 
 
-def _placeholder(metric: Metric, y_true: np.ndarray, n_columns: int, n: int) -> pa.Array:
-    """A value every row may legally hold: a uniform probability, a known label, an empty set."""
+def _placeholder(metric: Metric, table: AnswerKeyTable) -> str:
+    """A value every row may legally hold: a uniform probability, a public label, an empty set.
+
+    A label comes from the public rows only (all rows when the key has no Usage): the smallest
+    label of the whole key could be one that only private rows hold.
+    """
     if metric.cell == "number":
-        return pa.array(np.full(n, 1.0 / n_columns if n_columns > 1 else 0.5))
+        n_columns = len(table.target_columns)
+        return repr(1.0 / n_columns if n_columns > 1 else 0.5)
     if metric.cell == "label":
-        return pa.array(np.full(n, str(min(y_true.ravel())), dtype=object), type=pa.string())
-    return pa.array([""] * n, type=pa.string())
+        labels = table.y_true if table.usage is None else table.y_true[table.usage == PUBLIC]
+        if labels.size == 0:
+            labels = table.y_true[table.usage != PRIVATE]
+        return str(min(labels.ravel())) if labels.size else ""
+    return ""
+
+
+def _csv_field(value: str) -> str:
+    if any(c in value for c in ',"\r\n'):
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def _csv_fields(values: pa.Array) -> pa.Array:
+    """RFC 4180 quoting, only where a value holds a comma, a quote or a line break."""
+    needs = pc.match_substring_regex(values, '[,"\r\n]')
+    if not pc.any(needs).as_py():
+        return values
+    quote = _text('"')
+    escaped = pc.replace_substring(values, '"', '""')
+    quoted = pc.binary_join_element_wise(quote, escaped, quote, _text(""))
+    return pc.if_else(needs, quoted, values)
+
+
+def _text(value: str) -> pa.Scalar:
+    return pa.scalar(value, pa.large_string())
+
+
+def _string_data(lines: pa.Array) -> bytes:
+    """The bytes of a string array's values, end to end (one copy, no Python string per row)."""
+    lines = lines.combine_chunks() if isinstance(lines, pa.ChunkedArray) else lines
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)
+    start, stop = int(offsets[lines.offset]), int(offsets[lines.offset + len(lines)])
+    return lines.buffers()[2].to_pybytes()[start:stop]
 
 
 def get_competition_by_slug(session: Session, slug: str) -> Competition:

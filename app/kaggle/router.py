@@ -92,8 +92,9 @@ def _call(
             raise BadRequest(f"malformed {method} request: {exc}") from None
         result = handler(session, user, request, ctx)
     except AppError as exc:
-        session.rollback()
-        session.info.pop("after_commit", None)
+        if not exc.recorded:  # a recorded refusal (a failed upload) is committed, not undone
+            session.rollback()
+            session.info.pop("after_commit", None)
         return kaggle_error(exc.status_code, exc.detail)
     if isinstance(result, k.Message):
         return JSONResponse(result.to_json())

@@ -306,7 +306,7 @@ def create_submission_call(
     key = _staged_key(user.id, str(payload["n"]))
     try:
         with open_blob(key, settings=ctx.settings) as source:
-            submission = submissions.create_submission(
+            upload = submissions.create_submission(
                 session,
                 competition=competition,
                 user=user,
@@ -318,8 +318,10 @@ def create_submission_call(
             )
     finally:
         delete_blob(key, settings=ctx.settings)  # an upload makes one submission at most
+    if upload.refusal is not None:
+        raise upload.refusal  # recorded: the failed submission is kept in the team's history
     return k.CreateSubmissionResponse(
-        message=f"Successfully submitted to {competition.title}", ref=submission.id
+        message=f"Successfully submitted to {competition.title}", ref=upload.submission.id
     )
 
 

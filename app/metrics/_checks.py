@@ -109,3 +109,34 @@ def check_sample_weight(sample_weight: np.ndarray | None, n_rows: int) -> None:
             "the weights of the scored rows sum to zero, so their mean is undefined",
             source="answer_key",
         )
+
+
+# --- the predictions alone ------------------------------------------------------------------
+# A metric's ``check_predictions`` runs these on every row of a submission before any split, so
+# whether a file is refused never depends on which rows are scored (the answer key's Usage).
+
+
+def probabilities_when_eps_auto(y_pred: np.ndarray, params: object) -> None:
+    """With ``eps="auto"`` (scikit-learn's log loss) predictions must be probabilities."""
+    if getattr(params, "eps", None) == "auto":
+        check_probabilities(y_pred)
+
+
+def above_minus_one(y_pred: np.ndarray, params: object) -> None:
+    """RMSLE takes log(1 + value)."""
+    bad = np.flatnonzero(y_pred <= -1)
+    if bad.size:
+        raise MetricInputError(
+            f"RMSLE takes log(1 + value), so values must be greater than -1; "
+            f"{bad.size} rows hold -1 or less",
+            rows=bad,
+        )
+
+
+def whole_numbers(y_pred: np.ndarray, params: object) -> None:
+    """Ratings are whole numbers."""
+    bad = np.flatnonzero(y_pred != np.round(y_pred))
+    if bad.size:
+        raise MetricInputError(
+            f"ratings must be whole numbers; {bad.size} rows hold other values", rows=bad
+        )

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from app.metrics import _checks as checks
 from app.metrics import classification as cls
 from app.metrics import multilabel_ranking as mlr
 from app.metrics import params as p
@@ -178,6 +179,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="log_loss_binary",
+        check_predictions=checks.probabilities_when_eps_auto,
         column_help="one column: 0/1 in the key, the probability of 1 in the submission",
         score=_call(prob.log_loss_binary, "eps"),
         direction="minimize",
@@ -199,6 +201,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="log_loss_multiclass",
+        check_predictions=checks.probabilities_when_eps_auto,
         column_help=(
             "one column per class: one-hot 0/1 rows in the key, a probability per class in "
             "the submission"
@@ -352,6 +355,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="rmsle",
+        check_predictions=checks.above_minus_one,
         column_help="one numeric column, every value greater than -1",
         score=_call(reg.rmsle),
         direction="minimize",
@@ -364,6 +368,7 @@ CATALOGUE: tuple[Metric, ...] = (
     ),
     Metric(
         name="quadratic_weighted_kappa",
+        check_predictions=checks.whole_numbers,
         column_help="one column of integer ratings",
         score=_call(reg.quadratic_weighted_kappa),
         direction="maximize",

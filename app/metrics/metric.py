@@ -47,6 +47,10 @@ class Metric:
     differences: tuple[str, ...] = field(default_factory=tuple)
     # What the target columns hold, in words, when the generic description is not enough.
     column_help: str = ""
+    # Checks the predictions alone, on every row, before any split: check_predictions(y_pred,
+    # params) raises MetricInputError. What the metric refuses in predictions belongs here too,
+    # so that how a file fails never depends on which rows the key scores.
+    check_predictions: Callable[[np.ndarray, BaseModel], None] | None = None
 
     @property
     def greater_is_better(self) -> bool:

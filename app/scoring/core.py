@@ -18,11 +18,12 @@ from app.scoring.intake import (
     AnswerKeyTable,
     IntakeError,
     IntakeLimits,
-    _first_few,
     load_cached_key,
     read_answer_key,
     read_submission,
 )
+from app.scoring.intake_align import arrow_indices
+from app.scoring.intake_errors import MAX_MESSAGE, SHOWN, cut, first_few
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class ScoringError(ValueError):
     """Scoring failed. ``source`` says whose data is at fault: "submission" or "answer_key"."""
 
     def __init__(self, message: str, *, source: str = "submission", kind: str = "invalid") -> None:
+        message = cut(message, MAX_MESSAGE)
         super().__init__(message)
         self.message = message
         self.source = source
@@ -78,18 +80,42 @@ def _compute(
         if split and isinstance(exc, LabelAbsent):
             # The whole file has the class; this split merely has no rows of it on either side.
             return 0.0
-        message = exc.message
-        if exc.rows is not None and len(exc.rows):
-            ids = key.ids.to_numpy(zero_copy_only=False)
-            if mask is not None:
-                ids = ids[mask]
-            message += f" (id(s) {_first_few(ids[np.asarray(exc.rows)[:5]])})"
-        raise ScoringError(message, source=exc.source, kind="metric_input") from None
+        raise _input_error(exc, key, mask) from None
     if not math.isfinite(value):
+        # The key scored itself finitely at upload and intake bounds every number, so it is
+        # these predictions that drive the metric out of range: the participant's to fix.
         raise ScoringError(
-            f"metric '{metric.name}' produced a non-finite score ({value})", source="answer_key"
+            f"metric '{metric.name}' is not finite ({value}) for these predictions; "
+            "predict values closer to the targets' range",
+            source="submission",
+            kind="non_finite",
         )
     return value
+
+
+def _input_error(
+    exc: MetricInputError, key: AnswerKeyTable, mask: np.ndarray | None
+) -> ScoringError:
+    """The metric's refusal, naming the first offending ids and how many more there are."""
+    message = exc.message
+    if exc.rows is not None and len(exc.rows):
+        rows = np.asarray(exc.rows, dtype=np.int64)
+        shown = rows[:SHOWN] if mask is None else np.flatnonzero(mask)[rows[:SHOWN]]
+        ids = key.ids.take(arrow_indices(shown)).to_pylist()
+        message += f" (id(s) {first_few(ids, total=len(rows))})"
+    return ScoringError(message, source=exc.source, kind="metric_input")
+
+
+def check_predictions(
+    metric: Metric, params: BaseModel, key: AnswerKeyTable, y_pred: np.ndarray
+) -> None:
+    """The metric's checks of the predictions alone, on every row alike, before any split."""
+    if metric.check_predictions is None:
+        return
+    try:
+        metric.check_predictions(y_pred, params)
+    except MetricInputError as exc:
+        raise _input_error(exc, key, None) from None
 
 
 def score_aligned(
@@ -101,6 +127,7 @@ def score_aligned(
     details: bool = False,
 ) -> ScoreResult:
     """Score predictions already aligned with ``key``: overall, public and private."""
+    check_predictions(metric, params, key, y_pred)
     if key.usage is None:
         overall = _compute(metric, params, key, y_pred, None)
         public = private = overall

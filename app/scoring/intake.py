@@ -9,6 +9,7 @@ file has been found wrong.
 """
 
 import csv
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from app.scoring.intake_cells import (
     primitive,
     stack,
 )
-from app.scoring.intake_errors import SHOWN, IntakeError, first_few, plural
+from app.scoring.intake_errors import SHOWN, IntakeError, cut, first_few, plural, quote
 from app.scoring.intake_parse import NUMBER, describe_rows, raise_not_utf8, read_table
 from app.scoring.intake_source import DEFAULT_LIMITS, IntakeLimits, Source, read_head, sniff
 
@@ -54,7 +55,6 @@ __all__ = [
 USAGE_COLUMN = "Usage"
 USAGE_CODES = {"Public": 0, "Private": 1, "Ignored": 2}
 PUBLIC, PRIVATE, IGNORED = 0, 1, 2
-_first_few = first_few  # the scoring core names offending ids with it
 
 
 @dataclass
@@ -87,10 +87,32 @@ class AnswerKeyTable:
 # --- headers -------------------------------------------------------------------------------
 
 
-def _parse_header(head: bytes) -> list[str]:
+def _parse_header(
+    head: bytes, limits: IntakeLimits, *, max_columns: int | None = None
+) -> list[str]:
+    """The column names of the first line, in time linear in its length.
+
+    ``max_columns`` (default: the limits') refuses a header wider than the file could need.
+    """
     if head.startswith(b"\xef\xbb\xbf"):
         head = head[3:]
-    first_line = head.lstrip(b"\r\n").split(b"\n", 1)[0].rstrip(b"\r")
+    head = head.lstrip(b"\r\n")
+    end = head.find(b"\n")
+    if end < 0 and len(head) > limits.max_line_bytes:
+        end = len(head)
+    if end > limits.max_line_bytes:
+        raise IntakeError(
+            f"the header line is longer than the limit of {limits.max_line_bytes:,} bytes",
+            kind="line_too_long",
+        )
+    first_line = head[: end if end >= 0 else len(head)].rstrip(b"\r")
+    limit = limits.max_columns if max_columns is None else max_columns
+    if first_line.count(b",") >= limit:
+        raise IntakeError(
+            f"the header has {first_line.count(b',') + 1:,} columns, more than the "
+            f"{limit:,} this file could need",
+            kind="too_many_columns",
+        )
     try:
         text = first_line.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -99,12 +121,24 @@ def _parse_header(head: bytes) -> list[str]:
             f"{exc.start + 1}; save the file as UTF-8",
             kind="not_utf8",
         ) from None
-    names = next(csv.reader([text]), [])
+    try:
+        names = next(csv.reader([text]), [])
+    except csv.Error as exc:
+        raise IntakeError(
+            f"the header line cannot be read as CSV: {cut(str(exc), 200)}", kind="bad_header"
+        ) from None
+    if len(names) > limit:
+        raise IntakeError(
+            f"the header has {len(names):,} columns, more than the {limit:,} this file could need",
+            kind="too_many_columns",
+        )
     if not names or all(not n.strip() for n in names):
         raise IntakeError("the header line is empty", kind="bad_header")
     if any(not n.strip() for n in names):
-        raise IntakeError(f"the header has an empty column name: {text[:200]!r}", kind="bad_header")
-    dupes = sorted({n for n in names if names.count(n) > 1})
+        raise IntakeError(
+            f"the header has an empty column name: {quote(cut(text, 200))}", kind="bad_header"
+        )
+    dupes = sorted(name for name, count in Counter(names).items() if count > 1)
     if dupes:
         raise IntakeError(f"the header repeats column(s) {first_few(dupes)}", kind="bad_header")
     return names
@@ -118,11 +152,13 @@ def _check_head_utf8(source: Source, head: bytes, limits: IntakeLimits) -> None:
             raise_not_utf8(source, limits)
 
 
-def read_header(path: Path, *, limits: IntakeLimits = DEFAULT_LIMITS) -> list[str]:
+def read_header(
+    path: Path, *, limits: IntakeLimits = DEFAULT_LIMITS, max_columns: int | None = None
+) -> list[str]:
     """The column names of a CSV (plain, .gz or .zip), after checking it is UTF-8 text at all."""
-    source = sniff(Path(path), max_bytes=limits.max_decompressed_bytes)
-    head = read_head(source, max_bytes=limits.max_decompressed_bytes)
-    names = _parse_header(head)
+    source = sniff(Path(path), limits=limits)
+    head = read_head(source, limits=limits)
+    names = _parse_header(head, limits, max_columns=max_columns)
     _check_head_utf8(source, head, limits)
     return names
 
@@ -142,7 +178,8 @@ def check_submission_header(header: list[str], key: AnswerKeyTable) -> None:
         )
     if missing and len(header) == len(expected) and _looks_like_data(header, key):
         raise IntakeError(
-            f"the first line should be the header {spelled} but is {','.join(header)[:200]!r}; "
+            f"the first line should be the header {spelled} but is "
+            f"{quote(cut(','.join(header), 200))}; "
             "the file seems to have no header line",
             kind="missing_header",
         )
@@ -184,9 +221,9 @@ def read_answer_key(
     limits: IntakeLimits = DEFAULT_LIMITS,
 ) -> AnswerKeyTable:
     """Parse and validate an answer key for ``metric``; targets are all columns not otherwise named."""
-    source = sniff(Path(path), max_bytes=limits.max_decompressed_bytes)
-    head = read_head(source, max_bytes=limits.max_decompressed_bytes)
-    header = _parse_header(head)
+    source = sniff(Path(path), limits=limits)
+    head = read_head(source, limits=limits)
+    header = _parse_header(head, limits)
     _check_head_utf8(source, head, limits)
     id_col = id_column or header[0]
     if id_col not in header:
@@ -244,7 +281,7 @@ def _check_unique_key_ids(ids: pa.Array, index: KeyIndex) -> None:
     if len(repeated):
         raise IntakeError(
             f"the answer key has {plural(len(repeated), 'duplicate id')}: "
-            f"{first_few(repeated.to_pylist())}",
+            f"{first_few(repeated.slice(0, SHOWN).to_pylist(), total=len(repeated))}",
             kind="duplicate_ids",
         )
 
@@ -264,7 +301,7 @@ def _usage_codes(column: pa.ChunkedArray, ids: pa.Array) -> np.ndarray:
         raise IntakeError(
             f"the Usage column must hold Public, Private or Ignored; {bad.size} row(s) hold "
             f"{first_few(sorted(held))}, for id(s) "
-            f"{first_few(ids.take(arrow_indices(bad[:SHOWN])).to_pylist())}",
+            f"{first_few(ids.take(arrow_indices(bad[:SHOWN])).to_pylist(), total=bad.size)}",
             kind="bad_usage",
         )
     if not np.any(codes != IGNORED):
@@ -275,20 +312,96 @@ def _usage_codes(column: pa.ChunkedArray, ids: pa.Array) -> np.ndarray:
 # --- submissions ---------------------------------------------------------------------------
 
 
+# Columns a submission's header may hold beyond the expected ones before it is refused unread:
+# enough to name a few unexpected columns, far too few to make the header costly.
+HEADER_SLACK = 16
+
+
+def submission_limits(key: AnswerKeyTable, limits: IntakeLimits = DEFAULT_LIMITS) -> IntakeLimits:
+    """The budget of a submission to ``key``: no more rows than the key has, and no more bytes
+    than its ids and generous room for each value could need (within the configured limits).
+
+    Only the key's ids and row count enter it, both public through the sample submission.
+    """
+    per_value = 64 if key.target_columns and _numeric_key(key) else 1024
+    id_bytes = _string_bytes(key.ids)
+    budget = 2 * id_bytes + key.n_rows * (8 + len(key.target_columns) * per_value) + (1 << 20)
+    # Some rows more than the key, so that a few extra rows are named as unknown ids.
+    rows = min(limits.max_rows, key.n_rows + key.n_rows // 10 + 1000)
+    max_bytes = min(limits.max_decompressed_bytes, budget)
+    return IntakeLimits(
+        max_rows=rows,
+        max_decompressed_bytes=max_bytes,
+        max_line_bytes=limits.max_line_bytes,
+        max_columns=1 + len(key.target_columns) + HEADER_SLACK,
+        why=f"a submission for an answer key of {key.n_rows:,} rows needs no more",
+    )
+
+
+def _numeric_key(key: AnswerKeyTable) -> bool:
+    return key.y_true.dtype.kind == "f"
+
+
+def _string_bytes(ids: pa.Array) -> int:
+    """The bytes of all strings of ``ids``: two reads of its offsets, whatever its length."""
+    if len(ids) == 0:
+        return 0
+    if not (pa.types.is_string(ids.type) or pa.types.is_large_string(ids.type)):
+        return int(pc.sum(pc.binary_length(ids)).as_py() or 0)
+    dtype = np.dtype(np.int64 if pa.types.is_large_string(ids.type) else np.int32)
+    offsets = ids.buffers()[1]
+
+    def at(i: int) -> int:
+        return int(np.frombuffer(offsets, dtype=dtype, count=1, offset=i * dtype.itemsize)[0])
+
+    return at(ids.offset + len(ids)) - at(ids.offset)
+
+
 def check_upload(path: Path, *, key: AnswerKeyTable, limits: IntakeLimits = DEFAULT_LIMITS) -> None:
-    """The checks quick enough to answer an upload with a 422: format, size, encoding, header."""
-    check_submission_header(read_header(path, limits=limits), key)
+    """The checks quick enough to answer an upload with a 422: format, size, encoding, header.
+
+    ``key`` needs only ``id_column`` and ``target_columns`` (the service passes its key row).
+    """
+    source = sniff(Path(path), limits=limits)
+    head = read_head(source, limits=limits)
+    _check_submission_head(source, head, key, limits)
+
+
+def _check_submission_head(
+    source: Source, head: bytes, key: AnswerKeyTable, limits: IntakeLimits
+) -> list[str]:
+    try:
+        header = _parse_header(head, limits, max_columns=1 + len(key.target_columns) + HEADER_SLACK)
+        _check_head_utf8(source, head, limits)
+        check_submission_header(header, key)
+    except IntakeError as exc:
+        raise _in_member(source, exc) from None
+    return header
+
+
+def _in_member(source: Source, exc: IntakeError) -> IntakeError:
+    """Name the file inside a .zip when its content is not the CSV expected."""
+    if source.container != "zip" or source.member is None:
+        return exc
+    if source.member.lower().endswith(".csv"):
+        what = f"the file {quote(source.member)} inside the .zip archive"
+    else:
+        what = f"the .zip archive holds {quote(source.member)}, which is not a CSV file;"
+    return IntakeError(f"{what} {exc.message}", kind=exc.kind)
 
 
 def read_submission(
     path: Path, *, key: AnswerKeyTable, metric: Metric, limits: IntakeLimits = DEFAULT_LIMITS
 ) -> np.ndarray:
-    """Parse a submission and return its predictions aligned row for row with ``key``."""
-    source = sniff(Path(path), max_bytes=limits.max_decompressed_bytes)
-    head = read_head(source, max_bytes=limits.max_decompressed_bytes)
-    header = _parse_header(head)
-    _check_head_utf8(source, head, limits)
-    check_submission_header(header, key)
+    """Parse a submission and return its predictions aligned row for row with ``key``.
+
+    ``limits`` are narrowed to what the key could need (:func:`submission_limits`) and enforced
+    while the file is read.
+    """
+    limits = submission_limits(key, limits)
+    source = sniff(Path(path), limits=limits)
+    head = read_head(source, limits=limits)
+    _check_submission_head(source, head, key, limits)
     types: dict[str, pa.DataType] = {key.id_column: pa.string()}
     types.update({c: column_type(metric.cell) for c in key.target_columns})
     table = read_table(source, types, limits)
@@ -340,7 +453,7 @@ def _id_problems(
             (
                 "duplicate_ids",
                 f"{plural(len(repeated), 'id')} appear more than once: "
-                f"{first_few(repeated.to_pylist())}",
+                f"{first_few(repeated.slice(0, SHOWN).to_pylist(), total=len(repeated))}",
             )
         )
     unknown = np.flatnonzero(found < 0)
@@ -348,7 +461,7 @@ def _id_problems(
         where = (
             describe_rows(source, ids, unknown, limits)
             if source is not None
-            else first_few(ids.take(arrow_indices(unknown[:SHOWN])).to_pylist())
+            else first_few(ids.take(arrow_indices(unknown[:SHOWN])).to_pylist(), total=unknown.size)
         )
         problems.append(
             (
@@ -364,7 +477,7 @@ def _id_problems(
             (
                 "missing_ids",
                 f"{plural(missing.size, 'id')} of the answer key are missing: "
-                f"{first_few(key.ids.take(arrow_indices(missing[:SHOWN])).to_pylist())}",
+                f"{first_few(key.ids.take(arrow_indices(missing[:SHOWN])).to_pylist(), total=missing.size)}",
             )
         )
     if not problems:  # cannot happen: _align_rows only calls here on a problem

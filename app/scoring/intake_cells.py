@@ -37,7 +37,7 @@ def check_numbers(
             f"required: {describe_rows(source, ids, empty, limits)}",
             kind="empty_cells",
         )
-    if all(np.isfinite(primitive(chunk)).all() for chunk in column.chunks):
+    if all(_within_range(primitive(chunk)) for chunk in column.chunks):
         return
     values = np.concatenate([primitive(chunk) for chunk in column.chunks])
     nan = np.flatnonzero(np.isnan(values))
@@ -48,12 +48,32 @@ def check_numbers(
             kind="nan_values",
         )
     inf = np.flatnonzero(np.isinf(values))
+    if not inf.size:
+        huge = np.flatnonzero(np.abs(values) > MAX_MAGNITUDE)
+        raise IntakeError(
+            f"column '{name}' has {plural(huge.size, 'value')} beyond ±{MAX_MAGNITUDE:g}, too "
+            f"large to score: "
+            f"{describe_rows(source, ids, huge, limits, values=values[huge[:SHOWN]].tolist())}",
+            kind="huge_values",
+        )
     raise IntakeError(
         f"column '{name}' has {plural(inf.size, 'infinite value')} (inf or -inf); every "
         f"prediction must be a finite number: "
         f"{describe_rows(source, ids, inf, limits, values=values[inf[:SHOWN]].tolist())}",
         kind="infinite_values",
     )
+
+
+# The largest magnitude a number may have: squares and sums of such values stay finite, so no
+# metric overflows on a file that passed intake. Checked on every row alike, whatever its Usage.
+MAX_MAGNITUDE = 1e100
+
+
+def _within_range(values: np.ndarray) -> bool:
+    """Every value finite and within ±MAX_MAGNITUDE (NaN fails both comparisons)."""
+    if values.size == 0:
+        return True
+    return bool(np.max(values) <= MAX_MAGNITUDE) and bool(np.min(values) >= -MAX_MAGNITUDE)
 
 
 def _check_labels(

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 
 SHOWN = 5  # how many offending ids or rows a message names
+LONGEST_QUOTED = 100  # characters of an id or value quoted in a message; longer ones are cut
+MAX_MESSAGE = 2000  # characters of a whole message: what is stored and shown has a ceiling
 
 # The kinds of problem, in the order a file is examined.
 KINDS = (
@@ -18,6 +20,8 @@ KINDS = (
     "unsupported_format",  # compressed with something other than gzip or zip
     "bad_archive",  # a damaged .gz/.zip, or a zip without exactly one file
     "too_large",  # over the decompressed-size limit (a zip bomb stops here)
+    "line_too_long",  # a line longer than the line-length limit
+    "too_many_columns",  # a header with more columns than the file could need
     "not_utf8",  # text in another encoding
     "bad_header",  # empty or repeated column names
     "missing_header",  # the first line is data, not the header
@@ -31,6 +35,7 @@ KINDS = (
     "non_numeric",
     "nan_values",
     "infinite_values",
+    "huge_values",  # beyond ±1e100: any metric of them could overflow
     "duplicate_ids",
     "unknown_ids",
     "missing_ids",
@@ -42,16 +47,32 @@ class IntakeError(ValueError):
     """A file cannot be used; ``message`` names the problem for the person who uploaded it."""
 
     def __init__(self, message: str, *, kind: str = "invalid_file") -> None:
+        message = cut(message, MAX_MESSAGE)
         super().__init__(message)
         self.message = message
         self.kind = kind
 
 
-def first_few(values: Sequence | np.ndarray) -> str:
-    """``'a', 'b', 'c' (and 7 more)``: the first :data:`SHOWN` values, quoted."""
-    shown = [str(v) for v in list(values[:SHOWN])]
-    more = len(values) - len(shown)
-    return ", ".join(repr(v) for v in shown) + (f" (and {more} more)" if more > 0 else "")
+def cut(text: str, limit: int) -> str:
+    """``text`` itself, or its first characters and "…" when longer than ``limit``."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def quote(value: object) -> str:
+    """An id or value as a message shows it: quoted, and cut at :data:`LONGEST_QUOTED`."""
+    if isinstance(value, str):
+        return repr(cut(value, LONGEST_QUOTED))
+    return cut(repr(value), LONGEST_QUOTED)
+
+
+def first_few(values: Sequence | np.ndarray, *, total: int | None = None) -> str:
+    """``'a', 'b', 'c' (and 7 more)``: the first :data:`SHOWN` values, quoted and cut.
+
+    ``total`` is how many there are when ``values`` holds only the first few of them.
+    """
+    shown = [quote(v) for v in list(values[:SHOWN])]
+    more = (len(values) if total is None else total) - len(shown)
+    return ", ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 
 
 def plural(count: int, word: str) -> str:

@@ -1,10 +1,12 @@
 """Where a CSV's bytes come from: a plain file, a gzip stream or the one member of a zip archive.
 
-The format is decided by the first bytes, never by the file name. Compressed content is read as a
-stream through a counter that stops at the decompressed-size limit, so an archive bomb is refused
-after at most that many bytes and nothing is ever written out. The slow diagnostics (where is the
-first byte that is not UTF-8, which line holds data row 1234) live here too; they run only once a
-file has already been found wrong.
+The format is decided by the first bytes, never by the file name. Every file, compressed or not,
+is read as a stream through :class:`LimitedReader`, which enforces the budget while it reads:
+bytes (after decompression), lines and the length of any one line. An archive bomb, a file of
+a billion tiny rows or one endless line is therefore refused after at most its budget of bytes,
+and nothing is ever unpacked to disk. The slow diagnostics (where is the first byte that is not
+UTF-8, which line holds data row 1234) live here too; they run only once a file has already
+been found wrong.
 """
 
 import codecs
@@ -21,7 +23,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from app.scoring.intake_errors import IntakeError
+from app.scoring.intake_errors import IntakeError, first_few
 
 HEAD_BYTES = 1 << 20  # how much of a file the quick checks look at
 _CHUNK = 1 << 22
@@ -48,10 +50,22 @@ ACCEPTED = "a .csv file, a gzip-compressed .csv.gz, or a .zip holding exactly on
 
 @dataclass(frozen=True)
 class IntakeLimits:
-    """How much a file may hold; the service fills these from its settings."""
+    """How much a file may hold; the service fills these from its settings.
+
+    ``why`` finishes the sentence "more than …" in the messages when a limit is not the
+    configured one but derived from the answer key (see :func:`for_submission`).
+    """
 
     max_rows: int = 50_000_000
     max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024
+    max_line_bytes: int = 1 << 20
+    max_columns: int = 10_000
+    why: str = ""
+
+    @property
+    def max_lines(self) -> int:
+        """Line breaks a file may hold: a header, the rows and some blank lines."""
+        return self.max_rows + 1 + min(self.max_rows // 10 + 100, 100_000)
 
 
 DEFAULT_LIMITS = IntakeLimits()
@@ -66,7 +80,7 @@ class Source:
     member: str | None = None  # the CSV's name inside a zip
 
 
-def sniff(path: Path, *, max_bytes: int) -> Source:
+def sniff(path: Path, *, limits: IntakeLimits) -> Source:
     """Decide the container from the first bytes and check what can be checked without reading on."""
     try:
         size = os.path.getsize(path)
@@ -79,18 +93,21 @@ def sniff(path: Path, *, max_bytes: int) -> Source:
     if magic.startswith(_GZIP_MAGIC):
         return Source(path, "gzip")
     if magic.startswith(_ZIP_MAGICS):
-        return Source(path, "zip", _zip_member(path, max_bytes=max_bytes))
+        return Source(path, "zip", _zip_member(path, limits=limits))
     for prefix, kind, what in _OTHER_MAGICS:
         if magic.startswith(prefix):
             raise IntakeError(f"the file is {what}, not a CSV file; send {ACCEPTED}", kind=kind)
-    if size > max_bytes:
+    if size > limits.max_decompressed_bytes:
+        why = f" ({limits.why})" if limits.why else ""
         raise IntakeError(
-            f"the file holds {size} bytes, more than the limit of {max_bytes}", kind="too_large"
+            f"the file holds {size:,} bytes, more than the limit of "
+            f"{limits.max_decompressed_bytes:,}{why}",
+            kind="too_large",
         )
     return Source(path, "plain")
 
 
-def _zip_member(path: Path, *, max_bytes: int) -> str:
+def _zip_member(path: Path, *, limits: IntakeLimits) -> str:
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
@@ -111,7 +128,7 @@ def _zip_member(path: Path, *, max_bytes: int) -> str:
         and os.path.basename(info.filename) != ".DS_Store"
     ]
     if len(files) != 1:
-        listed = ", ".join(repr(i.filename) for i in files[:5]) or "nothing"
+        listed = first_few([i.filename for i in files]) or "nothing"
         raise IntakeError(
             f"the .zip archive must hold exactly one CSV file; it holds {len(files)}: {listed}",
             kind="bad_archive",
@@ -121,49 +138,91 @@ def _zip_member(path: Path, *, max_bytes: int) -> str:
         raise IntakeError(
             "the .zip archive is encrypted; send it without a password", kind="bad_archive"
         )
-    if info.file_size > max_bytes:
+    if info.file_size > limits.max_decompressed_bytes:
+        why = f" ({limits.why})" if limits.why else ""
         raise IntakeError(
-            f"the CSV inside the .zip would unpack to {info.file_size} bytes, more than the limit "
-            f"of {max_bytes}",
+            f"the CSV inside the .zip would unpack to {info.file_size:,} bytes, more than the "
+            f"limit of {limits.max_decompressed_bytes:,}{why}; it was refused without being "
+            "unpacked",
             kind="too_large",
         )
     return info.filename
 
 
 class LimitedReader(io.RawIOBase):
-    """A read-only stream that refuses to yield more than ``max_bytes`` in total.
+    """A read-only stream that enforces ``limits`` on what it yields, as it yields it.
 
-    pyarrow pulls from it block by block; once the limit is passed the read raises, and the
-    error is remembered in ``error`` because pyarrow may wrap what a Python stream raises.
+    It refuses more than ``max_decompressed_bytes`` in total, more than ``max_lines`` line
+    breaks and any line longer than ``max_line_bytes``. pyarrow pulls from it block by block;
+    once a limit is passed the read raises, and the error is remembered in ``error`` because
+    pyarrow may wrap what a Python stream raises. The checks cost a ``bytes.count`` and a few
+    ``bytes.find`` calls per block, far less than parsing the block.
     """
 
-    def __init__(self, raw: BinaryIO, *, max_bytes: int, what: str) -> None:
+    def __init__(self, raw: BinaryIO, *, limits: IntakeLimits, what: str) -> None:
         self._raw = raw
-        self._max = max_bytes
+        self._limits = limits
         self._what = what
         self.count = 0
+        self.lines = 0
+        self._run = 0  # bytes since the last line break
         self.error: IntakeError | None = None
 
     def readable(self) -> bool:
         return True
 
+    def _fail(self, message: str, kind: str) -> None:
+        why = f" ({self._limits.why})" if self._limits.why else ""
+        self.error = IntakeError(message + why, kind=kind)
+        raise self.error
+
     def read(self, size: int = -1) -> bytes:
+        limits = self._limits
         try:
-            data = self._raw.read(size if size is not None and size >= 0 else self._max + 1)
+            data = self._raw.read(
+                size if size is not None and size >= 0 else limits.max_decompressed_bytes + 1
+            )
         except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
             self.error = IntakeError(
                 f"the {self._what} is damaged or truncated: {exc}", kind="bad_archive"
             )
             raise self.error from None
         self.count += len(data)
-        if self.count > self._max:
-            self.error = IntakeError(
-                f"the {self._what} unpacks to more than the limit of {self._max} bytes; "
-                "it was refused without being unpacked",
-                kind="too_large",
+        if self.count > limits.max_decompressed_bytes:
+            self._fail(
+                f"the {self._what} holds more than the limit of "
+                f"{limits.max_decompressed_bytes:,} bytes"
+                + ("; it was refused without being unpacked" if self._what != "file" else ""),
+                "too_large",
             )
-            raise self.error
+        self.lines += data.count(b"\n")
+        if self.lines > limits.max_lines:
+            self._fail(
+                f"the {self._what} holds more than {limits.max_lines:,} lines, more than the "
+                f"limit of {limits.max_rows:,} rows allows",
+                "too_many_rows",
+            )
+        self._check_line_lengths(data)
         return data
+
+    def _check_line_lengths(self, data: bytes) -> None:
+        limit = self._limits.max_line_bytes
+        first = data.find(b"\n")
+        if first < 0:
+            self._run += len(data)
+        else:
+            self._run += first
+            if self._run <= limit:
+                last = data.rfind(b"\n")
+                if last - first > limit and _has_long_line(data, first, last, limit):
+                    self._run = limit + 1
+                else:
+                    self._run = len(data) - last - 1
+        if self._run > limit:
+            self._fail(
+                f"the {self._what} has a line longer than the limit of {limit:,} bytes",
+                "line_too_long",
+            )
 
     def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
         data = self.read(len(buffer))
@@ -175,9 +234,26 @@ class LimitedReader(io.RawIOBase):
         super().close()
 
 
+def _has_long_line(data: bytes, first: int, last: int, limit: int) -> bool:
+    """Whether a line between the line breaks at ``first`` and ``last`` exceeds ``limit`` bytes.
+
+    A line longer than ``limit`` covers at least one whole window of ``limit // 2`` bytes of a
+    fixed grid, so only windows holding no line break at all (a C-speed ``find`` each) need an
+    exact look.
+    """
+    step = max(limit // 2, 1)
+    for start in range(first + 1, last - step + 1, step):
+        if data.find(b"\n", start, start + step) < 0:
+            before = data.rfind(b"\n", 0, start)
+            after = data.find(b"\n", start + step)
+            if after - before - 1 > limit:
+                return True
+    return False
+
+
 @contextmanager
-def open_stream(source: Source, *, max_bytes: int) -> Iterator[LimitedReader]:
-    """The CSV text of ``source`` as a byte stream, limited to ``max_bytes``."""
+def open_stream(source: Source, *, limits: IntakeLimits) -> Iterator[LimitedReader]:
+    """The CSV text of ``source`` as a byte stream, within ``limits``."""
     if source.container == "gzip":
         raw: BinaryIO = gzip.open(source.path, "rb")  # type: ignore[assignment]
         what = "gzip file"
@@ -194,7 +270,7 @@ def open_stream(source: Source, *, max_bytes: int) -> Iterator[LimitedReader]:
     else:
         raw = open(source.path, "rb")
         what = "file"
-    reader = LimitedReader(raw, max_bytes=max_bytes, what=what)
+    reader = LimitedReader(raw, limits=limits, what=what)
     try:
         yield reader
     finally:
@@ -203,11 +279,16 @@ def open_stream(source: Source, *, max_bytes: int) -> Iterator[LimitedReader]:
             zf.close()
 
 
-def read_head(source: Source, *, max_bytes: int) -> bytes:
-    """The first :data:`HEAD_BYTES` of the CSV text, checked for being text at all."""
-    with open_stream(source, max_bytes=max_bytes) as stream:
+def head_size(limits: IntakeLimits) -> int:
+    """How much of a file :func:`read_head` reads: enough for the longest header line allowed."""
+    return max(HEAD_BYTES, limits.max_line_bytes + 2)
+
+
+def read_head(source: Source, *, limits: IntakeLimits) -> bytes:
+    """The first :func:`head_size` bytes of the CSV text, checked for being text at all."""
+    with open_stream(source, limits=limits) as stream:
         try:
-            head = stream.read(HEAD_BYTES)
+            head = stream.read(head_size(limits))
         except IntakeError:
             raise
         except Exception as exc:  # noqa: BLE001 - a damaged stream says so in many ways
@@ -241,12 +322,12 @@ def _control_share(head: bytes) -> float:
     return float(np.count_nonzero(control)) / max(len(raw), 1)
 
 
-def first_invalid_utf8(source: Source, *, max_bytes: int) -> tuple[int, int] | None:
+def first_invalid_utf8(source: Source, *, limits: IntakeLimits) -> tuple[int, int] | None:
     """``(line, byte offset within the file)`` of the first byte that is not UTF-8, if any."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset = 0
     lines_before = 0
-    with open_stream(source, max_bytes=max_bytes) as stream:
+    with open_stream(source, limits=limits) as stream:
         while True:
             chunk = stream.read(_CHUNK)
             final = not chunk
@@ -264,7 +345,7 @@ def first_invalid_utf8(source: Source, *, max_bytes: int) -> tuple[int, int] | N
             offset += len(chunk)
 
 
-def line_numbers(source: Source, rows: np.ndarray, *, max_bytes: int) -> dict[int, int]:
+def line_numbers(source: Source, rows: np.ndarray, *, limits: IntakeLimits) -> dict[int, int]:
     """Map data-row positions (0 = first row after the header) to 1-based physical line numbers.
 
     Blank lines are skipped by the CSV reader, so row ``i`` is not simply line ``i + 2``; this
@@ -278,7 +359,7 @@ def line_numbers(source: Source, rows: np.ndarray, *, max_bytes: int) -> dict[in
     nonempty_done = 0  # of which not blank (the first one is the header)
     pending = 0  # bytes of the current, unfinished line
     pending_first = -1  # its first byte (to tell a lone "\r" apart)
-    with open_stream(source, max_bytes=max_bytes) as stream:
+    with open_stream(source, limits=limits) as stream:
         while len(found) < wanted.size:
             chunk = stream.read(_CHUNK)
             data = np.frombuffer(chunk, dtype=np.uint8)

@@ -266,7 +266,7 @@ def score_submission(
         if outcome.result is None:
             submission.status = SubmissionStatus.failed
             submission.error, submission.host_error = outcome.error, outcome.host_error
-            submission.refunded = not outcome.participants_fault
+            submission.refunded = True  # no failure counts against the quota (README, Quotas)
             return
         _write_score(session, submission_id, key_id, outcome)
         submission.status = SubmissionStatus.scored

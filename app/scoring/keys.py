@@ -20,7 +20,10 @@ _lock = threading.Lock()
 
 def intake_limits(settings: Settings) -> IntakeLimits:
     return IntakeLimits(
-        max_rows=settings.max_rows, max_decompressed_bytes=settings.max_decompressed_bytes
+        max_rows=settings.max_rows,
+        max_decompressed_bytes=settings.max_decompressed_bytes,
+        max_line_bytes=settings.max_line_bytes,
+        max_columns=settings.max_columns,
     )
 
 

@@ -1,7 +1,9 @@
-"""Submission quotas: a daily limit per team (reset at 00:00 UTC) and an optional lifetime one.
+"""Submission quotas: a daily limit per team (reset at 00:00 UTC) and an optional lifetime one,
+and a rate limit on uploads.
 
-A submission counts unless it was refunded, which happens automatically when it failed through
-our fault rather than the participant's file.
+A submission counts unless it was refunded, which happens automatically whenever it fails:
+through our fault or through its file's, at upload or while scored. What stops a team from
+sending faulty files without end is the rate limit, which counts every upload, failed or not.
 """
 
 from datetime import UTC, datetime, timedelta
@@ -9,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.errors import TooManyRequests
+from app.errors import RateLimited, TooManyRequests
 from app.models import Competition, Submission, Team
 from app.submissions.schemas import QuotaPublic
 
@@ -56,3 +58,31 @@ def charge(session: Session, *, competition: Competition, team: Team, now: datet
             f"your team has used all {quota.daily_limit} submissions for today; "
             f"the count resets at {quota.resets_at.isoformat()}"
         )
+
+
+RATE_WINDOW = timedelta(minutes=1)
+
+
+def check_upload_rate(session: Session, *, team: Team, now: datetime, per_minute: int) -> None:
+    """Refuse an upload when the team made ``per_minute`` in the last minute, failed ones
+    included; call with the team locked. The answer says when the next one is accepted."""
+    since = now - RATE_WINDOW
+    recent = list(
+        session.scalars(
+            select(Submission.created_at)
+            .where(Submission.team_id == team.id, Submission.created_at > since)
+            .order_by(Submission.created_at.desc())
+            .limit(per_minute)
+        )
+    )
+    if len(recent) < per_minute:
+        return
+    oldest = min(recent)
+    if oldest.tzinfo is None:
+        oldest = oldest.replace(tzinfo=UTC)
+    wait = max(int((oldest + RATE_WINDOW - now).total_seconds()) + 1, 1)
+    raise RateLimited(
+        f"your team has made {per_minute} uploads in the last minute, the most allowed; "
+        f"try again in {wait} s",
+        retry_after=wait,
+    )

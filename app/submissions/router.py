@@ -3,7 +3,7 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, UploadFile, status
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel
 
 from app.deps import (
@@ -14,6 +14,7 @@ from app.deps import (
     SessionDep,
     SettingsDep,
 )
+from app.errors import NotFound, error_response
 from app.leaderboard import moderation
 from app.submissions import selection, service, views
 from app.submissions.quota import quota_for
@@ -50,8 +51,8 @@ def create_submission(
     settings: SettingsDep,
     description: Annotated[str, Form(max_length=1000)] = "",
     baseline: Annotated[bool, Form()] = False,
-) -> SubmissionAccepted:
-    submission = service.create_submission(
+) -> SubmissionAccepted | JSONResponse:
+    upload = service.create_submission(
         session,
         competition=competition,
         user=user,
@@ -62,7 +63,10 @@ def create_submission(
         queue=request.app.state.scoring_queue,
         baseline=baseline,
     )
-    return SubmissionAccepted(id=submission.id, status=submission.status)
+    if upload.refusal is not None:
+        # Answered, not raised: the failed submission is committed into the team's history.
+        return error_response(upload.refusal)
+    return SubmissionAccepted(id=upload.submission.id, status=upload.submission.status)
 
 
 @router.get("/competitions/{slug}/submissions", response_model=list[SubmissionView])
@@ -94,6 +98,8 @@ def download_submission(
     submission_id: IdPath, user: CurrentUser, session: SessionDep
 ) -> FileResponse:
     submission = service.visible_submission(session, submission_id=submission_id, user=user)
+    if not submission.path or not Path(submission.path).is_file():
+        raise NotFound(f"submission {submission_id} was refused at upload; its file is not kept")
     return FileResponse(Path(submission.path), filename=submission.filename, media_type="text/csv")
 
 

@@ -1,5 +1,6 @@
 """Accepting submissions (cheap checks at upload, the rest when scored) and showing them."""
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -11,13 +12,14 @@ from app.competitions.hosts import is_host
 from app.competitions.metric import is_custom
 from app.config import Settings
 from app.db import after_commit
-from app.errors import Conflict, Forbidden, NotFound, Unprocessable
-from app.models import Competition, Submission, TeamMember, User
-from app.scoring.intake import IntakeError, check_submission_header, read_header
+from app.errors import AppError, Conflict, Forbidden, NotFound, PayloadTooLarge, Unprocessable
+from app.models import Competition, Submission, SubmissionStatus, TeamMember, User
+from app.scoring.intake import IntakeError, check_upload
+from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.keys import intake_limits
 from app.scoring.queue import ScoringQueue
 from app.storage import store_stream
-from app.submissions.quota import charge
+from app.submissions.quota import charge, check_upload_rate
 from app.teams.service import locked_team_for
 
 
@@ -32,7 +34,13 @@ def create_submission(
     settings: Settings,
     queue: ScoringQueue,
     baseline: bool = False,
-) -> Submission:
+) -> "Upload":
+    """Store an upload as a submission: queued for scoring, or failed at once when the cheap
+    checks (format, size, encoding, header) already find the file at fault.
+
+    A failed submission stays in the team's history with its reason and never counts against
+    the quota; uploads are rate limited per team instead (:func:`check_upload_rate`).
+    """
     now = datetime.now(UTC)
     host = is_host(session, competition, user)
     if baseline and not host:
@@ -55,35 +63,66 @@ def create_submission(
     team = locked_team_for(session, competition=competition, user=user)
     if team.banned_at is not None:
         raise Forbidden("your team has been banned from this competition")
+    check_upload_rate(session, team=team, now=now, per_minute=settings.uploads_per_minute)
     if not baseline:
         charge(session, competition=competition, team=team, now=now)
     directory = Path(settings.data_dir) / "submissions" / str(competition.id) / str(team.id)
-    stored = store_stream(source, directory=directory, max_bytes=settings.max_upload_bytes)
-    try:
-        # The key row carries the same id_column / target_columns the parsed table would.
-        header = read_header(stored.path, limits=intake_limits(settings))
-        check_submission_header(header, key)  # type: ignore[arg-type]
-    except IntakeError as exc:
-        _discard(session, stored.path)
-        raise Unprocessable(exc.message, extra={"kind": exc.kind}) from None
     submission = Submission(
         competition_id=competition.id,
         team_id=team.id,
         user_id=user.id,
         description=description,
         filename=filename[:255],
-        path=str(stored.path),
-        size_bytes=stored.size,
-        sha256=stored.sha256,
         created_at=now,
         late=competition.is_past_deadline(now),
         baseline=baseline,
     )
+    try:
+        stored = store_stream(source, directory=directory, max_bytes=settings.max_upload_bytes)
+    except (PayloadTooLarge, Unprocessable) as exc:
+        submission.path, submission.size_bytes, submission.sha256 = "", 0, ""
+        return _failed(session, submission, exc, now=now)
+    submission.path, submission.size_bytes, submission.sha256 = (
+        str(stored.path),
+        stored.size,
+        stored.sha256,
+    )
+    try:
+        # The key row carries the same id_column / target_columns the parsed table would.
+        check_upload(stored.path, key=key, limits=intake_limits(settings))  # type: ignore[arg-type]
+    except IntakeError as exc:
+        # Refused files are not kept (a flood of them would fill the disk); the row is.
+        _discard(session, stored.path)
+        refusal = Unprocessable(exc.message, extra={"kind": exc.kind})
+        return _failed(session, submission, refusal, now=now)
     session.add(submission)
     session.flush()
     submission_id = submission.id
     after_commit(session, lambda: queue.enqueue(submission_id))
-    return submission
+    return Upload(submission)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A stored submission and, when its file was refused at upload, the error to answer."""
+
+    submission: Submission
+    refusal: AppError | None = None
+
+
+def _failed(
+    session: Session, submission: Submission, refusal: AppError, *, now: datetime
+) -> Upload:
+    """Record an upload refused for its file: in the history with its reason, quota-free."""
+    submission.status = SubmissionStatus.failed
+    submission.error = cut(refusal.detail, MAX_MESSAGE)
+    submission.refunded = True  # a file fault never counts against the quota
+    submission.started_at = submission.finished_at = now
+    session.add(submission)
+    session.flush()
+    refusal.extra["submission_id"] = submission.id
+    refusal.recorded = True
+    return Upload(submission, refusal)
 
 
 def _discard(session: Session, path: Path) -> None:

@@ -242,8 +242,8 @@ def test_intake_never_imports_pandas(tmp_path):
 
 def test_line_numbers_count_the_blank_lines_the_parser_skips(tmp_path):
     data = b"id,target\r\n\r\na,1\r\n\n\nb,2\n\rc,3\nd,4"
-    source = sniff(_write(tmp_path, "s.csv", data), max_bytes=1 << 20)
-    assert line_numbers(source, np.array([0, 1, 3]), max_bytes=1 << 20) == {0: 3, 1: 6, 3: 8}
+    source = sniff(_write(tmp_path, "s.csv", data), limits=IntakeLimits())
+    assert line_numbers(source, np.array([0, 1, 3]), limits=IntakeLimits()) == {0: 3, 1: 6, 3: 8}
 
 
 def test_line_numbers_across_chunk_boundaries(tmp_path, monkeypatch):
@@ -252,8 +252,9 @@ def test_line_numbers_across_chunk_boundaries(tmp_path, monkeypatch):
     monkeypatch.setattr(intake_source, "_CHUNK", 7)
     rows = [f"r{i},{i}" for i in range(40)]
     data = ("id,target\n" + "\n\n".join(rows) + "\n").encode()
-    source = sniff(_write(tmp_path, "s.csv", data), max_bytes=1 << 20)
-    assert line_numbers(source, np.array([0, 1, 39]), max_bytes=1 << 20) == {0: 2, 1: 4, 39: 80}
+    source = sniff(_write(tmp_path, "s.csv", data), limits=IntakeLimits())
+    limits = IntakeLimits()
+    assert line_numbers(source, np.array([0, 1, 39]), limits=limits) == {0: 2, 1: 4, 39: 80}
 
 
 def test_the_usage_column_must_name_a_board(tmp_path):

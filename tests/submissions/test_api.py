@@ -87,7 +87,13 @@ def test_wrong_header_is_422_naming_the_columns(client, host, alice):
     assert response.status_code == 422
     detail = response.json()["detail"]
     assert "'target'" in detail and "'prediction'" in detail
-    assert client.get(f"{API}/competitions/churn/submissions", headers=alice.headers).json() == []
+    # Issue 9: a file refused at upload stays in the team's history with its reason, quota-free.
+    listed = client.get(f"{API}/competitions/churn/submissions", headers=alice.headers).json()
+    assert [(s["id"], s["status"], s["error"]) for s in listed] == [
+        (response.json()["submission_id"], "failed", detail)
+    ]
+    quota = client.get(f"{API}/competitions/churn/quota", headers=alice.headers).json()
+    assert quota["used_today"] == 0
 
 
 def test_empty_upload_is_422(client, host, alice):

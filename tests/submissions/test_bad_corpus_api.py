@@ -83,7 +83,7 @@ def test_every_malformed_file_is_refused_for_its_reason_and_the_server_stays_hea
     assert view["status"] == "scored" and view["error"] is None
 
 
-def test_upload_time_refusals_store_nothing(client, host, alice):
+def test_upload_time_refusals_keep_no_file_but_show_in_the_history(client, host, alice, settings):
     slug = _competition(client, host, "binary", MANIFEST["keys"]["binary"])
     for name in (
         "utf16.csv",
@@ -96,5 +96,11 @@ def test_upload_time_refusals_store_nothing(client, host, alice):
         assert response.status_code == 422, (name, response.text)
         assert response.json()["kind"] == MANIFEST["files"][name]["kind"]
         assert MANIFEST["files"][name]["message"] in response.json()["detail"]
+    # Issue 9: each refusal is a failed submission in the team's history, with its reason and
+    # free of quota; the refused file itself is not kept.
     listed = client.get(f"{API}/competitions/{slug}/submissions", headers=alice.headers).json()
-    assert listed == []
+    assert len(listed) == 5 and all(s["status"] == "failed" and s["error"] for s in listed)
+    stored = settings.data_dir / "submissions"
+    assert not stored.exists() or not [p for p in stored.rglob("*") if p.is_file()]
+    quota = client.get(f"{API}/competitions/{slug}/quota", headers=alice.headers).json()
+    assert quota["used_today"] == 0

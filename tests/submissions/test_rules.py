@@ -64,9 +64,12 @@ def test_quota_reports_daily_and_lifetime_use(client, host, alice):
     assert resets.tzinfo is not None and (resets.hour, resets.minute) == (0, 0)
     assert timedelta(0) < resets - datetime.now(UTC) <= timedelta(days=1)
     submit(client, alice.headers, PERFECT)
-    submit(client, alice.headers, predictions(a=0.1))  # the participant's bad file still counts
+    # Issue 9: a file at fault never counts, wherever it is found (this one while scored).
+    bad = submit(client, alice.headers, predictions(a=0.1))
+    view = client.get(f"{API}/submissions/{bad.json()['id']}", headers=alice.headers).json()
+    assert view["status"] == "failed" and "missing" in view["error"]
     used = _quota(client, alice)
-    assert used["used_today"] == 2 and used["remaining_today"] == 1 and used["used_total"] == 2
+    assert used["used_today"] == 1 and used["remaining_today"] == 2 and used["used_total"] == 1
 
 
 def test_lifetime_limit_refuses_once_reached(client, host, alice):

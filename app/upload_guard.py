@@ -1,0 +1,108 @@
+"""Checks made on an upload before its body is read: the size it declares and who sends it.
+
+FastAPI parses a multipart body before any dependency runs, so without this a 3 GB upload with a
+wrong token would be read (and spooled to disk) before the 401. This ASGI middleware sits in
+front of the upload routes and answers at once, without reading a byte of the body:
+
+- 413 when ``Content-Length`` is above the upload limit (plus room for the multipart framing);
+- 401 when there is no bearer token or no user has it.
+
+A body sent without ``Content-Length`` (chunked) is counted while the application reads it and
+cut at the same limit with a 413.
+"""
+
+import re
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.auth.service import user_for_token
+from app.config import Settings
+from app.errors import AppError, PayloadTooLarge, Unauthorized, error_response
+
+# The routes that take a file: submissions, answer keys and metric files.
+UPLOAD_ROUTES = re.compile(r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric)/?$")
+# The multipart framing and the small form fields around the file.
+FRAMING_BYTES = 64 * 1024
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+class UploadGuard:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        settings: Settings,
+        session_factory: sessionmaker[Session],
+    ) -> None:
+        self.app = app
+        self._settings = settings
+        self._session_factory = session_factory
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope["method"] not in ("POST", "PUT")
+            or not UPLOAD_ROUTES.match(scope["path"])
+        ):
+            await self.app(scope, receive, send)
+            return
+        limit = self._settings.max_upload_bytes + FRAMING_BYTES
+        refusal = await self._refusal(Headers(scope=scope), limit)
+        if refusal is not None:
+            await error_response(refusal)(scope, receive, send)
+            return
+        await self._read_within(limit, scope, receive, send)
+
+    async def _refusal(self, headers: Headers, limit: int) -> AppError | None:
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            return _too_large(self._settings.max_upload_bytes)
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return Unauthorized("missing bearer token")
+        try:
+            await run_in_threadpool(self._check_token, token.strip())
+        except Unauthorized as exc:
+            return exc
+        return None
+
+    def _check_token(self, token: str) -> None:
+        with self._session_factory() as session:
+            user_for_token(session, token=token, secret_key=self._settings.secret_key)
+
+    async def _read_within(self, limit: int, scope: Scope, receive: Receive, send: Send) -> None:
+        state: dict[str, Any] = {"received": 0, "tripped": False, "started": False}
+
+        async def counted_receive() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                state["received"] += len(message.get("body", b""))
+                if state["received"] > limit:
+                    state["tripped"] = True
+                    raise _BodyTooLarge
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            if state["tripped"]:
+                return  # whatever the application answers, the answer is the 413 below
+            if message["type"] == "http.response.start":
+                state["started"] = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted_receive, guarded_send)
+        except _BodyTooLarge:
+            pass
+        if state["tripped"] and not state["started"]:
+            await error_response(_too_large(self._settings.max_upload_bytes))(scope, receive, send)
+
+
+def _too_large(max_bytes: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"the file is larger than the {max_bytes:,}-byte upload limit")
