@@ -273,7 +273,11 @@ def _score_in_child(
         }
         job_path.write_text(json.dumps(job), encoding="utf-8")
         if jailed:
-            files = {_INSIDE[name]: Path(path) for name, path in inputs.items() if path is not None}
+            files = {
+                _INSIDE[name]: Path(path).resolve()
+                for name, path in inputs.items()
+                if path is not None
+            }
             files[_INSIDE["job"]] = job_path
             command = _child_command(_INSIDE["job"])
             argv, env, cwd = jail_command(command, files=files, env=_jail_env()), {}, None
