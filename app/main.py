@@ -7,8 +7,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
@@ -19,7 +18,8 @@ from app.auth.router import router as auth_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.db import database_concurrency, make_engine, make_session_factory
-from app.errors import AppError
+from app.error_handlers import install_error_handlers
+from app.errors import error_responses
 from app.leaderboard.router import router as leaderboard_router
 from app.scoring.jobs import pending_submissions
 from app.scoring.queue import ScoringQueue, make_queue
@@ -62,21 +62,16 @@ def create_app(
     app.state.session_factory = session_factory
     app.state.scoring_queue = queue
 
-    @app.exception_handler(AppError)
-    async def app_error(_request: Request, exc: AppError) -> JSONResponse:
-        return JSONResponse(
-            status_code=exc.status_code,
-            content={"detail": exc.detail, "code": exc.code, **exc.extra},
-            headers={"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None,
-        )
+    install_error_handlers(app)
 
-    @app.get("/healthz", tags=["ops"])
+    @app.get("/healthz", tags=["ops"], responses=error_responses(500))
     def healthz() -> dict[str, str]:
         with session_factory() as session:
             session.execute(text("SELECT 1"))
         return {"status": "ok"}
 
-    api = APIRouter(prefix="/api/v1")
+    # Every API route needs a token, validates its request and may fail unexpectedly.
+    api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 500))
     api.include_router(auth_router)
     api.include_router(competitions_router)
     api.include_router(submissions_router)

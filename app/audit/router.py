@@ -3,8 +3,9 @@ from fastapi import APIRouter
 from app.audit import service
 from app.audit.schemas import AuditEntryPublic
 from app.deps import CompetitionDep, OrganiserUser, SessionDep
+from app.errors import error_responses
 
-router = APIRouter(tags=["audit"])
+router = APIRouter(tags=["audit"], responses=error_responses(403, 404))
 
 
 @router.get("/competitions/{slug}/audit", response_model=list[AuditEntryPublic])

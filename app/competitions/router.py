@@ -10,8 +10,11 @@ from app.competitions.schemas import (
     CompetitionUpdate,
 )
 from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
+from app.errors import error_responses
 
-router = APIRouter(prefix="/competitions", tags=["competitions"])
+router = APIRouter(
+    prefix="/competitions", tags=["competitions"], responses=error_responses(403, 404, 409)
+)
 
 
 @router.post("", response_model=CompetitionPublic, status_code=status.HTTP_201_CREATED)
@@ -43,7 +46,12 @@ def update_competition(
     return service.to_public(competition)
 
 
-@router.put("/{slug}/answer-key", response_model=AnswerKeyPublic, status_code=201)
+@router.put(
+    "/{slug}/answer-key",
+    response_model=AnswerKeyPublic,
+    status_code=201,
+    responses=error_responses(413),
+)
 def upload_answer_key(
     organiser: OrganiserUser,
     competition: CompetitionDep,
@@ -57,7 +65,9 @@ def upload_answer_key(
     return AnswerKeyPublic.model_validate(key)
 
 
-@router.put("/{slug}/custom-metric", response_model=CompetitionPublic)
+@router.put(
+    "/{slug}/custom-metric", response_model=CompetitionPublic, responses=error_responses(413)
+)
 def upload_custom_metric(
     organiser: OrganiserUser,
     competition: CompetitionDep,

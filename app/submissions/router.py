@@ -7,6 +7,7 @@ from fastapi.responses import FileResponse
 from pydantic import BaseModel
 
 from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
+from app.errors import error_responses
 from app.leaderboard import moderation
 from app.submissions import selection, service, views
 from app.submissions.quota import quota_for
@@ -20,7 +21,7 @@ from app.submissions.schemas import (
 )
 from app.teams.service import find_team
 
-router = APIRouter(tags=["submissions"])
+router = APIRouter(tags=["submissions"], responses=error_responses(403, 404, 409))
 
 SubmissionView = SubmissionHost | SubmissionRevealed | SubmissionPublic
 
@@ -33,6 +34,7 @@ class HideRequest(BaseModel):
     "/competitions/{slug}/submissions",
     response_model=SubmissionAccepted,
     status_code=status.HTTP_202_ACCEPTED,
+    responses=error_responses(413, 429),
 )
 def create_submission(
     request: Request,

@@ -3,10 +3,11 @@
 from fastapi import APIRouter, Response, status
 
 from app.deps import CompetitionDep, CurrentUser, SessionDep
+from app.errors import error_responses
 from app.teams import merge, service
 from app.teams.schemas import InvitationCreate, InvitationPublic, TeamPublic
 
-router = APIRouter(tags=["teams"])
+router = APIRouter(tags=["teams"], responses=error_responses(403, 404, 409))
 
 
 @router.post(
