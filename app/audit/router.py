@@ -4,14 +4,19 @@ from app.audit import service
 from app.audit.schemas import AuditEntryPublic
 from app.deps import CompetitionDep, OrganiserUser, SessionDep
 from app.errors import error_responses
+from app.pagination import PAGE_HEADERS, PageDep
 
 router = APIRouter(tags=["audit"], responses=error_responses(403, 404))
 
 
-@router.get("/competitions/{slug}/audit", response_model=list[AuditEntryPublic])
+@router.get(
+    "/competitions/{slug}/audit", response_model=list[AuditEntryPublic], responses=PAGE_HEADERS
+)
 def audit_log(
-    _organiser: OrganiserUser, competition: CompetitionDep, session: SessionDep
+    _organiser: OrganiserUser, competition: CompetitionDep, session: SessionDep, page: PageDep
 ) -> list[AuditEntryPublic]:
+    found = service.entries(session, competition=competition, page=page)
+    page.tell_total(found.total)
     return [
         AuditEntryPublic(
             id=e.id,
@@ -22,5 +27,5 @@ def audit_log(
             after=e.after,
             created_at=e.created_at,
         )
-        for e in service.entries(session, competition=competition)
+        for e in found.items
     ]

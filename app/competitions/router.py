@@ -11,6 +11,7 @@ from app.competitions.schemas import (
 )
 from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
 from app.errors import error_responses
+from app.pagination import PAGE_HEADERS, PageDep
 
 router = APIRouter(
     prefix="/competitions", tags=["competitions"], responses=error_responses(403, 404, 409)
@@ -25,9 +26,13 @@ def create_competition(
     return service.to_public(competition)
 
 
-@router.get("", response_model=list[CompetitionPublic])
-def list_competitions(session: SessionDep, _user: CurrentUser) -> list[CompetitionPublic]:
-    return [service.to_public(c) for c in service.list_competitions(session)]
+@router.get("", response_model=list[CompetitionPublic], responses=PAGE_HEADERS)
+def list_competitions(
+    session: SessionDep, _user: CurrentUser, page: PageDep
+) -> list[CompetitionPublic]:
+    found = service.competitions_page(session, page=page)
+    page.tell_total(found.total)
+    return [service.to_public(c) for c in found.items]
 
 
 @router.get("/{slug}", response_model=CompetitionPublic)

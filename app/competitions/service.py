@@ -8,8 +8,8 @@ from typing import Any, BinaryIO
 import numpy as np
 import pyarrow as pa
 from pyarrow import csv as pacsv
-from sqlalchemy import false, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import Select, false, func, select, update
+from sqlalchemy.orm import Session, selectinload
 
 from app.audit.service import record
 from app.competitions.metric import CUSTOM, custom_metric, is_custom, metric_for
@@ -29,6 +29,7 @@ from app.custom_metrics.sandbox import (
 from app.errors import Conflict, NotFound, Unprocessable
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
 from app.models import AnswerKey, Competition, Submission, User
+from app.pagination import Page, Paged, paginate
 from app.scoring.core import ScoringError
 from app.scoring.custom import check_key_with_custom_metric
 from app.scoring.intake import PRIVATE, PUBLIC
@@ -69,7 +70,16 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
 
 
 def list_competitions(session: Session) -> list[Competition]:
-    return list(session.scalars(select(Competition).order_by(Competition.created_at.desc())))
+    return list(session.scalars(_newest_first()))
+
+
+def competitions_page(session: Session, *, page: Page) -> Paged[Competition]:
+    # Each competition's view reads its key versions: loaded for the whole page at once.
+    return paginate(session, _newest_first(), page, options=[selectinload(Competition.answer_keys)])
+
+
+def _newest_first() -> Select[tuple[Competition]]:
+    return select(Competition).order_by(Competition.created_at.desc(), Competition.id.desc())
 
 
 def to_public(competition: Competition) -> CompetitionPublic:

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from app.deps import CompetitionDep, CurrentUser, OrganiserUser, SessionDep, SettingsDep
 from app.errors import error_responses
 from app.leaderboard import moderation
+from app.pagination import PAGE_HEADERS, PageDep
 from app.submissions import selection, service, views
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
@@ -60,14 +61,15 @@ def create_submission(
     return SubmissionAccepted(id=submission.id, status=submission.status)
 
 
-@router.get("/competitions/{slug}/submissions", response_model=list[SubmissionView])
+@router.get(
+    "/competitions/{slug}/submissions", response_model=list[SubmissionView], responses=PAGE_HEADERS
+)
 def list_submissions(
-    competition: CompetitionDep, user: CurrentUser, session: SessionDep
+    competition: CompetitionDep, user: CurrentUser, session: SessionDep, page: PageDep
 ) -> list[SubmissionPublic]:
-    submissions = service.team_submissions(session, competition=competition, user=user)
-    return [
-        views.view(session, submission=s, competition=competition, user=user) for s in submissions
-    ]
+    found = service.team_submissions(session, competition=competition, user=user, page=page)
+    page.tell_total(found.total)
+    return views.views(session, submissions=found.items, competition=competition, user=user)
 
 
 @router.get("/competitions/{slug}/quota", response_model=QuotaPublic)

@@ -5,13 +5,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from app.competitions.metric import is_custom
 from app.config import Settings
 from app.db import after_commit
 from app.errors import Conflict, Forbidden, NotFound, Unprocessable
 from app.models import Competition, Submission, TeamMember, User
+from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_submission_header, read_header
 from app.scoring.keys import intake_limits
 from app.scoring.queue import ScoringQueue
@@ -95,14 +96,21 @@ def visible_submission(session: Session, *, submission_id: int, user: User) -> S
     raise NotFound(f"no submission {submission_id}")
 
 
-def team_submissions(session: Session, *, competition: Competition, user: User) -> list[Submission]:
+def team_submissions(
+    session: Session, *, competition: Competition, user: User, page: Page
+) -> Paged[Submission]:
+    """One page of the team's submissions, newest first (an organiser's: every team's)."""
     query = select(Submission).where(Submission.competition_id == competition.id)
     if not user.is_organiser:
         team_ids = select(TeamMember.team_id).where(
             TeamMember.competition_id == competition.id, TeamMember.user_id == user.id
         )
         query = query.where(Submission.team_id.in_(team_ids))
-    return list(session.scalars(query.order_by(Submission.created_at.desc(), Submission.id.desc())))
+    query = query.order_by(Submission.created_at.desc(), Submission.id.desc())
+    # An organiser's view names each submission's team and user: loaded with the page.
+    return paginate(
+        session, query, page, options=[joinedload(Submission.team), joinedload(Submission.user)]
+    )
 
 
 def is_member(session: Session, *, team_id: int, user: User) -> bool:
