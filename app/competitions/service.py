@@ -28,13 +28,14 @@ from app.custom_metrics.sandbox import (
 )
 from app.errors import Conflict, NotFound, Unprocessable
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
-from app.models import AnswerKey, Competition, Submission, User
+from app.models import AnswerKey, Competition, Submission, Team, User
 from app.pagination import Page, Paged, paginate
 from app.scoring.core import ScoringError
 from app.scoring.custom import check_key_with_custom_metric
 from app.scoring.intake import PRIVATE, PUBLIC
 from app.scoring.keys import cached_key, key_table
 from app.storage import remove_quietly, store_stream
+from app.teams.notices import notify
 
 
 def create_competition(session: Session, *, data: CompetitionCreate, owner: User) -> Competition:
@@ -156,6 +157,8 @@ def update_competition(
         before=before,
         after=_snapshot(competition, list(changes)),
     )
+    if "deadline" in changes:
+        _unselect_late(session, competition, actor)
     return competition
 
 
@@ -166,6 +169,51 @@ def _relabel_late(session: Session, competition: Competition) -> None:
     session.execute(
         update(Submission).where(Submission.competition_id == competition.id).values(late=late)
     )
+
+
+def _unselect_late(session: Session, competition: Competition, actor: User) -> None:
+    """A submission the moved deadline made late cannot stay selected: it loses its selection,
+    its team gets a notice and the audit log an entry."""
+    rows = session.execute(
+        select(Submission.id, Submission.team_id, Team.name)
+        .join(Team, Team.id == Submission.team_id)
+        .where(
+            Submission.competition_id == competition.id,
+            Submission.late.is_(True),
+            Submission.selected.is_(True),
+        )
+        .order_by(Submission.team_id, Submission.id)
+    ).all()
+    if not rows:
+        return
+    session.execute(
+        update(Submission).where(Submission.id.in_([r.id for r in rows])).values(selected=False)
+    )
+    deadline = competition.deadline.isoformat() if competition.deadline else "none"
+    still_open = ""
+    if competition.deadline is not None and not competition.is_past_deadline(datetime.now(UTC)):
+        still_open = " You may select on-time submissions until then."
+    by_team: dict[tuple[int, str], list[int]] = {}
+    for submission_id, team_id, name in rows:
+        by_team.setdefault((team_id, name), []).append(submission_id)
+    for (team_id, name), ids in by_team.items():
+        listed = ", ".join(f"#{i}" for i in ids)
+        notify(
+            session,
+            team_id=team_id,
+            kind="selection_late",
+            message=f"The deadline moved to {deadline}: submission(s) {listed} now came after it, "
+            f"so they are late and no longer selected.{still_open}",
+        )
+        record(
+            session,
+            competition=competition,
+            actor=actor,
+            action="selection_cleared",
+            target=name,
+            before={"selected": ids},
+            after={"selected": [], "reason": f"late after the deadline moved to {deadline}"},
+        )
 
 
 def upload_answer_key(

@@ -3,7 +3,7 @@
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.submission import Score, Submission, SubmissionStatus
-from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
+from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, TeamNotice
 from app.models.user import ApiToken, Role, User
 
 __all__ = [
@@ -19,5 +19,6 @@ __all__ = [
     "SubmissionStatus",
     "Team",
     "TeamMember",
+    "TeamNotice",
     "User",
 ]

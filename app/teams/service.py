@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, joinedload
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Competition, InvitationStatus, Team, TeamInvitation, TeamMember, User
 from app.pagination import Page, Paged, paginate
+from app.teams import notices
 from app.teams.schemas import InvitationPublic, InvitationSent, TeamPublic
 
 # Each retry follows a lost race for the user's membership or for a team name.
@@ -160,6 +161,7 @@ def team_view(session: Session, *, team: Team) -> TeamPublic:
             InvitationSent(id=id_, user=name, created_at=created_at)
             for id_, name, created_at in pending
         ],
+        notices=notices.recent(session, team_id=team.id),
     )
 
 
