@@ -175,6 +175,77 @@ def users_create(
     typer.echo(token)
 
 
+def _users_session():  # type: ignore[no-untyped-def]
+    """A unit of work on the configured database, migrated first, and the settings."""
+    from app.config import get_settings
+    from app.db import make_engine, make_session_factory, unit_of_work
+    from app.migrate import upgrade
+
+    settings = get_settings()
+    upgrade(settings.database_url)
+    return unit_of_work(make_session_factory(make_engine(settings.database_url))), settings
+
+
+@users_app.command("token")
+def users_token(
+    name: Annotated[str, typer.Argument(help="The user's name.")],
+    rotate: Annotated[
+        bool, typer.Option("--rotate", help="Revoke the user's existing tokens first.")
+    ] = False,
+) -> None:
+    """Issue a new API token for a user and print it (shown once, stored only hashed)."""
+    from app.auth.service import rotate_token, user_named
+    from app.errors import AppError
+
+    unit, settings = _users_session()
+    try:
+        with unit as session:
+            user = user_named(session, name)
+            token = rotate_token(session, user=user, secret_key=settings.secret_key, revoke=rotate)
+    except AppError as exc:
+        _fail(exc.detail)
+    typer.echo(token)
+
+
+@users_app.command("list")
+def users_list() -> None:
+    """List users: name, role and how many live tokens each holds (never the tokens)."""
+    from app.auth.service import users_with_token_counts
+
+    unit, _settings = _users_session()
+    with unit as session:
+        rows = [(u.name, u.role.value, n) for u, n in users_with_token_counts(session)]
+    typer.echo(f"{'NAME':<24} {'ROLE':<12} TOKENS")
+    for name, role, count in rows:
+        typer.echo(f"{name:<24} {role:<12} {count}")
+
+
+@users_app.command("revoke")
+def users_revoke(
+    name: Annotated[str, typer.Argument(help="The user's name.")],
+    token_id: Annotated[
+        int | None,
+        typer.Option("--token-id", help="Revoke only this token (ids: GET /api/v1/auth/tokens)."),
+    ] = None,
+) -> None:
+    """Revoke a user's tokens: all live ones, or the one given by --token-id."""
+    from app.auth.service import revoke_own_token, revoke_tokens, user_named
+    from app.errors import AppError
+
+    unit, _settings = _users_session()
+    try:
+        with unit as session:
+            user = user_named(session, name)
+            if token_id is None:
+                count = revoke_tokens(session, user=user)
+            else:
+                revoke_own_token(session, user=user, token_id=token_id)
+                count = 1
+    except AppError as exc:
+        _fail(exc.detail)
+    typer.echo(f"revoked {count} token(s) of '{name}'")
+
+
 def main() -> None:
     app()
 

@@ -176,3 +176,74 @@ def test_users_create_prints_a_token_once_and_stores_only_its_hash(tmp_path):
     assert token.encode() not in db.read_bytes()
     again = podium("users", "create", "grace", env=env)
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+# `podium users`: tokens issued, rotated, listed by count and revoked, never printed twice.
+
+
+@pytest.fixture
+def users_env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    return {
+        **os.environ,
+        "PODIUM_DATABASE_URL": f"sqlite:///{tmp_path}/users.db",
+        "PODIUM_DATA_DIR": str(tmp_path / "data"),
+        "PODIUM_SECRET_KEY": "cli-test-secret",
+    }
+
+
+def _live_tokens(env: dict[str, str]) -> dict[str, str]:
+    listing = podium("users", "list", env=env)
+    assert listing.returncode == 0, listing.stderr
+    assert "pdm_" not in listing.stdout
+    rows = [line.split() for line in listing.stdout.splitlines()[1:]]
+    return {name: count for name, _role, count in rows}
+
+
+def _works(env: dict[str, str], token: str) -> bool:
+    from sqlalchemy import select
+
+    from app.auth.tokens import hash_token
+    from app.db import make_engine
+    from app.models import ApiToken
+
+    engine = make_engine(env["PODIUM_DATABASE_URL"])
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(ApiToken.revoked_at).where(
+                ApiToken.token_hash == hash_token(token, secret_key=env["PODIUM_SECRET_KEY"])
+            )
+        ).one_or_none()
+    engine.dispose()
+    return row is not None and row[0] is None
+
+
+def test_users_token_issues_another_and_rotate_revokes_the_old_ones(users_env):
+    first = podium("users", "create", "ada", env=users_env).stdout.strip()
+    podium("users", "create", "host", "--organiser", env=users_env)
+    second = podium("users", "token", "ada", env=users_env)
+    assert second.returncode == 0, second.stderr
+    second_token = second.stdout.strip()
+    assert second_token.startswith("pdm_") and second_token != first
+    assert _works(users_env, first) and _works(users_env, second_token)
+    assert _live_tokens(users_env) == {"ada": "2", "host": "1"}
+
+    rotated = podium("users", "token", "ada", "--rotate", env=users_env).stdout.strip()
+    assert not _works(users_env, first) and not _works(users_env, second_token)
+    assert _works(users_env, rotated)
+    assert _live_tokens(users_env)["ada"] == "1"
+
+
+def test_users_revoke_revokes_every_live_token_of_that_user_only(users_env):
+    ada = podium("users", "create", "ada", env=users_env).stdout.strip()
+    grace = podium("users", "create", "grace", env=users_env).stdout.strip()
+    result = podium("users", "revoke", "ada", env=users_env)
+    assert result.returncode == 0 and "revoked 1 token(s)" in result.stdout
+    assert not _works(users_env, ada) and _works(users_env, grace)
+    assert _live_tokens(users_env) == {"ada": "0", "grace": "1"}
+
+
+def test_users_commands_name_an_unknown_user(users_env):
+    for args in (("token", "nobody"), ("revoke", "nobody")):
+        _assert_error(podium("users", *args, env=users_env), "nobody")
