@@ -18,9 +18,13 @@ users_app = typer.Typer(help="Manage users and their API tokens.", no_args_is_he
 app.add_typer(users_app, name="users")
 
 
-def _fail(message: str) -> NoReturn:
-    # The contract: exit status 2 and exactly one line on stderr, never a traceback.
+def _error_line(message: str) -> None:
+    # The contract: exactly one line on stderr, never a traceback.
     sys.stderr.write("error: " + " ".join(message.split()) + "\n")
+
+
+def _fail(message: str) -> NoReturn:
+    _error_line(message)
     raise typer.Exit(code=2)
 
 
@@ -34,11 +38,20 @@ def score(
         str | None, typer.Option("--id-column", help="Id column (default: the key's first).")
     ] = None,
     details: Annotated[bool, typer.Option("--details", help="Add the metric's details.")] = False,
+    labels: Annotated[
+        str | None,
+        typer.Option(
+            "--labels",
+            help="The label set, as a JSON list or comma-separated; a label outside it is an "
+            "error (single-label metrics; default: the labels found in the files).",
+        ),
+    ] = None,
 ) -> None:
     """Score SUBMISSION against ANSWER_KEY and print one JSON object."""
     from app.config import get_settings
     from app.metrics import MetricParamsError, UnknownMetric
     from app.scoring.core import ScoringError, score_files
+    from app.scoring.intake_labels import parse_label_list
     from app.scoring.keys import intake_limits
 
     parsed: dict[str, Any] = {}
@@ -49,9 +62,21 @@ def score(
             _fail(f"--params is not valid JSON: {exc.msg} at character {exc.pos}")
         if not isinstance(parsed, dict):
             _fail("--params must be a JSON object")
+    label_set = None
+    if labels is not None:
+        try:
+            label_set = parse_label_list(labels)
+        except ValueError as exc:
+            _fail(f"--labels: {exc}")
     for label, path in (("answer key", answer_key), ("submission", submission)):
         if not path.is_file():
             _fail(f"{label} file not found: {path}")
+    limits = intake_limits(get_settings())
+    if _has_usage_column(submission, limits):
+        _fail(
+            f"the submission {submission} has a 'Usage' column, which only an answer key has: "
+            "the files look swapped; give the answer key first, then the submission"
+        )
     try:
         result = score_files(
             metric_name=metric,
@@ -60,16 +85,26 @@ def score(
             submission=submission,
             id_column=id_column,
             details=details,
-            limits=intake_limits(get_settings()),
+            limits=limits,
+            labels=label_set,
         )
     except (UnknownMetric, MetricParamsError) as exc:
         _fail(str(exc))
     except ScoringError as exc:
-        where = "answer key" if exc.source == "answer_key" else "submission"
-        _fail(f"{where}: {exc.message}")
+        where = {"answer_key": "answer key: ", "submission": "submission: "}.get(exc.source, "")
+        _fail(f"{where}{exc.message}")
     except Exception as exc:  # noqa: BLE001 - the contract forbids tracebacks
         _fail(f"unexpected failure: {type(exc).__name__}: {exc}")
     typer.echo(json.dumps(result.as_json(metric)))
+
+
+def _has_usage_column(path: Path, limits: Any) -> bool:
+    from app.scoring.intake import USAGE_COLUMN, IntakeError, read_header
+
+    try:
+        return USAGE_COLUMN in read_header(path, limits=limits)
+    except IntakeError:
+        return False  # scoring names what is wrong with the file
 
 
 @app.command()
@@ -247,7 +282,33 @@ def users_revoke(
 
 
 def main() -> None:
-    app()
+    """Run the command; a usage error (a missing, unknown or bad option or argument) is one
+    ``error:`` line on stderr and exit status 2, like every other error."""
+    clicks = _click_exceptions()
+    try:
+        code = app(standalone_mode=False, prog_name="podium")
+    except clicks.NoArgsIsHelpError as exc:
+        typer.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        sys.exit(2)
+    except clicks.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+        _error_line(exc.format_message() + hint)
+        sys.exit(2)
+    except clicks.ClickException as exc:
+        _error_line(exc.format_message())
+        sys.exit(2)
+    except (typer.Abort, KeyboardInterrupt):
+        _error_line("aborted")
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_exceptions() -> Any:
+    try:  # typer vendors its own click since 0.2x
+        from typer._click import exceptions
+    except ImportError:
+        from click import exceptions
+    return exceptions
 
 
 if __name__ == "__main__":

@@ -247,3 +247,82 @@ def test_users_revoke_revokes_every_live_token_of_that_user_only(users_env):
 def test_users_commands_name_an_unknown_user(users_env):
     for args in (("token", "nobody"), ("revoke", "nobody")):
         _assert_error(podium("users", *args, env=users_env), "nobody")
+
+
+# Usage errors are the same one `error:` line with exit 2 as every other error.
+
+
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (("score", "KEY", "SUB"), "--metric"),  # a missing option
+        (("score", "--metric", "roc_auc", "KEY"), "submission"),  # a missing argument
+        (("score", "--metric", "roc_auc", "--bogus", "KEY", "SUB"), "--bogus"),  # unknown option
+        (("metrics", "--jsn"), "--jsn"),
+        (("users", "revoke", "ada", "--token-id", "abc"), "--token-id"),  # a bad value
+    ],
+)
+def test_usage_errors_are_one_error_line_and_exit_2(files, args, fragment):
+    paths = {"KEY": str(files["key"]), "SUB": str(files["sub"])}
+    result = podium(*(paths.get(a, a) for a in args))
+    _assert_error(result, fragment)
+    assert "╭" not in result.stderr and "Usage:" not in result.stderr
+
+
+def test_swapped_files_are_named_as_swapped(files):
+    result = podium("score", "--metric", "roc_auc", str(files["sub"]), str(files["key"]))
+    _assert_error(result, "Usage", "swapped")
+
+
+# Labels: scikit-learn's semantics unless --labels names the label set.
+
+
+@pytest.fixture
+def hamster(tmp_path: Path) -> dict[str, Path]:
+    key = tmp_path / "pets_key.csv"
+    key.write_bytes(csv_bytes(["id", "pet"], ["a", "cat"], ["b", "dog"], ["c", "fish"]))
+    sub = tmp_path / "pets_sub.csv"
+    sub.write_bytes(csv_bytes(["id", "pet"], ["a", "cat"], ["b", "dog"], ["c", "hamster"]))
+    return {"key": key, "sub": sub}
+
+
+def test_without_labels_an_unknown_label_is_a_class_as_in_scikit_learn(hamster):
+    result = podium("score", "--metric", "macro_f1", str(hamster["key"]), str(hamster["sub"]))
+    assert result.returncode == 0, result.stderr
+    # cat, dog, fish, hamster: two perfect classes of four.
+    assert json.loads(result.stdout)["score"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("labels", ['["cat", "dog", "fish"]', "cat,dog,fish"])
+def test_with_labels_a_label_outside_them_is_an_error(hamster, labels):
+    result = podium(
+        "score",
+        "--metric",
+        "macro_f1",
+        "--labels",
+        labels,
+        str(hamster["key"]),
+        str(hamster["sub"]),
+    )
+    _assert_error(result, "submission", "'hamster' in 1 row(s)")
+
+
+def test_with_labels_that_hold_every_label_the_score_is_unchanged(hamster):
+    result = podium(
+        "score",
+        "--metric",
+        "macro_f1",
+        "--labels",
+        "cat,dog,fish,hamster",
+        str(hamster["key"]),
+        str(hamster["sub"]),
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["score"] == pytest.approx(0.5)
+
+
+def test_labels_for_a_numeric_metric_are_an_error(files):
+    result = podium(
+        "score", "--metric", "roc_auc", "--labels", "0,1", str(files["key"]), str(files["sub"])
+    )
+    _assert_error(result, "single-label")
