@@ -12,7 +12,7 @@ from sqlalchemy import Select, false, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from app.audit.service import record
-from app.competitions.metric import CUSTOM, custom_metric, is_custom, metric_for
+from app.competitions.metric import CUSTOM, custom_metric, is_custom, label_set, metric_for
 from app.competitions.schemas import (
     CompetitionCreate,
     CompetitionPublic,
@@ -33,6 +33,8 @@ from app.pagination import Page, Paged, paginate
 from app.scoring.core import ScoringError
 from app.scoring.custom import check_key_with_custom_metric
 from app.scoring.intake import PRIVATE, PUBLIC
+from app.scoring.intake_errors import first_few, plural
+from app.scoring.intake_labels import distinct_labels
 from app.scoring.keys import cached_key, key_table
 from app.storage import remove_quietly, store_stream
 from app.teams.notices import notify
@@ -48,6 +50,7 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         raise Unprocessable(str(exc)) from None
     if session.scalar(select(Competition.id).where(Competition.slug == data.slug)) is not None:
         raise Conflict(f"a competition with slug '{data.slug}' already exists")
+    labels = _checked_labels(metric, data.labels)
     competition = Competition(
         slug=data.slug,
         title=data.title,
@@ -63,11 +66,34 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         final_selection_limit=data.final_selection_limit,
         max_team_size=data.max_team_size,
         score_decimals=data.score_decimals,
+        labels=labels,
         created_by_id=owner.id,
     )
     session.add(competition)
     session.flush()
     return competition
+
+
+def _checked_labels(metric: Metric, labels: list[str] | None) -> list[str] | None:
+    if labels is None:
+        return None
+    if metric.cell != "label":
+        raise Unprocessable(
+            f"labels apply to single-label classification metrics only, not '{metric.name}'"
+        )
+    return list(dict.fromkeys(labels))
+
+
+def _check_key_within(key_labels: list[str] | None, labels: list[str] | None) -> None:
+    """The host's label set must hold every label of the live key, or no one could be right."""
+    if not key_labels or not labels:
+        return
+    missing = sorted(set(key_labels) - set(labels))
+    if missing:
+        raise Unprocessable(
+            f"the answer key holds {plural(len(missing), 'label')} outside the label set: "
+            f"{first_few(missing)}; add them to labels"
+        )
 
 
 def list_competitions(session: Session) -> list[Competition]:
@@ -104,6 +130,7 @@ def to_public(competition: Competition) -> CompetitionPublic:
         score_decimals=competition.score_decimals,
         has_answer_key=key is not None,
         has_metric_file=bool(competition.custom_metric_path) if is_custom(competition) else None,
+        labels=label_set(competition),
         created_at=competition.created_at,
     )
 
@@ -142,6 +169,10 @@ def update_competition(
         )
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
+    if "labels" in changes:
+        changes["labels"] = _checked_labels(metric_for(competition), changes["labels"])
+        key = competition.board_key
+        _check_key_within(key.labels if key else None, changes["labels"])
     before = _snapshot(competition, list(changes))
     for name, value in changes.items():
         setattr(competition, name, value)
@@ -253,6 +284,13 @@ def upload_answer_key(
         if not _is_referenced(session, stored.path):
             remove_quietly(stored.path)
         raise Unprocessable(f"answer key rejected: {exc.message}") from None
+    key_labels = distinct_labels(table.y_true) if metric.cell == "label" else None
+    try:
+        _check_key_within(key_labels, competition.labels)
+    except Unprocessable:
+        if not _is_referenced(session, stored.path):
+            remove_quietly(stored.path)
+        raise
     latest = session.scalar(
         select(func.max(AnswerKey.version)).where(AnswerKey.competition_id == competition.id)
     )
@@ -268,6 +306,7 @@ def upload_answer_key(
         n_rows=table.n_rows,
         n_public=table.count(PUBLIC),
         n_private=table.count(PRIVATE),
+        labels=key_labels,
         uploaded_by_id=uploader.id,
         published_at=now if previous is None else None,
     )

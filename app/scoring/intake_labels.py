@@ -33,7 +33,7 @@ def parse_label_list(text: str) -> list[str]:
     import json
 
     stripped = text.strip()
-    if stripped.startswith("["):
+    if stripped.startswith(("[", "{")):
         try:
             parsed = json.loads(stripped)
         except json.JSONDecodeError as exc:

@@ -7,13 +7,14 @@ from typing import BinaryIO
 from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
-from app.competitions.metric import is_custom
+from app.competitions.metric import is_custom, label_set
 from app.config import Settings
 from app.db import after_commit
 from app.errors import Conflict, Forbidden, NotFound, Unprocessable
 from app.models import Competition, Submission, TeamMember, User
 from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_submission_header, read_header
+from app.scoring.intake_labels import check_labels
 from app.scoring.keys import intake_limits
 from app.scoring.queue import ScoringQueue
 from app.storage import store_stream
@@ -57,6 +58,15 @@ def create_submission(
         # The key row carries the same id_column / target_columns the parsed table would.
         header = read_header(stored.path, limits=intake_limits(settings))
         check_submission_header(header, key)  # type: ignore[arg-type]
+        # The public label set only: whether a file is accepted never depends on hidden targets.
+        labels = label_set(competition)
+        if labels is not None:
+            check_labels(
+                stored.path,
+                column=key.target_columns[0],
+                labels=labels,
+                limits=intake_limits(settings),
+            )
     except IntakeError as exc:
         _discard(session, stored.path)
         raise Unprocessable(exc.message, extra={"kind": exc.kind}) from None
