@@ -3,9 +3,16 @@
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from sqlalchemy.orm import Session
+
+    from app.config import Settings
 
 app = typer.Typer(
     name="podium",
@@ -210,7 +217,7 @@ def users_create(
     typer.echo(token)
 
 
-def _users_session():  # type: ignore[no-untyped-def]
+def _users_session() -> "tuple[AbstractContextManager[Session], Settings]":
     """A unit of work on the configured database, migrated first, and the settings."""
     from app.config import get_settings
     from app.db import make_engine, make_session_factory, unit_of_work
@@ -305,10 +312,13 @@ def main() -> None:
 
 def _click_exceptions() -> Any:
     try:  # typer vendors its own click since 0.2x
-        from typer._click import exceptions
+        from typer._click import exceptions as vendored
+
+        return vendored
     except ImportError:
-        from click import exceptions
-    return exceptions
+        from click import exceptions as upstream
+
+        return upstream
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ status; anything unexpected is logged with its traceback and answered with a gen
 """
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -37,7 +38,7 @@ def _error(status: int, detail: str, code: str, headers: Any = None, **extra: An
     )
 
 
-def _where(loc: tuple[Any, ...] | list[Any]) -> str:
+def _where(loc: Sequence[Any]) -> str:
     return ".".join(str(part) for part in loc) or "request"
 
 

@@ -81,7 +81,7 @@ def page_params(
 PageDep = Annotated[PageRequest, Depends(page_params)]
 
 # Declared on list routes, so the OpenAPI schema shows the headers.
-PAGE_HEADERS = {
+PAGE_HEADERS: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "One page of the list",
         "headers": {

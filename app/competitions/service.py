@@ -105,7 +105,7 @@ def competitions_page(session: Session, *, page: Page) -> Paged[Competition]:
     return paginate(session, _newest_first(), page, options=[selectinload(Competition.answer_keys)])
 
 
-def _newest_first() -> Select[tuple[Competition]]:
+def _newest_first() -> Select[Competition]:
     return select(Competition).order_by(Competition.created_at.desc(), Competition.id.desc())
 
 
