@@ -31,7 +31,7 @@ from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
 from app.models import AnswerKey, Competition, Submission, Team, User
 from app.pagination import Page, Paged, paginate
 from app.scoring.core import ScoringError
-from app.scoring.custom import check_key_with_custom_metric
+from app.scoring.custom import check_key_with_custom_metric, custom_metrics_refused
 from app.scoring.intake import PRIVATE, PUBLIC
 from app.scoring.intake_errors import first_few, plural
 from app.scoring.intake_labels import distinct_labels
@@ -348,6 +348,9 @@ def upload_custom_metric(
             f"this competition scores with '{competition.metric_name}'; a metric file needs a "
             f"competition created with metric name '{CUSTOM}'"
         )
+    refused = custom_metrics_refused(settings)
+    if refused is not None:
+        raise Conflict(refused)
     directory = Path(settings.data_dir) / "metrics" / str(competition.id)
     # A .py name: the sandbox imports the file as a module.
     stored = store_stream(
