@@ -288,6 +288,12 @@ def users_revoke(
     typer.echo(f"revoked {count} token(s) of '{name}'")
 
 
+# The participant commands (login, competitions, files, download, submit, ...).
+from app.client.commands import register as _register_participant_commands  # noqa: E402
+
+_register_participant_commands(app)
+
+
 def main() -> None:
     """Run the command; a usage error (a missing, unknown or bad option or argument) is one
     ``error:`` line on stderr and exit status 2, like every other error."""
