@@ -67,7 +67,7 @@ def create_submission(
 def list_submissions(
     competition: CompetitionDep, user: CurrentUser, session: SessionDep, page: PageDep
 ) -> list[SubmissionPublic]:
-    found = service.team_submissions(session, competition=competition, user=user, page=page)
+    found = service.team_submissions_page(session, competition=competition, user=user, page=page)
     page.tell_total(found.total)
     return views.views(session, submissions=found.items, competition=competition, user=user)
 

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.competitions.metric import is_custom, label_set
@@ -106,21 +106,30 @@ def visible_submission(session: Session, *, submission_id: int, user: User) -> S
     raise NotFound(f"no submission {submission_id}")
 
 
-def team_submissions(
+def team_submissions(session: Session, *, competition: Competition, user: User) -> list[Submission]:
+    """The team's submissions, newest first (an organiser's: every team's)."""
+    return list(session.scalars(_team_submissions(competition=competition, user=user)))
+
+
+def team_submissions_page(
     session: Session, *, competition: Competition, user: User, page: Page
 ) -> Paged[Submission]:
-    """One page of the team's submissions, newest first (an organiser's: every team's)."""
+    """One page of :func:`team_submissions`."""
+    query = _team_submissions(competition=competition, user=user)
+    # An organiser's view names each submission's team and user: loaded with the page.
+    return paginate(
+        session, query, page, options=[joinedload(Submission.team), joinedload(Submission.user)]
+    )
+
+
+def _team_submissions(*, competition: Competition, user: User) -> Select[Submission]:
     query = select(Submission).where(Submission.competition_id == competition.id)
     if not user.is_organiser:
         team_ids = select(TeamMember.team_id).where(
             TeamMember.competition_id == competition.id, TeamMember.user_id == user.id
         )
         query = query.where(Submission.team_id.in_(team_ids))
-    query = query.order_by(Submission.created_at.desc(), Submission.id.desc())
-    # An organiser's view names each submission's team and user: loaded with the page.
-    return paginate(
-        session, query, page, options=[joinedload(Submission.team), joinedload(Submission.user)]
-    )
+    return query.order_by(Submission.created_at.desc(), Submission.id.desc())
 
 
 def is_member(session: Session, *, team_id: int, user: User) -> bool:
