@@ -3,9 +3,16 @@
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from sqlalchemy.orm import Session
+
+    from app.config import Settings
 
 app = typer.Typer(
     name="podium",
@@ -18,9 +25,13 @@ users_app = typer.Typer(help="Manage users and their API tokens.", no_args_is_he
 app.add_typer(users_app, name="users")
 
 
-def _fail(message: str) -> NoReturn:
-    # The contract: exit status 2 and exactly one line on stderr, never a traceback.
+def _error_line(message: str) -> None:
+    # The contract: exactly one line on stderr, never a traceback.
     sys.stderr.write("error: " + " ".join(message.split()) + "\n")
+
+
+def _fail(message: str) -> NoReturn:
+    _error_line(message)
     raise typer.Exit(code=2)
 
 
@@ -34,11 +45,20 @@ def score(
         str | None, typer.Option("--id-column", help="Id column (default: the key's first).")
     ] = None,
     details: Annotated[bool, typer.Option("--details", help="Add the metric's details.")] = False,
+    labels: Annotated[
+        str | None,
+        typer.Option(
+            "--labels",
+            help="The label set, as a JSON list or comma-separated; a label outside it is an "
+            "error (single-label metrics; default: the labels found in the files).",
+        ),
+    ] = None,
 ) -> None:
     """Score SUBMISSION against ANSWER_KEY and print one JSON object."""
     from app.config import get_settings
     from app.metrics import MetricParamsError, UnknownMetric
     from app.scoring.core import ScoringError, score_files
+    from app.scoring.intake_labels import parse_label_list
     from app.scoring.keys import intake_limits
 
     parsed: dict[str, Any] = {}
@@ -49,9 +69,21 @@ def score(
             _fail(f"--params is not valid JSON: {exc.msg} at character {exc.pos}")
         if not isinstance(parsed, dict):
             _fail("--params must be a JSON object")
+    label_set = None
+    if labels is not None:
+        try:
+            label_set = parse_label_list(labels)
+        except ValueError as exc:
+            _fail(f"--labels: {exc}")
     for label, path in (("answer key", answer_key), ("submission", submission)):
         if not path.is_file():
             _fail(f"{label} file not found: {path}")
+    limits = intake_limits(get_settings())
+    if _has_usage_column(submission, limits):
+        _fail(
+            f"the submission {submission} has a 'Usage' column, which only an answer key has: "
+            "the files look swapped; give the answer key first, then the submission"
+        )
     try:
         result = score_files(
             metric_name=metric,
@@ -60,16 +92,26 @@ def score(
             submission=submission,
             id_column=id_column,
             details=details,
-            limits=intake_limits(get_settings()),
+            limits=limits,
+            labels=label_set,
         )
     except (UnknownMetric, MetricParamsError) as exc:
         _fail(str(exc))
     except ScoringError as exc:
-        where = "answer key" if exc.source == "answer_key" else "submission"
-        _fail(f"{where}: {exc.message}")
+        where = {"answer_key": "answer key: ", "submission": "submission: "}.get(exc.source, "")
+        _fail(f"{where}{exc.message}")
     except Exception as exc:  # noqa: BLE001 - the contract forbids tracebacks
         _fail(f"unexpected failure: {type(exc).__name__}: {exc}")
     typer.echo(json.dumps(result.as_json(metric)))
+
+
+def _has_usage_column(path: Path, limits: Any) -> bool:
+    from app.scoring.intake import USAGE_COLUMN, IntakeError, read_header
+
+    try:
+        return USAGE_COLUMN in read_header(path, limits=limits)
+    except IntakeError:
+        return False  # scoring names what is wrong with the file
 
 
 @app.command()
@@ -180,6 +222,77 @@ def users_create(
     typer.echo(token)
 
 
+def _users_session() -> "tuple[AbstractContextManager[Session], Settings]":
+    """A unit of work on the configured database, migrated first, and the settings."""
+    from app.config import get_settings
+    from app.db import make_engine, make_session_factory, unit_of_work
+    from app.migrate import upgrade
+
+    settings = get_settings()
+    upgrade(settings.database_url)
+    return unit_of_work(make_session_factory(make_engine(settings.database_url))), settings
+
+
+@users_app.command("token")
+def users_token(
+    name: Annotated[str, typer.Argument(help="The user's name.")],
+    rotate: Annotated[
+        bool, typer.Option("--rotate", help="Revoke the user's existing tokens first.")
+    ] = False,
+) -> None:
+    """Issue a new API token for a user and print it (shown once, stored only hashed)."""
+    from app.auth.service import rotate_token, user_named
+    from app.errors import AppError
+
+    unit, settings = _users_session()
+    try:
+        with unit as session:
+            user = user_named(session, name)
+            token = rotate_token(session, user=user, secret_key=settings.secret_key, revoke=rotate)
+    except AppError as exc:
+        _fail(exc.detail)
+    typer.echo(token)
+
+
+@users_app.command("list")
+def users_list() -> None:
+    """List users: name, role and how many live tokens each holds (never the tokens)."""
+    from app.auth.service import users_with_token_counts
+
+    unit, _settings = _users_session()
+    with unit as session:
+        rows = [(u.name, u.role.value, n) for u, n in users_with_token_counts(session)]
+    typer.echo(f"{'NAME':<24} {'ROLE':<12} TOKENS")
+    for name, role, count in rows:
+        typer.echo(f"{name:<24} {role:<12} {count}")
+
+
+@users_app.command("revoke")
+def users_revoke(
+    name: Annotated[str, typer.Argument(help="The user's name.")],
+    token_id: Annotated[
+        int | None,
+        typer.Option("--token-id", help="Revoke only this token (ids: GET /api/v1/auth/tokens)."),
+    ] = None,
+) -> None:
+    """Revoke a user's tokens: all live ones, or the one given by --token-id."""
+    from app.auth.service import revoke_own_token, revoke_tokens, user_named
+    from app.errors import AppError
+
+    unit, _settings = _users_session()
+    try:
+        with unit as session:
+            user = user_named(session, name)
+            if token_id is None:
+                count = revoke_tokens(session, user=user)
+            else:
+                revoke_own_token(session, user=user, token_id=token_id)
+                count = 1
+    except AppError as exc:
+        _fail(exc.detail)
+    typer.echo(f"revoked {count} token(s) of '{name}'")
+
+
 # The participant commands (login, competitions, files, download, submit, ...).
 from app.client.commands import register as _register_participant_commands  # noqa: E402
 
@@ -187,7 +300,36 @@ _register_participant_commands(app)
 
 
 def main() -> None:
-    app()
+    """Run the command; a usage error (a missing, unknown or bad option or argument) is one
+    ``error:`` line on stderr and exit status 2, like every other error."""
+    clicks = _click_exceptions()
+    try:
+        code = app(standalone_mode=False, prog_name="podium")
+    except clicks.NoArgsIsHelpError as exc:
+        typer.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        sys.exit(2)
+    except clicks.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+        _error_line(exc.format_message() + hint)
+        sys.exit(2)
+    except clicks.ClickException as exc:
+        _error_line(exc.format_message())
+        sys.exit(2)
+    except (typer.Abort, KeyboardInterrupt):
+        _error_line("aborted")
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_exceptions() -> Any:
+    try:  # typer vendors its own click since 0.2x
+        from typer._click import exceptions as vendored
+
+        return vendored
+    except ImportError:
+        from click import exceptions as upstream
+
+        return upstream
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 from sqlalchemy import select
 
-from app.auth.service import create_user, issue_token
+from app.auth.service import create_user
 from app.competitions.schemas import CompetitionCreate, MetricConfig
 from app.competitions.service import (
     create_competition,
@@ -17,7 +17,7 @@ from app.competitions.service import (
 from app.config import Settings
 from app.datafiles.service import put_file
 from app.db import make_engine, make_session_factory, unit_of_work
-from app.models import Competition, Role, User
+from app.models import Competition, Role
 from app.scoring.queue import EagerQueue
 from app.submissions.service import create_submission
 
@@ -86,16 +86,17 @@ def demo_data_files(seed: int = 7) -> dict[str, bytes]:
 
 
 def seed_demo(settings: Settings) -> str:
-    """Seed the demo once; on every call print fresh tokens for its users."""
+    """Seed the demo once, printing its users' tokens that one time only.
+
+    Later runs print no secrets: the tokens of the first run keep working (only their hashes are
+    stored), and ``podium users token NAME`` issues another one.
+    """
     factory = make_session_factory(make_engine(settings.database_url))
     lines = []
     with unit_of_work(factory) as session:
         seeded = session.scalar(select(Competition).where(Competition.slug == DEMO_SLUG))
         if seeded is not None:
-            for user in session.scalars(select(User).where(User.name.in_([HOST, *PARTICIPANTS]))):
-                token = issue_token(session, user=user, secret_key=settings.secret_key)
-                lines.append(f"  {user.name:<10} {user.role.value:<12} {token}")
-            return _report(lines, fresh=False)
+            return _already_seeded()
 
     key_csv, submissions = demo_files()
     with unit_of_work(factory) as session:
@@ -152,16 +153,34 @@ def seed_demo(settings: Settings) -> str:
                 settings=settings,
                 queue=queue,
             )
-    return _report(lines, fresh=True)
+    return _report(lines)
 
 
-def _report(lines: list[str], *, fresh: bool) -> str:
-    head = "Seeded the demo competition" if fresh else "The demo competition is already seeded"
+def _report(lines: list[str]) -> str:
     return "\n".join(
         [
-            f"{head} '{DEMO_SLUG}'. API tokens (shown once):",
+            f"Seeded the demo competition '{DEMO_SLUG}'. API tokens (shown once; they keep "
+            "working across restarts):",
             *lines,
             "Try: curl -H 'Authorization: Bearer <token>' "
             f"http://127.0.0.1:8000/api/v1/competitions/{DEMO_SLUG}/leaderboard",
+            _ANOTHER_TOKEN,
+        ]
+    )
+
+
+_ANOTHER_TOKEN = (
+    "Lost a token? `.venv/bin/podium users token NAME` issues another "
+    "(`--rotate` revokes the old ones first)."
+)
+
+
+def _already_seeded() -> str:
+    users = ", ".join([HOST, *PARTICIPANTS])
+    return "\n".join(
+        [
+            f"The demo competition '{DEMO_SLUG}' is already seeded; the tokens printed when it "
+            f"was first seeded still work ({users}).",
+            _ANOTHER_TOKEN,
         ]
     )

@@ -5,6 +5,7 @@
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import JSONResponse
 
 
@@ -81,3 +82,49 @@ def error_response(exc: AppError) -> JSONResponse:
         content={"detail": exc.detail, "code": exc.code, **exc.extra},
         headers=headers or None,
     )
+
+
+# --- the one error body -------------------------------------------------------------------------
+# Every 4xx/5xx answer has this shape: AppErrors, FastAPI's request validation, Starlette's own
+# 404/405 and unexpected failures alike (the handlers live in ``app.main``). Routes declare the
+# answers they can give with :func:`error_responses`, so the OpenAPI schema shows them.
+
+
+class ErrorItem(BaseModel):
+    """One problem with a request: where (``loc``, as FastAPI spells it) and what."""
+
+    loc: list[str | int]
+    msg: str
+
+
+class ErrorBody(BaseModel):
+    """An error answer. ``errors`` is present only for a request that failed validation; some
+    errors add fields of their own (a failed upload's ``kind``, a merge's submission counts)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    detail: str = Field(description="a readable one-line summary")
+    code: str = Field(description="a stable machine-readable name for the kind of error")
+    errors: list[ErrorItem] | None = None
+
+
+_DESCRIPTIONS = {
+    400: "Bad request",
+    401: "No, an unknown or a revoked bearer token",
+    403: "Not allowed for this caller",
+    404: "No such thing, or not visible to this caller",
+    405: "Method not allowed",
+    409: "Conflicts with the current state",
+    413: "Upload too large",
+    422: "The request or its file is invalid",
+    429: "Quota exceeded",
+    500: "Unexpected failure (a generic body, never a traceback)",
+}
+
+
+def error_responses(*status_codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for these status codes, each answered with :class:`ErrorBody`."""
+    return {
+        code: {"model": ErrorBody, "description": _DESCRIPTIONS.get(code, "Error")}
+        for code in status_codes
+    }

@@ -7,8 +7,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,7 +19,8 @@ from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
-from app.errors import AppError, error_response
+from app.error_handlers import install_error_handlers
+from app.errors import error_responses
 from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
 from app.leaderboard.router import router as leaderboard_router
@@ -68,17 +68,16 @@ def create_app(
     app.state.scoring_queue = queue
     app.add_middleware(UploadGuard, settings=settings, session_factory=session_factory)
 
-    @app.exception_handler(AppError)
-    async def app_error(_request: Request, exc: AppError) -> JSONResponse:
-        return error_response(exc)
+    install_error_handlers(app)
 
-    @app.get("/healthz", tags=["ops"])
+    @app.get("/healthz", tags=["ops"], responses=error_responses(500))
     def healthz() -> dict[str, str]:
         with session_factory() as session:
             session.execute(text("SELECT 1"))
         return {"status": "ok"}
 
-    api = APIRouter(prefix="/api/v1")
+    # Every API route needs a token, validates its request and may fail unexpectedly.
+    api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 500))
     api.include_router(auth_router)
     api.include_router(competitions_router)
     api.include_router(submissions_router)

@@ -190,3 +190,153 @@ def test_users_create_admin_makes_a_site_admin(tmp_path):
     with sqlite3.connect(db) as conn:
         roles = dict(conn.execute("SELECT name, role FROM users").fetchall())
     assert roles == {"root": "admin", "ada": "organiser"}
+
+
+# `podium users`: tokens issued, rotated, listed by count and revoked, never printed twice.
+
+
+@pytest.fixture
+def users_env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    return {
+        **os.environ,
+        "PODIUM_DATABASE_URL": f"sqlite:///{tmp_path}/users.db",
+        "PODIUM_DATA_DIR": str(tmp_path / "data"),
+        "PODIUM_SECRET_KEY": "cli-test-secret",
+    }
+
+
+def _live_tokens(env: dict[str, str]) -> dict[str, str]:
+    listing = podium("users", "list", env=env)
+    assert listing.returncode == 0, listing.stderr
+    assert "pdm_" not in listing.stdout
+    rows = [line.split() for line in listing.stdout.splitlines()[1:]]
+    return {name: count for name, _role, count in rows}
+
+
+def _works(env: dict[str, str], token: str) -> bool:
+    from sqlalchemy import select
+
+    from app.auth.tokens import hash_token
+    from app.db import make_engine
+    from app.models import ApiToken
+
+    engine = make_engine(env["PODIUM_DATABASE_URL"])
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(ApiToken.revoked_at).where(
+                ApiToken.token_hash == hash_token(token, secret_key=env["PODIUM_SECRET_KEY"])
+            )
+        ).one_or_none()
+    engine.dispose()
+    return row is not None and row[0] is None
+
+
+def test_users_token_issues_another_and_rotate_revokes_the_old_ones(users_env):
+    first = podium("users", "create", "ada", env=users_env).stdout.strip()
+    podium("users", "create", "host", "--organiser", env=users_env)
+    second = podium("users", "token", "ada", env=users_env)
+    assert second.returncode == 0, second.stderr
+    second_token = second.stdout.strip()
+    assert second_token.startswith("pdm_") and second_token != first
+    assert _works(users_env, first) and _works(users_env, second_token)
+    assert _live_tokens(users_env) == {"ada": "2", "host": "1"}
+
+    rotated = podium("users", "token", "ada", "--rotate", env=users_env).stdout.strip()
+    assert not _works(users_env, first) and not _works(users_env, second_token)
+    assert _works(users_env, rotated)
+    assert _live_tokens(users_env)["ada"] == "1"
+
+
+def test_users_revoke_revokes_every_live_token_of_that_user_only(users_env):
+    ada = podium("users", "create", "ada", env=users_env).stdout.strip()
+    grace = podium("users", "create", "grace", env=users_env).stdout.strip()
+    result = podium("users", "revoke", "ada", env=users_env)
+    assert result.returncode == 0 and "revoked 1 token(s)" in result.stdout
+    assert not _works(users_env, ada) and _works(users_env, grace)
+    assert _live_tokens(users_env) == {"ada": "0", "grace": "1"}
+
+
+def test_users_commands_name_an_unknown_user(users_env):
+    for args in (("token", "nobody"), ("revoke", "nobody")):
+        _assert_error(podium("users", *args, env=users_env), "nobody")
+
+
+# Usage errors are the same one `error:` line with exit 2 as every other error.
+
+
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (("score", "KEY", "SUB"), "--metric"),  # a missing option
+        (("score", "--metric", "roc_auc", "KEY"), "submission"),  # a missing argument
+        (("score", "--metric", "roc_auc", "--bogus", "KEY", "SUB"), "--bogus"),  # unknown option
+        (("metrics", "--jsn"), "--jsn"),
+        (("users", "revoke", "ada", "--token-id", "abc"), "--token-id"),  # a bad value
+    ],
+)
+def test_usage_errors_are_one_error_line_and_exit_2(files, args, fragment):
+    paths = {"KEY": str(files["key"]), "SUB": str(files["sub"])}
+    result = podium(*(paths.get(a, a) for a in args))
+    _assert_error(result, fragment)
+    assert "╭" not in result.stderr and "Usage:" not in result.stderr
+
+
+def test_swapped_files_are_named_as_swapped(files):
+    result = podium("score", "--metric", "roc_auc", str(files["sub"]), str(files["key"]))
+    _assert_error(result, "Usage", "swapped")
+
+
+# Labels: scikit-learn's semantics unless --labels names the label set.
+
+
+@pytest.fixture
+def hamster(tmp_path: Path) -> dict[str, Path]:
+    key = tmp_path / "pets_key.csv"
+    key.write_bytes(csv_bytes(["id", "pet"], ["a", "cat"], ["b", "dog"], ["c", "fish"]))
+    sub = tmp_path / "pets_sub.csv"
+    sub.write_bytes(csv_bytes(["id", "pet"], ["a", "cat"], ["b", "dog"], ["c", "hamster"]))
+    return {"key": key, "sub": sub}
+
+
+def test_without_labels_an_unknown_label_is_a_class_as_in_scikit_learn(hamster):
+    result = podium("score", "--metric", "macro_f1", str(hamster["key"]), str(hamster["sub"]))
+    assert result.returncode == 0, result.stderr
+    # cat, dog, fish, hamster: two perfect classes of four.
+    assert json.loads(result.stdout)["score"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("labels", ['["cat", "dog", "fish"]', "cat,dog,fish"])
+def test_with_labels_a_label_outside_them_is_an_error(hamster, labels):
+    result = podium(
+        "score",
+        "--metric",
+        "macro_f1",
+        "--labels",
+        labels,
+        str(hamster["key"]),
+        str(hamster["sub"]),
+    )
+    _assert_error(result, "submission", "'hamster' in 1 row(s)")
+
+
+def test_with_labels_that_hold_every_label_the_score_is_unchanged(hamster):
+    result = podium(
+        "score",
+        "--metric",
+        "macro_f1",
+        "--labels",
+        "cat,dog,fish,hamster",
+        str(hamster["key"]),
+        str(hamster["sub"]),
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["score"] == pytest.approx(0.5)
+
+
+def test_labels_for_a_numeric_metric_are_an_error(files):
+    result = podium(
+        "score", "--metric", "roc_auc", "--labels", "0,1", str(files["key"]), str(files["sub"])
+    )
+    _assert_error(result, "single-label")

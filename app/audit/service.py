@@ -3,9 +3,10 @@
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from app.models import AuditEntry, Competition, User
+from app.pagination import Page, Paged, paginate
 
 
 def record(
@@ -31,11 +32,11 @@ def record(
     return entry
 
 
-def entries(session: Session, *, competition: Competition) -> list[AuditEntry]:
-    return list(
-        session.scalars(
-            select(AuditEntry)
-            .where(AuditEntry.competition_id == competition.id)
-            .order_by(AuditEntry.created_at, AuditEntry.id)
-        )
+def entries(session: Session, *, competition: Competition, page: Page) -> Paged[AuditEntry]:
+    """One page of the competition's log, oldest first, with each entry's actor."""
+    query = (
+        select(AuditEntry)
+        .where(AuditEntry.competition_id == competition.id)
+        .order_by(AuditEntry.created_at, AuditEntry.id)
     )
+    return paginate(session, query, page, options=[joinedload(AuditEntry.actor)])

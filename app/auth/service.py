@@ -1,10 +1,12 @@
-"""Creating users and resolving bearer tokens to users."""
+"""Creating users, issuing, listing and revoking their tokens, resolving tokens to users."""
 
-from sqlalchemy import select
+from datetime import UTC, datetime
+
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from app.auth.tokens import hash_token, new_token
-from app.errors import Conflict, Unauthorized
+from app.errors import Conflict, NotFound, Unauthorized
 from app.models import ApiToken, Role, User
 
 
@@ -42,3 +44,61 @@ def user_for_token(session: Session, *, token: str, secret_key: str) -> User:
     if row is None:
         raise Unauthorized("unknown or revoked token")
     return row.user
+
+
+def user_named(session: Session, name: str) -> User:
+    user = session.scalar(select(User).where(User.name == name))
+    if user is None:
+        raise NotFound(f"no user named '{name}'")
+    return user
+
+
+def tokens_of(session: Session, *, user: User) -> list[ApiToken]:
+    """The user's tokens, newest first, revoked ones included (their secrets are not kept)."""
+    return list(
+        session.scalars(
+            select(ApiToken)
+            .where(ApiToken.user_id == user.id)
+            .order_by(ApiToken.created_at.desc(), ApiToken.id.desc())
+        )
+    )
+
+
+def revoke_tokens(session: Session, *, user: User) -> int:
+    """Revoke every live token of the user; returns how many there were."""
+    result = session.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=datetime.now(UTC))
+    )
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def revoke_own_token(session: Session, *, user: User, token_id: int) -> ApiToken:
+    """Revoke one of the user's own tokens; anyone else's is reported as not existing."""
+    token = session.get(ApiToken, token_id)
+    if token is None or token.user_id != user.id:
+        raise NotFound(f"no token {token_id}")
+    if token.revoked_at is None:
+        token.revoked_at = datetime.now(UTC)
+        session.flush()
+    return token
+
+
+def rotate_token(session: Session, *, user: User, secret_key: str, revoke: bool) -> str:
+    """A new token for the user, after revoking their existing ones when ``revoke``."""
+    if revoke:
+        revoke_tokens(session, user=user)
+    return issue_token(session, user=user, secret_key=secret_key)
+
+
+def users_with_token_counts(session: Session) -> list[tuple[User, int]]:
+    """Every user and how many live tokens they hold, in one query."""
+    live = func.count(ApiToken.id)
+    rows = session.execute(
+        select(User, live)
+        .outerjoin(ApiToken, (ApiToken.user_id == User.id) & ApiToken.revoked_at.is_(None))
+        .group_by(User.id)
+        .order_by(User.name)
+    ).all()
+    return [(user, int(count)) for user, count in rows]

@@ -48,3 +48,14 @@ def metric_for(competition: Competition) -> Metric:
     if is_custom(competition):
         return custom_metric(competition.custom_metric_direction or "maximize")
     return get_metric(competition.metric_name)
+
+
+def label_set(competition: Competition) -> list[str] | None:
+    """The labels a single-label classification competition accepts: the host's, or else the
+    live key's. None for other metrics, or before there is a key (then nothing is checked)."""
+    if metric_for(competition).cell != "label":
+        return None
+    if competition.labels:
+        return list(competition.labels)
+    key = competition.board_key
+    return list(key.labels) if key is not None and key.labels else None

@@ -19,8 +19,12 @@ from app.deps import (
     SessionDep,
     SettingsDep,
 )
+from app.errors import error_responses
+from app.pagination import PAGE_HEADERS, PageDep
 
-router = APIRouter(prefix="/competitions", tags=["competitions"])
+router = APIRouter(
+    prefix="/competitions", tags=["competitions"], responses=error_responses(403, 404, 409)
+)
 
 
 @router.post("", response_model=CompetitionPublic, status_code=status.HTTP_201_CREATED)
@@ -31,9 +35,13 @@ def create_competition(
     return service.to_public(competition)
 
 
-@router.get("", response_model=list[CompetitionPublic])
-def list_competitions(session: SessionDep, _user: CurrentUser) -> list[CompetitionPublic]:
-    return [service.to_public(c) for c in service.list_competitions(session)]
+@router.get("", response_model=list[CompetitionPublic], responses=PAGE_HEADERS)
+def list_competitions(
+    session: SessionDep, _user: CurrentUser, page: PageDep
+) -> list[CompetitionPublic]:
+    found = service.competitions_page(session, page=page)
+    page.tell_total(found.total)
+    return [service.to_public(c) for c in found.items]
 
 
 @router.get("/{slug}", response_model=CompetitionPublic)
@@ -52,7 +60,12 @@ def update_competition(
     return service.to_public(competition)
 
 
-@router.put("/{slug}/answer-key", response_model=AnswerKeyPublic, status_code=201)
+@router.put(
+    "/{slug}/answer-key",
+    response_model=AnswerKeyPublic,
+    status_code=201,
+    responses=error_responses(413),
+)
 def upload_answer_key(
     user: CurrentUser,
     competition: HostedCompetitionDep,
@@ -66,7 +79,9 @@ def upload_answer_key(
     return AnswerKeyPublic.model_validate(key)
 
 
-@router.put("/{slug}/custom-metric", response_model=CompetitionPublic)
+@router.put(
+    "/{slug}/custom-metric", response_model=CompetitionPublic, responses=error_responses(413)
+)
 def upload_custom_metric(
     user: CurrentUser,
     competition: HostedCompetitionDep,

@@ -1,7 +1,19 @@
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+# A single-label classification competition's label set, as the host gives it.
+Label = Annotated[str, Field(min_length=1, max_length=200)]
+LabelSet = Annotated[
+    list[Label] | None,
+    Field(
+        min_length=1,
+        max_length=1000,
+        description="single-label classification only: the labels a prediction may hold "
+        "(default: the answer key's labels)",
+    ),
+]
 
 
 class MetricConfig(BaseModel):
@@ -27,6 +39,7 @@ class CompetitionCreate(BaseModel):
     final_selection_limit: int = Field(default=2, ge=1, le=100)
     max_team_size: int = Field(default=5, ge=1, le=1000)
     score_decimals: int = Field(default=5, ge=0, le=15)
+    labels: LabelSet = None
 
     @model_validator(mode="after")
     def _timeline_in_order(self) -> "CompetitionCreate":
@@ -49,6 +62,7 @@ class CompetitionUpdate(BaseModel):
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
     max_team_size: int | None = Field(default=None, ge=1, le=1000)
     score_decimals: int | None = Field(default=None, ge=0, le=15)
+    labels: LabelSet = None
 
 
 def check_timeline(
@@ -96,6 +110,11 @@ class CompetitionPublic(BaseModel):
     score_decimals: int
     has_answer_key: bool
     has_metric_file: bool | None = None
+    labels: list[str] | None = Field(
+        default=None,
+        description="single-label classification: the labels a prediction may hold; a file "
+        "with any other is refused at upload",
+    )
     created_at: datetime
 
 

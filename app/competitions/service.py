@@ -7,12 +7,12 @@ from typing import Any, BinaryIO
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlalchemy import false, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import Select, false, func, select, update
+from sqlalchemy.orm import Session, selectinload
 
 from app.audit.service import record
 from app.competitions.hosts import make_owner
-from app.competitions.metric import CUSTOM, custom_metric, is_custom, metric_for
+from app.competitions.metric import CUSTOM, custom_metric, is_custom, label_set, metric_for
 from app.competitions.schemas import (
     CompetitionCreate,
     CompetitionPublic,
@@ -28,12 +28,16 @@ from app.custom_metrics.sandbox import (
 )
 from app.errors import Conflict, NotFound, Unprocessable
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
-from app.models import AnswerKey, Competition, Submission, User
+from app.models import AnswerKey, Competition, Submission, Team, User
+from app.pagination import Page, Paged, paginate
 from app.scoring.core import ScoringError
 from app.scoring.custom import check_key_with_custom_metric, custom_metrics_refused
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
+from app.scoring.intake_errors import first_few, plural
+from app.scoring.intake_labels import distinct_labels
 from app.scoring.keys import cached_key, key_table
 from app.storage import remove_quietly, store_stream
+from app.teams.notices import notify
 
 
 def create_competition(session: Session, *, data: CompetitionCreate, owner: User) -> Competition:
@@ -46,6 +50,7 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         raise Unprocessable(str(exc)) from None
     if session.scalar(select(Competition.id).where(Competition.slug == data.slug)) is not None:
         raise Conflict(f"a competition with slug '{data.slug}' already exists")
+    labels = _checked_labels(metric, data.labels)
     competition = Competition(
         slug=data.slug,
         title=data.title,
@@ -61,6 +66,7 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         final_selection_limit=data.final_selection_limit,
         max_team_size=data.max_team_size,
         score_decimals=data.score_decimals,
+        labels=labels,
         created_by_id=owner.id,
     )
     session.add(competition)
@@ -69,8 +75,39 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
     return competition
 
 
+def _checked_labels(metric: Metric, labels: list[str] | None) -> list[str] | None:
+    if labels is None:
+        return None
+    if metric.cell != "label":
+        raise Unprocessable(
+            f"labels apply to single-label classification metrics only, not '{metric.name}'"
+        )
+    return list(dict.fromkeys(labels))
+
+
+def _check_key_within(key_labels: list[str] | None, labels: list[str] | None) -> None:
+    """The host's label set must hold every label of the live key, or no one could be right."""
+    if not key_labels or not labels:
+        return
+    missing = sorted(set(key_labels) - set(labels))
+    if missing:
+        raise Unprocessable(
+            f"the answer key holds {plural(len(missing), 'label')} outside the label set: "
+            f"{first_few(missing)}; add them to labels"
+        )
+
+
 def list_competitions(session: Session) -> list[Competition]:
-    return list(session.scalars(select(Competition).order_by(Competition.created_at.desc())))
+    return list(session.scalars(_newest_first()))
+
+
+def competitions_page(session: Session, *, page: Page) -> Paged[Competition]:
+    # Each competition's view reads its key versions: loaded for the whole page at once.
+    return paginate(session, _newest_first(), page, options=[selectinload(Competition.answer_keys)])
+
+
+def _newest_first() -> Select[Competition]:
+    return select(Competition).order_by(Competition.created_at.desc(), Competition.id.desc())
 
 
 def to_public(competition: Competition) -> CompetitionPublic:
@@ -94,6 +131,7 @@ def to_public(competition: Competition) -> CompetitionPublic:
         score_decimals=competition.score_decimals,
         has_answer_key=key is not None,
         has_metric_file=bool(competition.custom_metric_path) if is_custom(competition) else None,
+        labels=label_set(competition),
         created_at=competition.created_at,
     )
 
@@ -132,6 +170,10 @@ def update_competition(
         )
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
+    if "labels" in changes:
+        changes["labels"] = _checked_labels(metric_for(competition), changes["labels"])
+        key = competition.board_key
+        _check_key_within(key.labels if key else None, changes["labels"])
     before = _snapshot(competition, list(changes))
     for name, value in changes.items():
         setattr(competition, name, value)
@@ -147,6 +189,8 @@ def update_competition(
         before=before,
         after=_snapshot(competition, list(changes)),
     )
+    if "deadline" in changes:
+        _unselect_late(session, competition, actor)
     return competition
 
 
@@ -157,6 +201,51 @@ def _relabel_late(session: Session, competition: Competition) -> None:
     session.execute(
         update(Submission).where(Submission.competition_id == competition.id).values(late=late)
     )
+
+
+def _unselect_late(session: Session, competition: Competition, actor: User) -> None:
+    """A submission the moved deadline made late cannot stay selected: it loses its selection,
+    its team gets a notice and the audit log an entry."""
+    rows = session.execute(
+        select(Submission.id, Submission.team_id, Team.name)
+        .join(Team, Team.id == Submission.team_id)
+        .where(
+            Submission.competition_id == competition.id,
+            Submission.late.is_(True),
+            Submission.selected.is_(True),
+        )
+        .order_by(Submission.team_id, Submission.id)
+    ).all()
+    if not rows:
+        return
+    session.execute(
+        update(Submission).where(Submission.id.in_([r.id for r in rows])).values(selected=False)
+    )
+    deadline = competition.deadline.isoformat() if competition.deadline else "none"
+    still_open = ""
+    if competition.deadline is not None and not competition.is_past_deadline(datetime.now(UTC)):
+        still_open = " You may select on-time submissions until then."
+    by_team: dict[tuple[int, str], list[int]] = {}
+    for submission_id, team_id, name in rows:
+        by_team.setdefault((team_id, name), []).append(submission_id)
+    for (team_id, name), ids in by_team.items():
+        listed = ", ".join(f"#{i}" for i in ids)
+        notify(
+            session,
+            team_id=team_id,
+            kind="selection_late",
+            message=f"The deadline moved to {deadline}: submission(s) {listed} now came after it, "
+            f"so they are late and no longer selected.{still_open}",
+        )
+        record(
+            session,
+            competition=competition,
+            actor=actor,
+            action="selection_cleared",
+            target=name,
+            before={"selected": ids},
+            after={"selected": [], "reason": f"late after the deadline moved to {deadline}"},
+        )
 
 
 def upload_answer_key(
@@ -196,6 +285,13 @@ def upload_answer_key(
         if not _is_referenced(session, stored.path):
             remove_quietly(stored.path)
         raise Unprocessable(f"answer key rejected: {exc.message}") from None
+    key_labels = distinct_labels(table.y_true) if metric.cell == "label" else None
+    try:
+        _check_key_within(key_labels, competition.labels)
+    except Unprocessable:
+        if not _is_referenced(session, stored.path):
+            remove_quietly(stored.path)
+        raise
     latest = session.scalar(
         select(func.max(AnswerKey.version)).where(AnswerKey.competition_id == competition.id)
     )
@@ -211,6 +307,7 @@ def upload_answer_key(
         n_rows=table.n_rows,
         n_public=table.count(PUBLIC),
         n_private=table.count(PRIVATE),
+        labels=key_labels,
         uploaded_by_id=uploader.id,
         published_at=now if previous is None else None,
     )

@@ -3,10 +3,11 @@ from pydantic import BaseModel
 
 from app.competitions.schemas import AnswerKeyPublic
 from app.deps import CompetitionDep, CurrentUser, HostedCompetitionDep, SessionDep
+from app.errors import error_responses
 from app.leaderboard import moderation, rescore, service
 from app.leaderboard.schemas import Board, Leaderboard, RescorePreview, RescoreStarted
 
-router = APIRouter(tags=["leaderboard"])
+router = APIRouter(tags=["leaderboard"], responses=error_responses(403, 404, 409))
 
 
 @router.get("/competitions/{slug}/leaderboard", response_model=Leaderboard)

@@ -5,7 +5,7 @@ from app.models.competition import AnswerKey, Competition
 from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, HostRole
 from app.models.submission import Score, Submission, SubmissionStatus
-from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
+from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, TeamNotice
 from app.models.user import ApiToken, Role, User
 
 __all__ = [
@@ -24,5 +24,6 @@ __all__ = [
     "SubmissionStatus",
     "Team",
     "TeamMember",
+    "TeamNotice",
     "User",
 ]

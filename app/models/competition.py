@@ -24,6 +24,9 @@ class Competition(Base):
     custom_metric_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
     custom_metric_direction: Mapped[str | None] = mapped_column(String(16), default=None)
     id_column: Mapped[str | None] = mapped_column(String(128), default=None)
+    # A single-label classification competition's label set, as the host gave it; without it
+    # the board key's labels are the set. Predictions outside it are refused at upload.
+    labels: Mapped[list[str] | None] = mapped_column(JSON, default=None)
     # Submissions open at ``start``; teams may merge until ``team_merge_deadline``; the private
     # board opens by itself at ``deadline``.
     start: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
@@ -68,6 +71,9 @@ class AnswerKey(Base):
     n_rows: Mapped[int] = mapped_column(Integer)
     n_public: Mapped[int] = mapped_column(Integer)
     n_private: Mapped[int] = mapped_column(Integer)
+    # The distinct target labels, for a single-label classification metric (public: the label
+    # set is what participants may predict).
+    labels: Mapped[list[str] | None] = mapped_column(JSON, default=None)
     uploaded_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The first version is published on upload; a later one only when an organiser publishes it,

@@ -3,7 +3,7 @@
 import enum
 from datetime import datetime
 
-from sqlalchemy import Enum, ForeignKey, String, UniqueConstraint
+from sqlalchemy import Enum, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
@@ -66,3 +66,16 @@ class TeamInvitation(Base):
     responded_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
     team: Mapped[Team] = relationship()
+
+
+class TeamNotice(Base):
+    """Something that changed for a team without its doing: selections a merge or a moved
+    deadline cleared. Shown on the team view, newest first."""
+
+    __tablename__ = "team_notices"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    message: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

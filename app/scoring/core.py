@@ -1,6 +1,7 @@
 """The one scoring code path, shared by the server's jobs and ``podium score``."""
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from app.scoring.intake import (
 )
 from app.scoring.intake_align import arrow_indices
 from app.scoring.intake_errors import MAX_MESSAGE, SHOWN, cut, first_few
+from app.scoring.intake_labels import check_labels
 
 
 @dataclass(frozen=True)
@@ -207,9 +209,13 @@ def score_submission_file(
     key: AnswerKeyTable,
     details: bool = False,
     limits: IntakeLimits = DEFAULT_LIMITS,
+    labels: Sequence[str] | None = None,
 ) -> ScoreResult:
+    """Score a submission file; with ``labels``, a label outside them is an error."""
     try:
         y_pred = read_submission(path, key=key, metric=metric, limits=limits)
+        if labels is not None:
+            check_labels(path, column=key.target_columns[0], labels=labels, limits=limits)
     except IntakeError as exc:
         raise ScoringError(exc.message, source="submission", kind=exc.kind) from None
     return score_aligned(metric, params, key, y_pred, details=details)
@@ -224,17 +230,37 @@ def score_files(
     id_column: str | None = None,
     details: bool = False,
     limits: IntakeLimits = DEFAULT_LIMITS,
+    labels: Sequence[str] | None = None,
 ) -> ScoreResult:
     """Score two files, as ``podium score`` does.
 
     The key is not scored against itself first: a key the metric cannot use fails the one real
-    scoring with the same answer-key error, and a large file is not scored twice.
+    scoring with the same answer-key error, and a large file is not scored twice. Without
+    ``labels`` a single-label metric's classes are those found in the files (scikit-learn's
+    semantics); with them, a label outside them in either file is an error.
     """
     metric = get_metric(metric_name)
     parsed = metric.parse_params(params)
+    if labels is not None and metric.cell != "label":
+        raise ScoringError(
+            f"labels apply to single-label classification metrics only, not '{metric.name}'",
+            source="options",
+            kind="bad_option",
+        )
     key = load_key(
         answer_key, metric=metric, params=parsed, id_column=id_column, limits=limits, check=False
     )
+    if labels is not None:
+        try:
+            check_labels(answer_key, column=key.target_columns[0], labels=labels, limits=limits)
+        except IntakeError as exc:
+            raise ScoringError(exc.message, source="answer_key", kind=exc.kind) from None
     return score_submission_file(
-        submission, metric=metric, params=parsed, key=key, details=details, limits=limits
+        submission,
+        metric=metric,
+        params=parsed,
+        key=key,
+        details=details,
+        limits=limits,
+        labels=labels,
     )

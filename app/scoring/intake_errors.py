@@ -40,6 +40,7 @@ KINDS = (
     "unknown_ids",
     "missing_ids",
     "bad_usage",
+    "unknown_labels",  # a label outside the competition's published label set
 )
 
 

@@ -14,8 +14,9 @@ from app.deps import (
     SessionDep,
     SettingsDep,
 )
-from app.errors import NotFound, error_response
+from app.errors import NotFound, error_response, error_responses
 from app.leaderboard import moderation
+from app.pagination import PAGE_HEADERS, PageDep
 from app.submissions import selection, service, views
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
@@ -28,7 +29,7 @@ from app.submissions.schemas import (
 )
 from app.teams.service import find_team
 
-router = APIRouter(tags=["submissions"])
+router = APIRouter(tags=["submissions"], responses=error_responses(403, 404, 409))
 
 SubmissionView = SubmissionHost | SubmissionRevealed | SubmissionPublic
 
@@ -41,6 +42,7 @@ class HideRequest(BaseModel):
     "/competitions/{slug}/submissions",
     response_model=SubmissionAccepted,
     status_code=status.HTTP_202_ACCEPTED,
+    responses=error_responses(413, 429),
 )
 def create_submission(
     request: Request,
@@ -69,14 +71,15 @@ def create_submission(
     return SubmissionAccepted(id=upload.submission.id, status=upload.submission.status)
 
 
-@router.get("/competitions/{slug}/submissions", response_model=list[SubmissionView])
+@router.get(
+    "/competitions/{slug}/submissions", response_model=list[SubmissionView], responses=PAGE_HEADERS
+)
 def list_submissions(
-    competition: CompetitionDep, user: CurrentUser, session: SessionDep
+    competition: CompetitionDep, user: CurrentUser, session: SessionDep, page: PageDep
 ) -> list[SubmissionPublic]:
-    submissions = service.team_submissions(session, competition=competition, user=user)
-    return [
-        views.view(session, submission=s, competition=competition, user=user) for s in submissions
-    ]
+    found = service.team_submissions_page(session, competition=competition, user=user, page=page)
+    page.tell_total(found.total)
+    return views.views(session, submissions=found.items, competition=competition, user=user)
 
 
 @router.get("/competitions/{slug}/quota", response_model=QuotaPublic)

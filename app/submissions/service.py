@@ -5,17 +5,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import Select, select
+from sqlalchemy.orm import Session, joinedload
 
 from app.competitions.hosts import is_host
-from app.competitions.metric import is_custom
+from app.competitions.metric import is_custom, label_set
 from app.config import Settings
 from app.db import after_commit
 from app.errors import AppError, Conflict, Forbidden, NotFound, PayloadTooLarge, Unprocessable
 from app.models import Competition, Submission, SubmissionStatus, TeamMember, User
+from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
+from app.scoring.intake_labels import check_labels
 from app.scoring.keys import intake_limits
 from app.scoring.queue import ScoringQueue
 from app.storage import store_stream
@@ -90,6 +92,15 @@ def create_submission(
     try:
         # The key row carries the same id_column / target_columns the parsed table would.
         check_upload(stored.path, key=key, limits=intake_limits(settings))  # type: ignore[arg-type]
+        # The public label set only: whether a file is accepted never depends on hidden targets.
+        labels = label_set(competition)
+        if labels is not None:
+            check_labels(
+                stored.path,
+                column=key.target_columns[0],
+                labels=labels,
+                limits=intake_limits(settings),
+            )
     except IntakeError as exc:
         # Refused files are not kept (a flood of them would fill the disk); the row is.
         _discard(session, stored.path)
@@ -144,13 +155,31 @@ def visible_submission(session: Session, *, submission_id: int, user: User) -> S
 
 
 def team_submissions(session: Session, *, competition: Competition, user: User) -> list[Submission]:
+    """The team's submissions, newest first (an organiser's: every team's)."""
+    return list(session.scalars(_team_submissions(session, competition=competition, user=user)))
+
+
+def team_submissions_page(
+    session: Session, *, competition: Competition, user: User, page: Page
+) -> Paged[Submission]:
+    """One page of :func:`team_submissions`."""
+    query = _team_submissions(session, competition=competition, user=user)
+    # An organiser's view names each submission's team and user: loaded with the page.
+    return paginate(
+        session, query, page, options=[joinedload(Submission.team), joinedload(Submission.user)]
+    )
+
+
+def _team_submissions(
+    session: Session, *, competition: Competition, user: User
+) -> Select[Submission]:
     query = select(Submission).where(Submission.competition_id == competition.id)
     if not is_host(session, competition, user):
         team_ids = select(TeamMember.team_id).where(
             TeamMember.competition_id == competition.id, TeamMember.user_id == user.id
         )
         query = query.where(Submission.team_id.in_(team_ids))
-    return list(session.scalars(query.order_by(Submission.created_at.desc(), Submission.id.desc())))
+    return query.order_by(Submission.created_at.desc(), Submission.id.desc())
 
 
 def is_member(session: Session, *, team_id: int, user: User) -> bool:

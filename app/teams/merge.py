@@ -6,9 +6,11 @@ and the deadline; neither team banned; the invitee leads the team they bring; th
 could have made by now (``daily_submission_limit`` for every day since ``start``'s UTC date,
 today included, and at most ``total_submission_limit``).
 
-The inviting team survives with its name, leader and final selections. The absorbed team's
-members and submissions move to it, its own selections are cleared (the survivor's stand),
-its invitations are cancelled, and the team row is removed.
+The inviting team survives with its name and leader. The absorbed team's members, submissions
+and notices move to it, its invitations are cancelled, and the team row is removed. Both teams'
+final selections are kept when together they fit ``final_selection_limit``; otherwise all of them
+are cleared, for the merged team to choose again. Either way the merged team gets a notice (on its
+team view, and so in the accept response) and the audit log an entry.
 """
 
 from datetime import UTC, datetime
@@ -17,6 +19,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.audit.service import record
 from app.errors import Conflict
 from app.models import (
     Competition,
@@ -25,8 +28,10 @@ from app.models import (
     Team,
     TeamInvitation,
     TeamMember,
+    TeamNotice,
     User,
 )
+from app.teams.notices import notify
 from app.teams.service import (
     check_merge_window,
     check_not_host,
@@ -79,6 +84,9 @@ def accept(session: Session, *, invitation_id: int, user: User) -> Team:
     else:
         moved = list(
             session.scalars(select(TeamMember.user_id).where(TeamMember.team_id == absorbed.id))
+        )
+        _merge_selections(
+            session, competition=competition, survivor=survivor, absorbed=absorbed, user=user
         )
         _absorb(session, survivor=survivor, absorbed=absorbed, now=now)
     invitation.status = InvitationStatus.accepted
@@ -158,13 +166,69 @@ def _add_member(session: Session, *, competition: Competition, team: Team, user:
         raise Conflict("you are already on a team in this competition") from None
 
 
+def _merge_selections(
+    session: Session, *, competition: Competition, survivor: Team, absorbed: Team, user: User
+) -> None:
+    """Keep both teams' selections when they fit the limit together, else clear them all; say
+    which on the merged team's notices and in the audit log."""
+    rows = session.execute(
+        select(Submission.id, Submission.team_id)
+        .where(Submission.team_id.in_([survivor.id, absorbed.id]), Submission.selected.is_(True))
+        .order_by(Submission.id)
+    ).all()
+    chosen = {
+        team.name: [id_ for id_, team_id in rows if team_id == team.id]
+        for team in (survivor, absorbed)
+    }
+    ids = [id_ for id_, _team_id in rows]
+    limit = competition.final_selection_limit
+    kept = len(ids) <= limit
+    merged = f"Team '{absorbed.name}' merged into '{survivor.name}'"
+    if ids and kept:
+        notify(
+            session,
+            team_id=survivor.id,
+            kind="selections_kept",
+            message=f"{merged}: both teams' final selections are kept, {len(ids)} of the "
+            f"limit of {limit} (submission(s) {_listed(ids)}).",
+        )
+    elif ids:
+        session.execute(update(Submission).where(Submission.id.in_(ids)).values(selected=False))
+        notify(
+            session,
+            team_id=survivor.id,
+            kind="selections_cleared",
+            message=f"{merged}: together the teams had {len(ids)} final selections, more than "
+            f"the limit of {limit}, so all were cleared (submission(s) {_listed(ids)}). Select "
+            f"up to {limit} again before the deadline.",
+        )
+    record(
+        session,
+        competition=competition,
+        actor=user,
+        action="team_merge",
+        target=survivor.name,
+        before={"teams": [survivor.name, absorbed.name], "selected": chosen},
+        after={
+            "team": survivor.name,
+            "selected": ids if kept else [],
+            "selections": "kept" if kept else "cleared",
+        },
+    )
+
+
+def _listed(ids: list[int]) -> str:
+    return ", ".join(f"#{id_}" for id_ in ids)
+
+
 def _absorb(session: Session, *, survivor: Team, absorbed: Team, now: datetime) -> None:
-    # Order matters: submissions, members and invitations cascade with the team row, so they
-    # move before it is deleted.
+    # Order matters: submissions, members, notices and invitations cascade with the team row, so
+    # they move before it is deleted.
     session.execute(
-        update(Submission)
-        .where(Submission.team_id == absorbed.id)
-        .values(team_id=survivor.id, selected=False)
+        update(Submission).where(Submission.team_id == absorbed.id).values(team_id=survivor.id)
+    )
+    session.execute(
+        update(TeamNotice).where(TeamNotice.team_id == absorbed.id).values(team_id=survivor.id)
     )
     session.execute(
         update(TeamMember).where(TeamMember.team_id == absorbed.id).values(team_id=survivor.id)

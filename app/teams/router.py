@@ -3,10 +3,12 @@
 from fastapi import APIRouter, Response, status
 
 from app.deps import CompetitionDep, CurrentUser, IdPath, SessionDep
+from app.errors import error_responses
+from app.pagination import PAGE_HEADERS, PageDep
 from app.teams import merge, service
 from app.teams.schemas import InvitationCreate, InvitationPublic, TeamPublic
 
-router = APIRouter(tags=["teams"])
+router = APIRouter(tags=["teams"], responses=error_responses(403, 404, 409))
 
 
 @router.post(
@@ -56,12 +58,17 @@ def withdraw(
     return service.invitation_view(session, invitation=invitation)
 
 
-@router.get("/competitions/{slug}/invitations", response_model=list[InvitationPublic])
+@router.get(
+    "/competitions/{slug}/invitations",
+    response_model=list[InvitationPublic],
+    responses=PAGE_HEADERS,
+)
 def my_invitations(
-    competition: CompetitionDep, user: CurrentUser, session: SessionDep
+    competition: CompetitionDep, user: CurrentUser, session: SessionDep, page: PageDep
 ) -> list[InvitationPublic]:
-    invitations = service.invitations_for(session, competition=competition, user=user)
-    return [service.invitation_view(session, invitation=i) for i in invitations]
+    found = service.invitations_for(session, competition=competition, user=user, page=page)
+    page.tell_total(found.total)
+    return service.invitation_views(session, invitations=found.items, competition=competition)
 
 
 @router.post("/invitations/{invitation_id}/accept", response_model=TeamPublic)

@@ -21,12 +21,24 @@ class InvitationSent(BaseModel):
     created_at: datetime
 
 
+class NoticePublic(BaseModel):
+    """Something that changed for the team without its doing (``kind``: ``selections_cleared``,
+    ``selections_kept``, ``selection_late``)."""
+
+    kind: str
+    message: str
+    created_at: datetime
+
+
 class TeamPublic(BaseModel):
     id: int
     name: str
     leader: str | None
     members: list[str]
     pending_invitations: list[InvitationSent]
+    notices: list[NoticePublic] = Field(
+        default_factory=list, description="the latest notices, newest first"
+    )
 
 
 class InvitationPublic(BaseModel):

@@ -9,11 +9,13 @@ from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from app.competitions.hosts import is_host
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Competition, InvitationStatus, Team, TeamInvitation, TeamMember, User
+from app.pagination import Page, Paged, paginate
+from app.teams import notices
 from app.teams.schemas import InvitationPublic, InvitationSent, TeamPublic
 
 # Each retry follows a lost race for the user's membership or for a team name.
@@ -168,6 +170,7 @@ def team_view(session: Session, *, team: Team) -> TeamPublic:
             InvitationSent(id=id_, user=name, created_at=created_at)
             for id_, name, created_at in pending
         ],
+        notices=notices.recent(session, team_id=team.id),
     )
 
 
@@ -235,18 +238,18 @@ def invite(
 
 
 def invitations_for(
-    session: Session, *, competition: Competition, user: User
-) -> list[TeamInvitation]:
-    return list(
-        session.scalars(
-            select(TeamInvitation)
-            .where(
-                TeamInvitation.competition_id == competition.id,
-                TeamInvitation.invitee_id == user.id,
-            )
-            .order_by(TeamInvitation.created_at.desc(), TeamInvitation.id.desc())
+    session: Session, *, competition: Competition, user: User, page: Page
+) -> Paged[TeamInvitation]:
+    """One page of the invitations sent to this user, newest first."""
+    query = (
+        select(TeamInvitation)
+        .where(
+            TeamInvitation.competition_id == competition.id,
+            TeamInvitation.invitee_id == user.id,
         )
+        .order_by(TeamInvitation.created_at.desc(), TeamInvitation.id.desc())
     )
+    return paginate(session, query, page, options=[joinedload(TeamInvitation.team)])
 
 
 def own_invitation(session: Session, *, invitation_id: int, user: User) -> TeamInvitation:
@@ -302,16 +305,29 @@ def cancel(
 
 
 def invitation_view(session: Session, *, invitation: TeamInvitation) -> InvitationPublic:
-    people = [invitation.inviter_id, invitation.invitee_id]
-    rows = session.execute(select(User.id, User.name).where(User.id.in_(people)))
-    names = {user_id: name for user_id, name in rows}
-    return InvitationPublic(
-        id=invitation.id,
-        competition=session.get_one(Competition, invitation.competition_id).slug,
-        team=invitation.team.name,
-        inviter=names[invitation.inviter_id],
-        invitee=names[invitation.invitee_id],
-        status=invitation.status,
-        created_at=invitation.created_at,
-        responded_at=invitation.responded_at,
-    )
+    competition = session.get_one(Competition, invitation.competition_id)
+    return invitation_views(session, invitations=[invitation], competition=competition)[0]
+
+
+def invitation_views(
+    session: Session, *, invitations: list[TeamInvitation], competition: Competition
+) -> list[InvitationPublic]:
+    """Invitations of one competition as their people see them; every name read in one query."""
+    people = {i.inviter_id for i in invitations} | {i.invitee_id for i in invitations}
+    names: dict[int, str] = {}
+    if people:
+        rows = session.execute(select(User.id, User.name).where(User.id.in_(people)))
+        names = {user_id: name for user_id, name in rows}
+    return [
+        InvitationPublic(
+            id=invitation.id,
+            competition=competition.slug,
+            team=invitation.team.name,
+            inviter=names[invitation.inviter_id],
+            invitee=names[invitation.invitee_id],
+            status=invitation.status,
+            created_at=invitation.created_at,
+            responded_at=invitation.responded_at,
+        )
+        for invitation in invitations
+    ]

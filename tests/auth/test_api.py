@@ -36,3 +36,50 @@ def test_a_revoked_token_is_401(client, alice, session_factory):
 def test_a_non_bearer_scheme_is_401(client, alice):
     response = client.get(f"{API}/me", headers={"Authorization": f"Basic {alice.token}"})
     assert response.status_code == 401
+
+
+# The caller's own tokens: listed by id and prefix, revoked one by one, never another user's.
+
+
+def _tokens(client, caller) -> list[dict]:  # type: ignore[no-untyped-def]
+    response = client.get(f"{API}/auth/tokens", headers=caller.headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_user_lists_their_own_tokens_by_prefix_never_the_secret(client, alice, bob):
+    (token,) = _tokens(client, alice)
+    assert alice.token.startswith(token["prefix"]) and token["revoked_at"] is None
+    assert alice.token not in str(_tokens(client, alice))
+    assert _tokens(client, bob)[0]["id"] != token["id"]
+
+
+def test_a_user_revokes_one_of_their_tokens(client, alice, session_factory, settings):
+    from app.auth.service import issue_token, user_named
+
+    with session_factory() as session:
+        second = issue_token(
+            session, user=user_named(session, "alice"), secret_key=settings.secret_key
+        )
+        session.commit()
+    spare = {"Authorization": f"Bearer {second}"}
+    listed = _tokens(client, alice)
+    assert len(listed) == 2
+    first_id = next(t["id"] for t in listed if alice.token.startswith(t["prefix"]))
+    response = client.delete(f"{API}/auth/tokens/{first_id}", headers=spare)
+    assert response.status_code == 200 and response.json()["revoked_at"] is not None
+    assert client.get(f"{API}/me", headers=alice.headers).status_code == 401
+    assert client.get(f"{API}/me", headers=spare).json()["name"] == "alice"
+
+
+def test_a_user_can_neither_list_nor_revoke_another_users_tokens(client, alice, bob):
+    (alices,) = _tokens(client, alice)
+    assert alices["id"] not in {t["id"] for t in _tokens(client, bob)}
+    response = client.delete(f"{API}/auth/tokens/{alices['id']}", headers=bob.headers)
+    assert response.status_code == 404 and response.json()["code"] == "not_found"
+    assert client.get(f"{API}/me", headers=alice.headers).status_code == 200
+    assert _tokens(client, alice)[0]["revoked_at"] is None
+
+
+def test_revoking_an_unknown_token_is_404(client, alice):
+    assert client.delete(f"{API}/auth/tokens/999999", headers=alice.headers).status_code == 404

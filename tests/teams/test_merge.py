@@ -115,16 +115,67 @@ def test_merged_team_keeps_both_histories(client, host, alice, bob):
     assert host_view["team"] == "alice" and host_view["user"] == "bob"
 
 
-def test_the_absorbed_teams_selections_are_cleared(client, host, alice, bob, session_factory):
+def _select(client, caller, submission: int) -> None:
+    response = client.post(f"{API}/submissions/{submission}/select", headers=caller.headers)
+    assert response.status_code == 200, response.text
+
+
+def _selected(client, caller) -> dict[int, bool]:
+    return {s["id"]: s["selected"] for s in _submissions(client, caller)}
+
+
+def _merge_audit(client, host) -> list[dict]:
+    log = client.get(f"{API}/competitions/churn/audit", headers=host.headers).json()
+    return [e for e in log if e["action"] == "team_merge"]
+
+
+def test_both_teams_selections_are_kept_when_together_they_fit(client, host, alice, bob):
+    # Contract changed by issue 9: the absorbed team's selections used to be cleared silently.
     invitation = _two_teams(client, host, alice, bob, 1, 1)
-    with session_factory() as session:
-        session.execute(update(Submission).values(selected=True))
-        session.commit()
     alices = _submissions(client, alice)[0]["id"]
     bobs = _submissions(client, bob)[0]["id"]
-    assert accept(client, bob, invitation).status_code == 200
-    selected = {s["id"]: s["selected"] for s in _submissions(client, alice)}
-    assert selected == {alices: True, bobs: False}
+    _select(client, alice, alices)
+    _select(client, bob, bobs)
+    response = accept(client, bob, invitation)
+    assert response.status_code == 200
+    assert _selected(client, alice) == {alices: True, bobs: True}
+    notices = response.json()["notices"]
+    assert [n["kind"] for n in notices] == ["selections_kept"]
+    assert f"#{alices}" in notices[0]["message"] and f"#{bobs}" in notices[0]["message"]
+    (entry,) = _merge_audit(client, host)
+    assert entry["actor"] == "bob" and entry["after"]["selected"] == [alices, bobs]
+    assert entry["before"]["selected"] == {"alice": [alices], "bob": [bobs]}
+
+
+def test_selections_over_the_limit_are_cleared_and_the_team_is_told(
+    client, host, alice, bob, session_factory
+):
+    invitation = _two_teams(client, host, alice, bob, 2, 1, final_selection_limit=2)
+    alices = [s["id"] for s in _submissions(client, alice)]
+    bobs = _submissions(client, bob)[0]["id"]
+    for submission in alices:
+        _select(client, alice, submission)
+    _select(client, bob, bobs)
+    # Started yesterday: room for the three submissions together.
+    set_rules(session_factory, start=datetime.now(UTC) - timedelta(days=1))
+    response = accept(client, bob, invitation)
+    assert response.status_code == 200, response.text
+    assert not any(_selected(client, alice).values())
+    for body in (response.json(), team(client, alice), team(client, bob)):
+        (notice,) = body["notices"]
+        assert notice["kind"] == "selections_cleared"
+        assert "3" in notice["message"] and "limit of 2" in notice["message"]
+    (entry,) = _merge_audit(client, host)
+    assert entry["after"] == {"team": "alice", "selected": [], "selections": "cleared"}
+    assert sorted(entry["before"]["selected"]["alice"]) == sorted(alices)
+
+
+def test_a_merge_without_selections_leaves_no_notice_but_an_audit_entry(client, host, alice, bob):
+    invitation = _two_teams(client, host, alice, bob, 1, 1)
+    response = accept(client, bob, invitation)
+    assert response.json()["notices"] == []
+    (entry,) = _merge_audit(client, host)
+    assert entry["before"]["teams"] == ["alice", "bob"]
 
 
 def test_the_absorbed_team_is_removed_and_its_invitations_cancelled(

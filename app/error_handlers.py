@@ -1,0 +1,81 @@
+"""Turning every failure into the one error body of :class:`app.errors.ErrorBody`.
+
+Business errors carry their status; FastAPI's request validation becomes a 422 with a one-line
+``detail`` and the list of ``errors``; Starlette's own answers (unknown routes, methods) keep their
+status; anything unexpected is logged with its traceback and answered with a generic 500.
+"""
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.errors import AppError, error_response
+
+log = logging.getLogger(__name__)
+
+# Problems spelled out in a validation error's one-line detail; the rest are counted.
+_SHOWN = 3
+
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def _error(status: int, detail: str, code: str, headers: Any = None, **extra: Any) -> JSONResponse:
+    return JSONResponse(
+        status_code=status, content={"detail": detail, "code": code, **extra}, headers=headers
+    )
+
+
+def _where(loc: Sequence[Any]) -> str:
+    return ".".join(str(part) for part in loc) or "request"
+
+
+def validation_errors(errors: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    """A one-line summary and the ``errors`` list (location and message, never the input)."""
+    items = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", ""))} for e in errors]
+    shown = "; ".join(f"{_where(i['loc'])}: {i['msg']}" for i in items[:_SHOWN])
+    more = f"; and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+    summary = " ".join(f"invalid request: {shown}{more}".split())
+    return summary, items
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(AppError)
+    async def app_error(_request: Request, exc: AppError) -> JSONResponse:
+        return error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        detail, items = validation_errors(list(exc.errors()))
+        return _error(422, detail, "validation_error", errors=items)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = str(exc.detail)
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"no route {request.url.path}"
+        elif exc.status_code == 405:
+            allowed = (exc.headers or {}).get("Allow", "")
+            detail = f"method {request.method} is not allowed on {request.url.path}" + (
+                f"; allowed: {allowed}" if allowed else ""
+            )
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        return _error(exc.status_code, detail, code, exc.headers)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # The traceback is for the host's logs only, never for the caller.
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return _error(500, "internal server error", "internal_error")
