@@ -2,6 +2,7 @@
 
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
+from app.models.standing import Standing
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
 from app.models.user import ApiToken, Role, User
@@ -16,6 +17,7 @@ __all__ = [
     "Role",
     "Score",
     "Submission",
+    "Standing",
     "SubmissionStatus",
     "Team",
     "TeamMember",
