@@ -13,6 +13,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
+import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app import __version__
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router

@@ -8,6 +8,7 @@ idempotent.
 from celery import Celery
 from sqlalchemy.orm import Session, sessionmaker
 
+import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app.config import Settings, get_settings
 from app.db import make_engine, make_session_factory
 
