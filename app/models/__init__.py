@@ -2,6 +2,7 @@
 
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
+from app.models.datafile import DataFile
 from app.models.standing import Standing
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
@@ -14,6 +15,7 @@ __all__ = [
     "TeamInvitation",
     "ApiToken",
     "Competition",
+    "DataFile",
     "Role",
     "Score",
     "Submission",
