@@ -175,6 +175,12 @@ def users_create(
     typer.echo(token)
 
 
+# The participant commands (login, competitions, files, download, submit, ...).
+from app.client.commands import register as _register_participant_commands  # noqa: E402
+
+_register_participant_commands(app)
+
+
 def main() -> None:
     app()
 
