@@ -12,6 +12,7 @@ from app.config import Settings
 from app.db import after_commit
 from app.errors import Conflict, Forbidden, NotFound, Unprocessable
 from app.models import Competition, Submission, TeamMember, User
+from app.ops.logs import current_request_id
 from app.scoring.intake import IntakeError, check_submission_header, read_header
 from app.scoring.keys import intake_limits
 from app.scoring.queue import ScoringQueue
@@ -71,6 +72,7 @@ def create_submission(
         created_at=now,
         late=competition.is_past_deadline(now),
         baseline=baseline,
+        request_id=current_request_id(),
     )
     session.add(submission)
     session.flush()
