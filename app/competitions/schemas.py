@@ -27,6 +27,8 @@ class CompetitionCreate(BaseModel):
     final_selection_limit: int = Field(default=2, ge=1, le=100)
     max_team_size: int = Field(default=5, ge=1, le=1000)
     score_decimals: int = Field(default=5, ge=0, le=15)
+    # Seconds one scoring job may take (None: the server's PODIUM_SCORING_TIME_LIMIT_SECONDS).
+    scoring_time_limit_seconds: int | None = Field(default=None, ge=1, le=86_400)
 
     @model_validator(mode="after")
     def _timeline_in_order(self) -> "CompetitionCreate":
@@ -49,6 +51,7 @@ class CompetitionUpdate(BaseModel):
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
     max_team_size: int | None = Field(default=None, ge=1, le=1000)
     score_decimals: int | None = Field(default=None, ge=0, le=15)
+    scoring_time_limit_seconds: int | None = Field(default=None, ge=1, le=86_400)
 
 
 def check_timeline(

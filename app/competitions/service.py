@@ -61,6 +61,7 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         final_selection_limit=data.final_selection_limit,
         max_team_size=data.max_team_size,
         score_decimals=data.score_decimals,
+        scoring_time_limit_seconds=data.scoring_time_limit_seconds,
         created_by_id=owner.id,
     )
     session.add(competition)

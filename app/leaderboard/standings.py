@@ -339,6 +339,8 @@ def _collect_bulk(state: ORMExecuteState):  # type: ignore[no-untyped-def]
 
     where = state.statement.whereclause
     if entity is Submission:
+        if state.is_update and not any(_sets(state, name) for name in _SUBMISSION_FIELDS):
+            return None  # status, leases, timings: nothing a board shows
         moves = _sets(state, "team_id") or _sets(state, "competition_id")
         query = select(Submission.id, Submission.competition_id, Submission.team_id)
         rows = session.execute(query.where(where) if where is not None else query).all()
