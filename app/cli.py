@@ -293,6 +293,75 @@ def users_revoke(
     typer.echo(f"revoked {count} token(s) of '{name}'")
 
 
+@app.command()
+def worker(
+    concurrency: Annotated[
+        int | None, typer.Option(help="Jobs at once (default PODIUM_WORKER_CONCURRENCY).")
+    ] = None,
+    loglevel: Annotated[str, typer.Option(help="Celery's log level.")] = "INFO",
+) -> None:
+    """Start a Celery scoring worker (broker: PODIUM_CELERY_BROKER_URL)."""
+    from prometheus_client import start_http_server
+
+    from app.config import get_settings
+    from app.ops.logs import configure_logging
+    from app.scoring.celery_app import make_celery
+
+    settings = get_settings()
+    configure_logging(settings.log_format, settings.log_level)
+    if settings.worker_metrics_port:
+        start_http_server(settings.worker_metrics_port)
+    n = concurrency or settings.worker_concurrency
+    # One job at a time runs in the worker's main thread (the job's time limit is a signal);
+    # more run in a pool of processes.
+    make_celery(settings).worker_main(
+        [
+            "worker",
+            f"--loglevel={loglevel}",
+            f"--concurrency={n}",
+            f"--pool={'solo' if n == 1 else 'prefork'}",
+            "--prefetch-multiplier=1",
+            "--without-gossip",
+            "--without-mingle",
+        ]
+    )
+
+
+@app.command()
+def beat(
+    loglevel: Annotated[str, typer.Option(help="Celery's log level.")] = "INFO",
+) -> None:
+    """Start Celery beat: it schedules the sweep every PODIUM_SWEEP_INTERVAL_SECONDS."""
+    import tempfile
+
+    from app.config import get_settings
+    from app.ops.logs import configure_logging
+    from app.scoring.celery_app import make_celery
+
+    settings = get_settings()
+    configure_logging(settings.log_format, settings.log_level)
+    schedule = Path(tempfile.gettempdir()) / "podium-beat-schedule"
+    make_celery(settings).start(["beat", f"--loglevel={loglevel}", f"--schedule={schedule}"])
+
+
+@app.command()
+def sweep() -> None:
+    """One sweep now: re-enqueue queued submissions never delivered and lapsed leases."""
+    from app.config import get_settings
+    from app.db import make_engine, make_session_factory
+    from app.scoring.queue import CeleryQueue
+    from app.scoring.sweep import sweep as sweep_once
+
+    settings = get_settings()
+    factory = make_session_factory(make_engine(settings.database_url))
+    if settings.scoring_backend == "celery":
+        enqueue = CeleryQueue(settings).enqueue
+    else:  # the server's own scoring thread picks them up at its next sweep
+        enqueue = lambda _submission_id: None  # noqa: E731
+    report = sweep_once(factory, enqueue, settings=settings, grace_seconds=0)
+    typer.echo(json.dumps(vars(report)))
+
+
 # The participant commands (login, competitions, files, download, submit, ...).
 from app.client.commands import register as _register_participant_commands  # noqa: E402
 

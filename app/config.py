@@ -23,8 +23,22 @@ class Settings(BaseSettings):
     # "celery": hand the submission id to Celery workers.
     scoring_backend: Literal["thread", "eager", "celery"] = "thread"
     celery_broker_url: str = "redis://127.0.0.1:6379/0"
-    # A submission stuck in "scoring" longer than this is assumed orphaned by a dead worker.
-    stale_scoring_seconds: int = 600
+    # Scoring leases: a scorer holds a submission this long and renews it while it scores; the
+    # sweep (every sweep_interval_seconds) hands out again what no scorer holds, a queued one
+    # once it has waited sweep_grace_seconds for its delivery; after scoring_max_attempts a
+    # submission fails (refunded). A competition may set its own time limit per job.
+    scoring_lease_seconds: float = 60.0
+    scoring_max_attempts: int = 3
+    scoring_time_limit_seconds: float = 600.0
+    sweep_interval_seconds: float = 30.0
+    sweep_grace_seconds: float = 120.0
+    # Worker processes: how many per `podium worker`, and where each serves its /metrics.
+    worker_concurrency: int = 1
+    worker_metrics_port: int | None = None
+
+    # Logs: "text" or one JSON object a line ("json"); every line carries the request id.
+    log_format: Literal["text", "json"] = "text"
+    log_level: str = "INFO"
 
     # Limits for an organiser's custom metric, which runs in a child process per submission.
     custom_metric_timeout_seconds: float = 300.0

@@ -4,14 +4,13 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
+import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app import __version__
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
@@ -24,8 +23,12 @@ from app.errors import error_responses
 from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
 from app.leaderboard.router import router as leaderboard_router
-from app.scoring.jobs import pending_submissions
+from app.ops import unavailable
+from app.ops.logs import configure_logging
+from app.ops.middleware import RequestTelemetry
+from app.ops.router import router as ops_router
 from app.scoring.queue import ScoringQueue, make_queue
+from app.scoring.sweep import Sweeper, sweep
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.upload_guard import UploadGuard
@@ -41,6 +44,8 @@ def create_app(
     scoring_queue: ScoringQueue | None = None,
 ) -> FastAPI:
     settings = settings or get_settings()
+    if settings.log_format == "json":
+        configure_logging(settings.log_format, settings.log_level)
     if session_factory is None:
         session_factory = make_session_factory(make_engine(settings.database_url))
     queue = scoring_queue or make_queue(settings, session_factory)
@@ -49,11 +54,25 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.database_slots = asyncio.Semaphore(database_concurrency(session_factory))
         queue.start()
-        # Whatever was queued, or orphaned mid-scoring by a crash, is picked up again.
-        stale = timedelta(seconds=settings.stale_scoring_seconds)
-        for submission_id in pending_submissions(session_factory, stale_after=stale):
-            queue.enqueue(submission_id)
+        # Whatever is queued, or held under a lapsed lease, is handed out again: at once for a
+        # backend whose memory died with the last process, after the usual grace for a broker.
+        embedded = settings.scoring_backend != "celery"
+        try:
+            sweep(
+                session_factory,
+                queue.enqueue,
+                settings=settings,
+                grace_seconds=0 if embedded else None,
+            )
+        except Exception:  # noqa: BLE001 - the database is away: the periodic sweep catches up
+            log.warning("start-up sweep failed", exc_info=True)
+        sweeper = None
+        if settings.scoring_backend == "thread":
+            sweeper = Sweeper(session_factory, queue.enqueue, settings)
+            sweeper.start()
         yield
+        if sweeper is not None:
+            sweeper.stop()
         queue.stop()
 
     app = FastAPI(
@@ -70,11 +89,9 @@ def create_app(
 
     install_error_handlers(app)
 
-    @app.get("/healthz", tags=["ops"], responses=error_responses(500))
-    def healthz() -> dict[str, str]:
-        with session_factory() as session:
-            session.execute(text("SELECT 1"))
-        return {"status": "ok"}
+    unavailable.install(app)
+    app.add_middleware(RequestTelemetry)
+    app.include_router(ops_router)
 
     # Every API route needs a token, validates its request and may fail unexpectedly.
     api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 500))

@@ -22,3 +22,16 @@ def test_dockerfile_runs_migrations_before_uvicorn():
         line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("CMD")
     )
     assert cmd.index("podium migrate") < cmd.index("uvicorn")
+
+
+def test_compose_runs_migrate_once_then_api_worker_and_beat_on_postgres_and_redis():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert {"migrate", "api", "worker", "beat", "postgres", "redis"} <= set(services)
+    assert services["migrate"]["command"] == ["podium", "migrate"]
+    for name in ("api", "worker", "beat"):
+        assert services[name]["depends_on"]["migrate"]["condition"] == (
+            "service_completed_successfully"
+        )
+        assert services[name]["environment"]["PODIUM_SCORING_BACKEND"] == "celery"
+    assert services["worker"]["command"] == ["podium", "worker"]
+    assert services["beat"]["command"] == ["podium", "beat"]

@@ -40,6 +40,8 @@ class CompetitionCreate(BaseModel):
     max_team_size: int = Field(default=5, ge=1, le=1000)
     score_decimals: int = Field(default=5, ge=0, le=15)
     labels: LabelSet = None
+    # Seconds one scoring job may take (None: the server's PODIUM_SCORING_TIME_LIMIT_SECONDS).
+    scoring_time_limit_seconds: int | None = Field(default=None, ge=1, le=86_400)
 
     @model_validator(mode="after")
     def _timeline_in_order(self) -> "CompetitionCreate":
@@ -63,6 +65,7 @@ class CompetitionUpdate(BaseModel):
     max_team_size: int | None = Field(default=None, ge=1, le=1000)
     score_decimals: int | None = Field(default=None, ge=0, le=15)
     labels: LabelSet = None
+    scoring_time_limit_seconds: int | None = Field(default=None, ge=1, le=86_400)
 
 
 def check_timeline(

@@ -67,6 +67,7 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         max_team_size=data.max_team_size,
         score_decimals=data.score_decimals,
         labels=labels,
+        scoring_time_limit_seconds=data.scoring_time_limit_seconds,
         created_by_id=owner.id,
     )
     session.add(competition)

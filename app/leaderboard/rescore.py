@@ -10,7 +10,7 @@ from app.audit.service import record
 from app.db import after_commit
 from app.errors import Conflict
 from app.leaderboard.schemas import Board, RankChange, RescorePreview, RescoreStarted
-from app.leaderboard.service import standings, team_stats
+from app.leaderboard.service import standings
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus, User
 from app.scoring.queue import ScoringQueue
 
@@ -74,10 +74,9 @@ def _changes(
         for s in standings(session, competition=competition, key_id=new.id, board=board)
     }
     teams = list(after) + [t for t in before if t not in after]
-    names = team_stats(session, competition, teams)
     return [
         RankChange(
-            team=names[t][0],
+            team=(after.get(t) or before[t]).team,
             old_rank=before[t].rank if t in before else None,
             new_rank=after[t].rank if t in after else None,
             old_score=before[t].score if t in before else None,

@@ -1,4 +1,6 @@
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
 from app.competitions.schemas import AnswerKeyPublic
@@ -12,9 +14,33 @@ router = APIRouter(tags=["leaderboard"], responses=error_responses(403, 404, 409
 
 @router.get("/competitions/{slug}/leaderboard", response_model=Leaderboard)
 def get_leaderboard(
-    competition: CompetitionDep, user: CurrentUser, session: SessionDep, board: Board = "public"
+    competition: CompetitionDep,
+    user: CurrentUser,
+    session: SessionDep,
+    board: Board = "public",
+    limit: Annotated[int, Query(ge=1, le=service.MAX_PAGE)] = 100,
+    offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Leaderboard:
-    return service.leaderboard(session, competition=competition, board=board, user=user)
+    return service.leaderboard(
+        session, competition=competition, board=board, user=user, limit=limit, offset=offset
+    )
+
+
+@router.get(
+    "/competitions/{slug}/leaderboard.csv",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}}},
+)
+def get_leaderboard_csv(
+    competition: CompetitionDep, user: CurrentUser, session: SessionDep, board: Board = "public"
+) -> Response:
+    body = service.leaderboard_csv(session, competition=competition, board=board, user=user)
+    filename = f"{competition.slug}-{board}-leaderboard.csv"
+    return Response(
+        body,
+        media_type="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
 
 
 class BanRequest(BaseModel):

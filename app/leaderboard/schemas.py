@@ -23,7 +23,12 @@ class Leaderboard(BaseModel):
     answer_key_version: int | None
     score_decimals: int | None  # None: full precision (an organiser's view)
     tie_break: str = "equal scores: the team whose scoring submission came first ranks higher"
+    total: int = 0  # rows on the whole board, baselines included
+    limit: int = 100
+    offset: int = 0
     rows: list[LeaderboardRow]
+    # The caller's team's row wherever it stands, on this page or not (None: not on the board).
+    own_row: LeaderboardRow | None = None
 
 
 class RankChange(BaseModel):

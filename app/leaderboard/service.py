@@ -1,53 +1,44 @@
-"""Ranking teams. Public: each team's best public score. Private: the best private score among
-the team's selected submissions, or that of its best public submission when it selected none
-(Kaggle's rule). Equal scores: the earlier submission ranks first. Hidden submissions, banned
-teams and late submissions never rank; hosts' baseline entries show without a rank. A competition's
-hosts see full-precision scores and the private board at any time; everyone else after the deadline."""
+"""Reading the boards from the materialised standings (kept by :mod:`app.leaderboard.standings`).
 
+Public: each team's best public score. Private: the best private score among the team's
+selected submissions or, with none selected, among its best ``final_selection_limit`` by public
+score (Kaggle's rule). Equal scores: the earlier submission ranks first. Hidden submissions,
+banned teams and late submissions never rank; hosts' baseline entries show without a rank. A
+competition's hosts see full-precision scores and the private board at any time; everyone else
+after the deadline.
+
+A page costs a fixed number of queries, each over one board's standings (one row per team),
+whatever the number of submissions behind it.
+"""
+
+import csv
+import io
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import String, func, select, tuple_, type_coerce
+from sqlalchemy.orm import Session, aliased
 
 from app.competitions.hosts import is_host
 from app.competitions.metric import metric_for
 from app.errors import Forbidden
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
-from app.models import Competition, Score, Submission, Team, User
+from app.leaderboard.standings import apply_pending
+from app.models import Competition, Standing, Team, TeamMember, User
+
+MAX_PAGE = 1000
 
 
 @dataclass(frozen=True)
-class Entry:
+class Ranked:
     team_id: int
-    submission_id: int
-    created_at: datetime
-    selected: bool
-    baseline: bool
-    public: float | None
-    private: float | None
-
-
-@dataclass(frozen=True)
-class Standing:
-    team_id: int
-    entry: Entry
+    team: str
     score: float
-    rank: int | None
-
-
-def _better(a: float, b: float, maximize: bool) -> bool:
-    return a > b if maximize else a < b
-
-
-def _pick(entries: list[Entry], value, maximize: bool) -> Entry | None:  # type: ignore[no-untyped-def]
-    """The entry with the best value; on equal values, the earliest submission."""
-    best: Entry | None = None
-    for entry in sorted(entries, key=lambda e: (e.created_at, e.submission_id)):
-        v = value(entry)
-        if v is not None and (best is None or _better(v, value(best), maximize)):
-            best = entry
-    return best
+    rank: int | None  # None for a baseline entry
+    baseline: bool
+    entries: int
+    last_submission_at: datetime
+    position: int  # 1-based place on the board, baselines included
 
 
 def check_board_access(
@@ -58,79 +49,169 @@ def check_board_access(
             raise Forbidden("the private leaderboard opens to participants after the deadline")
 
 
+_ORDER = (Standing.order_key, Standing.submitted_at, Standing.submission_id)
+_COLUMNS = (
+    Standing.team_id,
+    Team.name,
+    Standing.score,
+    Standing.baseline,
+    Standing.entries,
+    Standing.last_submission_at,
+    *_ORDER,
+)
+
+
+def _on_board(key_id: int, board: Board):  # type: ignore[no-untyped-def]
+    return (Standing.answer_key_id == key_id) & (Standing.board == board)
+
+
+def _baselines(session: Session, key_id: int, board: Board) -> list[tuple]:
+    """Where the board's baseline rows stand: they show without taking a rank."""
+    rows = session.execute(
+        select(*_ORDER).where(_on_board(key_id, board), Standing.baseline.is_(True))
+    )
+    return sorted(tuple(r) for r in rows)
+
+
+def _ranked(row, position: int, baselines: list[tuple]) -> Ranked:  # type: ignore[no-untyped-def]
+    team_id, name, score, baseline, entries, last, *place = row[: len(_COLUMNS)]
+    ahead = sum(1 for b in baselines if b < tuple(place))
+    return Ranked(
+        team_id=team_id,
+        team=name,
+        score=score,
+        rank=None if baseline else position - ahead,
+        baseline=bool(baseline),
+        entries=entries,
+        last_submission_at=last,
+        position=position,
+    )
+
+
 def standings(
     session: Session, *, competition: Competition, key_id: int, board: Board
-) -> list[Standing]:
-    """Every ranked team's standing on one board, computed from one answer-key version."""
-    maximize = metric_for(competition).greater_is_better
-    query = (
-        select(
-            Submission.team_id,
-            Submission.id,
-            Submission.created_at,
-            Submission.selected,
-            Submission.baseline,
-            Score.public_score,
-            Score.private_score,
-        )
-        .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key_id))
-        .join(Team, Team.id == Submission.team_id)
-        .where(
-            Submission.competition_id == competition.id,
-            Submission.hidden.is_(False),
-            Submission.late.is_(False),
-            Team.banned_at.is_(None),
-        )
+) -> list[Ranked]:
+    """The whole of one board, computed from one answer-key version, best first."""
+    apply_pending(session)
+    rows = session.execute(
+        select(*_COLUMNS)
+        .join(Team, Team.id == Standing.team_id)
+        .where(_on_board(key_id, board))
+        .order_by(*_ORDER)
     )
-    by_team: dict[int, list[Entry]] = {}
-    for row in session.execute(query):
-        by_team.setdefault(row[0], []).append(Entry(*row))
-
-    chosen: list[tuple[int, Entry, float]] = []
-    for team_id, entries in by_team.items():
-        best_public = _pick(entries, lambda e: e.public, maximize)
-        if board == "public":
-            entry = best_public
-            value = entry.public if entry else None
-        else:
-            selected = [e for e in entries if e.selected]
-            entry = _pick(selected, lambda e: e.private, maximize) if selected else best_public
-            value = entry.private if entry else None
-        if entry is not None and value is not None:
-            chosen.append((team_id, entry, value))
-
-    sign = -1.0 if maximize else 1.0
-    chosen.sort(key=lambda c: (sign * c[2], c[1].created_at, c[1].submission_id))
     result, rank = [], 0
-    for team_id, entry, value in chosen:
-        if not entry.baseline:
+    for position, row in enumerate(rows, start=1):
+        if not row.baseline:
             rank += 1
-        result.append(Standing(team_id, entry, value, None if entry.baseline else rank))
+        result.append(
+            Ranked(
+                team_id=row.team_id,
+                team=row.name,
+                score=row.score,
+                rank=None if row.baseline else rank,
+                baseline=bool(row.baseline),
+                entries=row.entries,
+                last_submission_at=row.last_submission_at,
+                position=position,
+            )
+        )
     return result
 
 
+def _page(
+    session: Session,
+    *,
+    key_id: int,
+    board: Board,
+    limit: int,
+    offset: int,
+    own_team_id: int | None,
+) -> tuple[int, list[Ranked], Ranked | None]:
+    """One page of a board, the board's size, and the caller's team's row wherever it is.
+
+    Four small queries whatever the page or the board: the page walks the rank-order index,
+    the caller's place is an index count, and ranks skip the (few) baseline rows.
+    """
+    apply_pending(session)
+    on_board = _on_board(key_id, board)
+    total = session.scalar(select(func.count()).select_from(Standing).where(on_board)) or 0
+    baselines = _baselines(session, key_id, board)
+    rows = session.execute(
+        select(*_COLUMNS)
+        .join(Team, Team.id == Standing.team_id)
+        .where(on_board)
+        .order_by(*_ORDER)
+        .limit(limit)
+        .offset(offset)
+    )
+    page = [_ranked(row, offset + i, baselines) for i, row in enumerate(rows, start=1)]
+    own = None
+    if own_team_id is not None:
+        other = aliased(Standing)
+        ahead = (
+            select(func.count())
+            .select_from(other)
+            .where(
+                other.answer_key_id == key_id,
+                other.board == board,
+                tuple_(other.order_key, other.submitted_at, other.submission_id) < tuple_(*_ORDER),
+            )
+            .scalar_subquery()
+        )
+        row = session.execute(
+            select(*_COLUMNS, ahead.label("ahead"))
+            .join(Team, Team.id == Standing.team_id)
+            .where(on_board, Standing.team_id == own_team_id)
+        ).one_or_none()
+        if row is not None:
+            own = _ranked(row, row.ahead + 1, baselines)
+    return total, page, own
+
+
+def _own_team_id(session: Session, competition: Competition, user: User) -> int | None:
+    if user.id is None:
+        return None
+    return session.scalar(
+        select(TeamMember.team_id).where(
+            TeamMember.competition_id == competition.id, TeamMember.user_id == user.id
+        )
+    )
+
+
+def _row(ranked: Ranked, decimals: int | None) -> LeaderboardRow:
+    return LeaderboardRow(
+        rank=ranked.rank,
+        team=ranked.team,
+        score=ranked.score if decimals is None else round(ranked.score, decimals),
+        entries=ranked.entries,
+        last_submission_at=ranked.last_submission_at,
+        baseline=ranked.baseline,
+    )
+
+
 def leaderboard(
-    session: Session, *, competition: Competition, board: Board, user: User
+    session: Session,
+    *,
+    competition: Competition,
+    board: Board,
+    user: User,
+    limit: int = 100,
+    offset: int = 0,
 ) -> Leaderboard:
     check_board_access(session, competition, board, user)
     metric = metric_for(competition)
     key = competition.board_key
     decimals = None if is_host(session, competition, user) else competition.score_decimals
-    rows: list[LeaderboardRow] = []
+    total, page, own = 0, [], None
     if key is not None:
-        ranked = standings(session, competition=competition, key_id=key.id, board=board)
-        stats = team_stats(session, competition, [s.team_id for s in ranked])
-        rows = [
-            LeaderboardRow(
-                rank=s.rank,
-                team=stats[s.team_id][0],
-                score=s.score if decimals is None else round(s.score, decimals),
-                entries=stats[s.team_id][1],
-                last_submission_at=stats[s.team_id][2],
-                baseline=s.entry.baseline,
-            )
-            for s in ranked
-        ]
+        total, page, own = _page(
+            session,
+            key_id=key.id,
+            board=board,
+            limit=limit,
+            offset=offset,
+            own_team_id=_own_team_id(session, competition, user),
+        )
     return Leaderboard(
         competition=competition.slug,
         board=board,
@@ -138,27 +219,60 @@ def leaderboard(
         direction=metric.direction,
         answer_key_version=key.version if key else None,
         score_decimals=decimals,
-        rows=rows,
+        total=total,
+        limit=limit,
+        offset=offset,
+        rows=[_row(r, decimals) for r in page],
+        own_row=_row(own, decimals) if own else None,
     )
 
 
-def team_stats(
-    session: Session, competition: Competition, team_ids: list[int]
-) -> dict[int, tuple[str, int, datetime]]:
-    """Name, entry count and last submission time of each team."""
-    if not team_ids:
-        return {}
-    rows = session.execute(
-        select(Team.id, Team.name, func.count(Submission.id), func.max(Submission.created_at))
-        .join(Submission, Submission.team_id == Team.id)
-        .where(Team.id.in_(team_ids), Submission.competition_id == competition.id)
-        .group_by(Team.id, Team.name)
-    )
-    return {team_id: (name, count, _aware(last)) for team_id, name, count, last in rows}
+CSV_COLUMNS = ["rank", "team", "score", "entries", "last_submission_at", "baseline"]
 
 
-def _aware(value: datetime | str) -> datetime:
-    # Aggregates bypass the column type, so SQLite hands back naive values.
+def _iso(value: datetime | str) -> str:
+    # Read without the column type, for speed: SQLite hands back its stored UTC text.
     if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return value.replace(" ", "T", 1) + "+00:00"
+    return value.astimezone(UTC).isoformat()
+
+
+def leaderboard_csv(session: Session, *, competition: Competition, board: Board, user: User) -> str:
+    """The whole board as CSV, under the same access and rounding rules as the JSON pages."""
+    check_board_access(competition, board, user)
+    key = competition.board_key
+    decimals = None if is_host(session, competition, user) else competition.score_decimals
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    if key is None:
+        return out.getvalue()
+    apply_pending(session)
+    rows = session.execute(
+        select(
+            Standing.baseline,
+            Team.name,
+            Standing.score,
+            Standing.entries,
+            type_coerce(Standing.last_submission_at, String),
+        )
+        .join(Team, Team.id == Standing.team_id)
+        .where(_on_board(key.id, board))
+        .order_by(*_ORDER)
+    ).all()
+    lines, rank = [], 0
+    for baseline, name, score, entries, last in rows:
+        if not baseline:
+            rank += 1
+        lines.append(
+            (
+                "" if baseline else rank,
+                name,
+                repr(score if decimals is None else round(score, decimals)),
+                entries,
+                _iso(last),
+                "true" if baseline else "false",
+            )
+        )
+    writer.writerows(lines)
+    return out.getvalue()

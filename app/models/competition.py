@@ -38,6 +38,8 @@ class Competition(Base):
     max_team_size: Mapped[int] = mapped_column(Integer, default=5)
     # Participants see scores rounded to this many decimals, which limits leaderboard probing.
     score_decimals: Mapped[int] = mapped_column(Integer, default=5)
+    # Seconds one scoring job may take before it fails (None: the server's default).
+    scoring_time_limit_seconds: Mapped[int | None] = mapped_column(Integer, default=None)
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

@@ -12,6 +12,7 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     Index,
+    Integer,
     String,
     Text,
     UniqueConstraint,
@@ -65,6 +66,12 @@ class Submission(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # Scoring claims: a worker holds the submission until ``lease_expires_at`` and renews it while
+    # it scores; a sweep re-enqueues it once the lease lapses, up to a number of attempts.
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # The upload request's id, carried into the scoring job's log lines.
+    request_id: Mapped[str | None] = mapped_column(String(64), default=None)
 
     competition: Mapped["Competition"] = relationship()
     team: Mapped[Team] = relationship()

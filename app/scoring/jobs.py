@@ -14,16 +14,21 @@ import gzip
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 import traceback
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 import app
@@ -32,9 +37,13 @@ from app.config import Settings
 from app.custom_metrics.sandbox import CustomMetricFailure
 from app.db import unit_of_work
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
+from app.ops.logs import request_id_context
+from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
 from app.scoring.core import ScoreResult, ScoringError, score_submission_file
 from app.scoring.custom import score_with_custom_metric
 from app.scoring.keys import intake_limits, key_table
+from app.scoring.lease import Lease, claimable, give_up, held, renewing, try_claim
+from app.scoring.lease import now as lease_now
 
 log = logging.getLogger(__name__)
 
@@ -117,12 +126,20 @@ class ScoringPlan:
         return AnswerKey(path=self.key_path, sha256=self.key_sha256)
 
 
-def _claim(factory: sessionmaker[Session], submission_id: int) -> tuple[int, ScoringPlan] | None:
-    """Mark the submission as scoring; return the board key's id and the plan, or None."""
+@dataclass(frozen=True)
+class Claim:
+    lease: Lease
+    key_id: int
+    plan: ScoringPlan
+    time_limit: float
+    request_id: str | None
+
+
+def _claim(factory: sessionmaker[Session], submission_id: int, settings: Settings) -> Claim | None:
+    """Take the submission under a lease; None when finished, held by another scorer, out of
+    attempts (it fails, refunded) or without a published key yet."""
     with unit_of_work(factory) as session:
-        submission = session.scalar(
-            select(Submission).where(Submission.id == submission_id).with_for_update()
-        )
+        submission = session.get(Submission, submission_id)
         if submission is None or submission.status in (
             SubmissionStatus.scored,
             SubmissionStatus.failed,
@@ -132,9 +149,23 @@ def _claim(factory: sessionmaker[Session], submission_id: int) -> tuple[int, Sco
         key = competition.board_key if competition else None
         if competition is None or key is None:
             return None
-        submission.status = SubmissionStatus.scoring
-        submission.started_at = _now()
-        return key.id, ScoringPlan.read(submission, competition, key)
+        if submission.attempts >= settings.scoring_max_attempts and session.scalar(
+            select(Submission.id).where(Submission.id == submission_id, claimable(lease_now()))
+        ):
+            give_up(submission, settings)
+            return None
+        lease = try_claim(session, submission_id, seconds=settings.scoring_lease_seconds)
+        if lease is None:
+            return None
+        return Claim(
+            lease=lease,
+            key_id=key.id,
+            plan=ScoringPlan.read(submission, competition, key),
+            time_limit=float(
+                competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
+            ),
+            request_id=submission.request_id,
+        )
 
 
 def _score(plan: ScoringPlan, settings: Settings) -> ScoreResult:
@@ -192,16 +223,61 @@ def estimated_size(path: Path) -> int:
     return size
 
 
-def _evaluate(plan: ScoringPlan, settings: Settings, *, submission_id: int) -> Outcome:
+def _evaluate(
+    plan: ScoringPlan, settings: Settings, *, submission_id: int, time_limit: float | None = None
+) -> Outcome:
     # A custom metric already runs in a child of its own (the jail).
     if not is_custom(plan.competition()) and (
         estimated_size(Path(plan.submission_path)) > settings.scoring_in_child_bytes
     ):
-        return _evaluate_in_child(plan, settings, submission_id=submission_id)
-    return evaluate_here(plan, settings, submission_id=submission_id)
+        return _evaluate_in_child(
+            plan, settings, submission_id=submission_id, time_limit=time_limit
+        )
+    try:
+        with alarm(time_limit):
+            return evaluate_here(plan, settings, submission_id=submission_id)
+    except TimeLimitExceeded:
+        return timed_out(time_limit)
 
 
-def _evaluate_in_child(plan: ScoringPlan, settings: Settings, *, submission_id: int) -> Outcome:
+class TimeLimitExceeded(BaseException):
+    """Raised into a job that passed its time limit (a BaseException: no handler eats it)."""
+
+
+TIMED_OUT = "scoring passed its time limit"
+
+
+def timed_out(limit: float | None) -> Outcome:
+    log.error("scoring passed its time limit of %s s", limit)
+    return Outcome(None, GENERIC_FAILURE, f"{TIMED_OUT} of {limit:g} s; the job was stopped")
+
+
+@contextmanager
+def alarm(seconds: float | None) -> Iterator[None]:
+    """Interrupt the block after ``seconds``, where a signal can (a worker's main thread).
+
+    Elsewhere (the embedded scoring thread) the lease stops being renewed at the limit and the
+    sweep takes over; large files are scored in a child process, which is killed at the limit.
+    """
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum, _frame):  # type: ignore[no-untyped-def]
+        raise TimeLimitExceeded
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _evaluate_in_child(
+    plan: ScoringPlan, settings: Settings, *, submission_id: int, time_limit: float | None = None
+) -> Outcome:
     request = {
         "plan": asdict(plan),
         "settings": settings.model_dump(mode="json"),
@@ -216,11 +292,14 @@ def _evaluate_in_child(plan: ScoringPlan, settings: Settings, *, submission_id: 
             capture_output=True,
             env=env,
             check=False,
+            timeout=time_limit or None,
         )
         if process.returncode == 0:
             return Outcome.from_json(json.loads(process.stdout))
         detail = process.stderr.decode("utf-8", errors="replace")[-_CHILD_ERROR_SHOWN:]
         host_error = f"the scoring process exited with status {process.returncode}:\n{detail}"
+    except subprocess.TimeoutExpired:
+        return timed_out(time_limit)
     except (OSError, ValueError, TypeError) as exc:
         host_error = f"the scoring process could not run: {exc!r}"
     log.error("scoring submission %s in a child failed: %s", submission_id, host_error)
@@ -253,24 +332,70 @@ def score_submission(
 ) -> None:
     """Score a new submission against the published key and settle its status."""
     settings = settings or Settings()
-    claimed = _claim(factory, submission_id)
-    if claimed is None:
+    claim = _claim(factory, submission_id, settings)
+    if claim is None:
         return
-    key_id, plan = claimed
-    outcome = _evaluate(plan, settings, submission_id=submission_id)
-    with unit_of_work(factory) as session:
-        submission = session.get(Submission, submission_id)
-        if submission is None:
+    with request_id_context(claim.request_id):
+        log.info(
+            "scoring submission %s (attempt %s)",
+            submission_id,
+            claim.lease.attempt,
+            extra={"submission_id": submission_id},
+        )
+        started = time.perf_counter()
+        with renewing(factory, claim.lease, until=claim.time_limit):
+            outcome = _evaluate(
+                claim.plan, settings, submission_id=submission_id, time_limit=claim.time_limit
+            )
+        seconds = time.perf_counter() - started
+        _observe(claim.plan, outcome, seconds)
+        if not _settle(factory, claim, outcome):
+            log.warning(
+                "submission %s: the lease was lost while scoring; another scorer has it",
+                submission_id,
+            )
             return
+        log.info(
+            "submission %s %s in %.3f s",
+            submission_id,
+            "scored" if outcome.result is not None else "failed",
+            seconds,
+            extra={"submission_id": submission_id},
+        )
+
+
+def _settle(factory: sessionmaker[Session], claim: Claim, outcome: Outcome) -> bool:
+    """Write the outcome if the lease still holds the submission; False when it does not."""
+    with unit_of_work(factory) as session:
+        submission = session.scalar(select(Submission).where(held(claim.lease)).with_for_update())
+        if submission is None:
+            return False
         submission.finished_at = _now()
+        submission.lease_expires_at = None
         if outcome.result is None:
             submission.status = SubmissionStatus.failed
             submission.error, submission.host_error = outcome.error, outcome.host_error
             submission.refunded = True  # no failure counts against the quota (README, Quotas)
-            return
-        _write_score(session, submission_id, key_id, outcome)
+            return True
+        _write_score(session, submission.id, claim.key_id, outcome)
         submission.status = SubmissionStatus.scored
         submission.error = submission.host_error = None
+        return True
+
+
+def _observe(plan: ScoringPlan, outcome: Outcome, seconds: float) -> None:
+    size = estimated_size(Path(plan.submission_path))
+    SCORING_SECONDS.labels(plan.metric_name, size_class(size)).observe(seconds)
+    if outcome.result is None:
+        if outcome.participants_fault:
+            kind = "participant"
+        elif outcome.error == KEY_FAILURE:
+            kind = "answer_key"
+        elif outcome.host_error and outcome.host_error.startswith(TIMED_OUT):
+            kind = "timeout"
+        else:
+            kind = "internal"
+        SCORING_FAILURES.labels(kind).inc()
 
 
 def _rescore_plan(
@@ -319,23 +444,3 @@ def run_job(
         score_submission(factory, submission_id, settings)
     else:
         rescore_submission(factory, submission_id, key_id, settings)
-
-
-def pending_submissions(factory: sessionmaker[Session], *, stale_after: timedelta) -> list[int]:
-    """Submissions a restarted scorer must pick up: queued ones and orphaned 'scoring' ones."""
-    cutoff = _now() - stale_after
-    with unit_of_work(factory) as session:
-        rows = session.scalars(
-            select(Submission)
-            .where(
-                or_(
-                    Submission.status == SubmissionStatus.queued,
-                    (Submission.status == SubmissionStatus.scoring)
-                    & (Submission.started_at < cutoff),
-                )
-            )
-            .order_by(Submission.id)
-        ).all()
-        for row in rows:
-            row.status = SubmissionStatus.queued
-        return [row.id for row in rows]

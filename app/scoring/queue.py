@@ -79,7 +79,11 @@ class ThreadQueue:
 
 
 class CeleryQueue:
-    """Hands jobs to Celery workers (``celery -A app.scoring.celery_app worker``)."""
+    """Hands jobs to Celery workers (``podium worker``).
+
+    A broker that is down never fails the request that enqueues: the submission is committed as
+    queued already, and the sweep delivers it once the broker is back.
+    """
 
     def __init__(self, settings: Settings) -> None:
         from app.scoring.celery_app import make_celery
@@ -87,7 +91,10 @@ class CeleryQueue:
         self.celery = make_celery(settings)
 
     def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
-        self.celery.send_task("podium.score_submission", args=[submission_id, key_id])
+        try:
+            self.celery.send_task("podium.score_submission", args=[submission_id, key_id])
+        except Exception:  # noqa: BLE001 - any broker failure: the sweep delivers it later
+            log.warning("could not hand submission %s to the broker; the sweep will", submission_id)
 
     def start(self) -> None:
         pass

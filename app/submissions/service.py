@@ -14,6 +14,7 @@ from app.config import Settings
 from app.db import after_commit
 from app.errors import AppError, Conflict, Forbidden, NotFound, PayloadTooLarge, Unprocessable
 from app.models import Competition, Submission, SubmissionStatus, TeamMember, User
+from app.ops.logs import current_request_id
 from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
@@ -78,6 +79,7 @@ def create_submission(
         created_at=now,
         late=competition.is_past_deadline(now),
         baseline=baseline,
+        request_id=current_request_id(),
     )
     try:
         stored = store_stream(source, directory=directory, max_bytes=settings.max_upload_bytes)

@@ -109,14 +109,35 @@ def test_private_board_opens_to_participants_after_the_deadline(
     assert _board(client, alice, "private")["rows"][0]["score"] == 1.0
 
 
-def test_private_board_uses_best_public_submission_when_none_selected(client, host, alice):
+def test_private_board_with_none_selected_uses_the_best_public_submission_when_limit_is_one(
+    client, host, alice
+):
+    ready_competition(client, host.headers, deadline=FUTURE, final_selection_limit=1)
+    submit(client, alice.headers, PUBLIC_HALF)  # public 0.5, private 1.0
+    submit(client, alice.headers, PRIVATE_WRONG)  # public 1.0, private 0.0
+    rows = _board(client, host, "private")["rows"]
+    assert rows[0]["score"] == 0.0  # only the best public one counts, not the best private
+
+
+def test_private_board_with_none_selected_takes_best_private_among_best_public_ones(
+    client, host, alice
+):
+    # Kaggle's rule: the team's best final_selection_limit (2) public submissions count, and the
+    # best private score among them ranks.
     ready_competition(client, host.headers, deadline=FUTURE)
     submit(client, alice.headers, PUBLIC_HALF)  # public 0.5, private 1.0
     submit(client, alice.headers, PRIVATE_WRONG)  # public 1.0, private 0.0
     rows = _board(client, host, "private")["rows"]
-    assert (
-        rows[0]["score"] == 0.0
-    )  # Kaggle's rule: the best public one counts, not the best private
+    assert rows[0]["score"] == 1.0
+
+
+def test_automatic_selection_ignores_submissions_outside_the_best_public_ones(client, host, alice):
+    ready_competition(client, host.headers, deadline=FUTURE)
+    submit(client, alice.headers, PUBLIC_HALF)  # public 0.5, private 1.0: third by public
+    submit(client, alice.headers, PRIVATE_WRONG)  # public 1.0, private 0.0
+    submit(client, alice.headers, predictions(a=0.9, b=0.1, c=0.8, d=0.9, e=0.7, f=0.1))
+    rows = _board(client, host, "private")["rows"]  # third: public 1.0, private 0.5
+    assert rows[0]["score"] == 0.5
 
 
 def test_private_board_uses_best_private_among_selected(client, host, alice, session_factory):

@@ -14,8 +14,9 @@ from app.main import create_app
 from app.migrate import upgrade
 from app.models import Score, Submission, SubmissionStatus
 from app.scoring.core import score_submission_file
-from app.scoring.jobs import pending_submissions, rescore_submission, score_submission
+from app.scoring.jobs import rescore_submission, score_submission
 from app.scoring.queue import ThreadQueue
+from app.scoring.sweep import sweep
 from tests.helpers import API, PERFECT, PUBLIC_HALF, ParkedQueue, ready_competition, submit
 
 
@@ -68,7 +69,8 @@ def test_queued_submissions_are_scored_after_a_restart(tmp_path):
         assert view["status"] == "scored" and view["public_score"] == 1.0
 
 
-def test_stale_scoring_submissions_are_requeued_but_fresh_ones_are_not(tmp_path):
+def test_lapsed_leases_are_requeued_but_live_ones_are_not(tmp_path):
+    # Leases replace the fixed staleness age: what counts is whether the holder still renews.
     settings = _file_settings(tmp_path)
     host, alice = _headers(settings, "host", True), _headers(settings, "alice")
     with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
@@ -81,14 +83,16 @@ def test_stale_scoring_submissions_are_requeued_but_fresh_ones_are_not(tmp_path)
         session.execute(
             update(Submission)
             .where(Submission.id == stale)
-            .values(status=SubmissionStatus.scoring, started_at=now - timedelta(hours=2))
+            .values(status=SubmissionStatus.scoring, lease_expires_at=now - timedelta(seconds=1))
         )
         session.execute(
             update(Submission)
             .where(Submission.id == fresh)
-            .values(status=SubmissionStatus.scoring, started_at=now)
+            .values(status=SubmissionStatus.scoring, lease_expires_at=now + timedelta(minutes=1))
         )
-    assert pending_submissions(factory, stale_after=timedelta(minutes=10)) == [stale]
+    enqueued: list[int] = []
+    report = sweep(factory, enqueued.append, settings=settings)
+    assert enqueued == [stale] and report.expired == 1
 
 
 def test_scoring_twice_writes_one_score_row(tmp_path):

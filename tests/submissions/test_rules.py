@@ -119,7 +119,8 @@ def test_a_team_selects_up_to_its_limit_and_can_unselect(client, host, alice):
 
 
 def test_selection_changes_the_private_board(client, host, alice):
-    ready_competition(client, host.headers, deadline=FUTURE)
+    # With a limit of one, the automatic choice is the best public submission alone.
+    ready_competition(client, host.headers, deadline=FUTURE, final_selection_limit=1)
     first = submit(client, alice.headers, PUBLIC_HALF).json()["id"]  # public 0.5, private 1.0
     submit(
         client, alice.headers, predictions(a=0.9, b=0.1, c=0.8, d=0.9, e=0.1, f=0.8)

@@ -1,0 +1,397 @@
+"""Keeping the materialised standings true.
+
+A team's standing on each board is rewritten in the same transaction as whatever changed it: a
+score written, a submission made, selected, hidden, moved to another team or relabelled late, a
+team banned, a competition's selection limit or metric direction changed. Session events collect
+what changed (ORM objects and ORM-enabled bulk ``update``/``delete``/``insert`` statements alike)
+and the affected teams are recomputed in SQL just before the commit; anything that writes those
+tables through the session is covered without knowing about boards. Writes that bypass the
+session (raw SQL on a bare connection) must call :func:`rebuild` for the competition.
+
+The rules, computed per (answer-key version, team) from the team's eligible submissions (scored
+against that version, not hidden, not late, team not banned):
+
+- public: the best public score; equal scores go to the earlier submission;
+- private: with submissions selected, the best private score among them; with none selected
+  (Kaggle's rule), the best private score among the team's best ``final_selection_limit``
+  submissions by public score.
+"""
+
+import functools
+import logging
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import (
+    BindParameter,
+    Integer,
+    and_,
+    bindparam,
+    case,
+    delete,
+    event,
+    func,
+    insert,
+    inspect,
+    literal,
+    or_,
+    select,
+    union_all,
+)
+from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, UOWTransaction
+
+from app.competitions.metric import metric_for
+from app.models import Competition, Score, Standing, Submission, Team
+
+log = logging.getLogger(__name__)
+
+_PENDING = "standings_pending"
+_SUBMISSION_FIELDS = ("selected", "hidden", "late", "team_id", "baseline", "competition_id")
+_SCORE_FIELDS = ("public_score", "private_score", "submission_id", "answer_key_id")
+_COMPETITION_FIELDS = ("final_selection_limit", "custom_metric_direction", "metric_name")
+# A bulk statement touching more teams than this rebuilds their competitions in one go.
+_MANY_TEAMS = 200
+
+
+@dataclass
+class _Pending:
+    teams: set[tuple[int, int]] = field(default_factory=set)  # (competition_id, team_id)
+    submissions: set[int] = field(default_factory=set)
+    competitions: set[int] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.teams or self.submissions or self.competitions)
+
+
+def _pending(session: Session) -> _Pending:
+    return session.info.setdefault(_PENDING, _Pending())
+
+
+# -- computing -------------------------------------------------------------------------------
+
+
+@functools.cache
+def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-def]
+    """SELECT of the standings rows of a competition, or of some of its teams (``by_team``).
+
+    Built once per shape, with parameters ``competition_id``, ``selection_limit`` and
+    ``team_ids``: building a statement this size costs more than running it for a few teams.
+    """
+    competition_id = bindparam("competition_id", type_=Integer)
+    sign = literal(-1.0 if maximize else 1.0)
+
+    def best_first(column):  # type: ignore[no-untyped-def]
+        return column.desc() if maximize else column.asc()
+
+    teams = [Submission.team_id.in_(bindparam("team_ids", expanding=True))] if by_team else []
+    eligible = (
+        select(
+            Score.answer_key_id.label("key_id"),
+            Submission.team_id.label("team_id"),
+            Submission.id.label("submission_id"),
+            Submission.created_at.label("created_at"),
+            Submission.selected.label("selected"),
+            Submission.baseline.label("baseline"),
+            Score.public_score.label("public"),
+            Score.private_score.label("private"),
+        )
+        .join(Score, Score.submission_id == Submission.id)
+        .join(Team, Team.id == Submission.team_id)
+        .where(
+            Submission.competition_id == competition_id,
+            Submission.hidden.is_(False),
+            Submission.late.is_(False),
+            Team.banned_at.is_(None),
+            *teams,
+        )
+        .cte("eligible")
+    )
+    e = eligible.c
+    per_team = (e.key_id, e.team_id)
+    flagged = select(
+        e,
+        func.max(case((e.selected.is_(True), 1), else_=0))
+        .over(partition_by=per_team)
+        .label("any_selected"),
+        func.row_number()
+        .over(
+            partition_by=per_team,
+            order_by=(best_first(e.public).nulls_last(), e.created_at, e.submission_id),
+        )
+        .label("by_public"),
+    ).cte("flagged")
+    p = flagged.c
+    # The pool a private score is picked from: the selected submissions or, with none selected,
+    # the best final_selection_limit by public score.
+    pool = (
+        select(p)
+        .where(
+            p.private.is_not(None),
+            or_(
+                and_(p.any_selected == 1, p.selected.is_(True)),
+                and_(
+                    p.any_selected == 0,
+                    p.public.is_not(None),
+                    p.by_public <= bindparam("selection_limit", type_=Integer),
+                ),
+            ),
+        )
+        .cte("pool")
+    )
+    private = select(
+        pool.c,
+        func.row_number()
+        .over(
+            partition_by=(pool.c.key_id, pool.c.team_id),
+            order_by=(best_first(pool.c.private), pool.c.created_at, pool.c.submission_id),
+        )
+        .label("rn"),
+    ).cte("by_private")
+    q = private.c
+
+    def history(team_id):  # type: ignore[no-untyped-def]
+        # The team's whole history (a team is in one competition): one index range per row.
+        of_team = Submission.team_id == team_id
+        return (
+            select(func.count()).where(of_team).scalar_subquery(),
+            select(func.max(Submission.created_at)).where(of_team).scalar_subquery(),
+        )
+
+    return union_all(
+        select(
+            competition_id,
+            p.key_id,
+            literal("public"),
+            p.team_id,
+            p.submission_id,
+            p.public,
+            sign * p.public,
+            p.created_at,
+            p.baseline,
+            *history(p.team_id),
+        ).where(p.by_public == 1, p.public.is_not(None)),
+        select(
+            competition_id,
+            q.key_id,
+            literal("private"),
+            q.team_id,
+            q.submission_id,
+            q.private,
+            sign * q.private,
+            q.created_at,
+            q.baseline,
+            *history(q.team_id),
+        ).where(q.rn == 1),
+    )
+
+
+_COLUMNS = [
+    "competition_id",
+    "answer_key_id",
+    "board",
+    "team_id",
+    "submission_id",
+    "score",
+    "order_key",
+    "submitted_at",
+    "baseline",
+    "entries",
+    "last_submission_at",
+]
+
+
+def _recompute(
+    session: Session, competition: Competition, team_ids: Collection[int] | None
+) -> None:
+    maximize = metric_for(competition).greater_is_better
+    params: dict[str, Any] = {
+        "competition_id": competition.id,
+        "selection_limit": competition.final_selection_limit,
+    }
+    stale = delete(Standing).where(Standing.competition_id == competition.id)
+    if team_ids is not None:
+        params["team_ids"] = sorted(team_ids)
+        stale = stale.where(Standing.team_id.in_(params["team_ids"]))
+    # Core statements on the session's connection: no ORM bookkeeping for rows nobody loads.
+    connection = session.connection()
+    connection.execute(stale)
+    connection.execute(_insert(maximize, team_ids is not None), params)
+
+
+@functools.cache
+def _insert(maximize: bool, by_team: bool):  # type: ignore[no-untyped-def]
+    return insert(Standing).from_select(_COLUMNS, _standing_rows(maximize, by_team))
+
+
+def rebuild(session: Session, competition: Competition) -> None:
+    """Recompute every standing of a competition (after writes that bypassed the session)."""
+    _recompute(session, competition, None)
+
+
+def apply_pending(session: Session) -> None:
+    """Recompute the standings of every team changed in this session so far."""
+    for _ in range(5):
+        if session.new or session.dirty or session.deleted:
+            session.flush()
+        pending: _Pending | None = session.info.pop(_PENDING, None)
+        if not pending:
+            return
+        teams = set(pending.teams)
+        if pending.submissions:
+            teams.update(
+                session.execute(
+                    select(Submission.competition_id, Submission.team_id).where(
+                        Submission.id.in_(sorted(pending.submissions))
+                    )
+                ).all()
+            )
+        by_competition: dict[int, set[int]] = {}
+        for competition_id, team_id in teams:
+            by_competition.setdefault(competition_id, set()).add(team_id)
+        for competition_id in pending.competitions:
+            by_competition[competition_id] = set()
+        for competition_id, team_ids in sorted(by_competition.items()):
+            competition = session.get(Competition, competition_id)
+            if competition is None:
+                continue
+            whole = competition_id in pending.competitions or len(team_ids) > _MANY_TEAMS
+            _recompute(session, competition, None if whole else team_ids)
+
+
+# -- noticing changes ------------------------------------------------------------------------
+
+
+def _changed(obj: object, names: Iterable[str]) -> bool:
+    attrs = inspect(obj).attrs
+    return any(attrs[name].history.has_changes() for name in names)
+
+
+def _old_values(obj: object, name: str) -> list[Any]:
+    return [v for v in inspect(obj).attrs[name].history.deleted if v is not None]
+
+
+@event.listens_for(Session, "after_flush")
+def _collect(session: Session, _context: UOWTransaction) -> None:
+    pending = _pending(session)
+    for obj in list(session.new) + list(session.deleted):
+        if isinstance(obj, Score):
+            pending.submissions.add(obj.submission_id)
+        elif isinstance(obj, Submission):
+            pending.teams.add((obj.competition_id, obj.team_id))
+    for obj in session.dirty:
+        if isinstance(obj, Submission) and _changed(obj, _SUBMISSION_FIELDS):
+            pending.teams.add((obj.competition_id, obj.team_id))
+            for old_team in _old_values(obj, "team_id"):
+                pending.teams.add((obj.competition_id, old_team))
+        elif isinstance(obj, Score) and _changed(obj, _SCORE_FIELDS):
+            pending.submissions.add(obj.submission_id)
+            pending.submissions.update(_old_values(obj, "submission_id"))
+        elif isinstance(obj, Team) and _changed(obj, ("banned_at", "competition_id")):
+            pending.teams.add((obj.competition_id, obj.id))
+        elif isinstance(obj, Competition) and _changed(obj, _COMPETITION_FIELDS):
+            pending.competitions.add(obj.id)
+
+
+def _statement_rows(state: ORMExecuteState) -> list[Mapping[str, Any]]:
+    """The parameter sets of a bulk insert, by column name."""
+    rows: list[Mapping[str, Any]] = []
+    params = state.parameters
+    if isinstance(params, Mapping):
+        rows.append(params)
+    elif isinstance(params, list | tuple):
+        rows.extend(p for p in params if isinstance(p, Mapping))
+    values = getattr(state.statement, "_values", None) or {}
+    if values:
+        rows.append(
+            {
+                getattr(k, "key", k): v.value if isinstance(v, BindParameter) else v
+                for k, v in values.items()
+            }
+        )
+    return rows
+
+
+def _sets(state: ORMExecuteState, name: str) -> bool:
+    values = getattr(state.statement, "_values", None)
+    if values is None:
+        return True  # cannot tell: assume it does
+    return any(getattr(k, "key", k) == name for k in values)
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _collect_bulk(state: ORMExecuteState):  # type: ignore[no-untyped-def]
+    if not (state.is_update or state.is_delete or state.is_insert):
+        return None
+    session = state.session
+    mapper = state.bind_mapper
+    entity = mapper.class_ if mapper is not None else None
+    if entity not in (Submission, Score, Team, Competition):
+        return None
+    pending = _pending(session)
+    if state.is_insert:
+        for row in _statement_rows(state):
+            if entity is Score and row.get("submission_id") is not None:
+                pending.submissions.add(row["submission_id"])
+            elif entity is Submission and row.get("team_id") is not None:
+                pending.teams.add((row["competition_id"], row["team_id"]))
+        return None
+
+    where = state.statement.whereclause
+    if entity is Submission:
+        if state.is_update and not any(_sets(state, name) for name in _SUBMISSION_FIELDS):
+            return None  # status, leases, timings: nothing a board shows
+        moves = _sets(state, "team_id") or _sets(state, "competition_id")
+        query = select(Submission.id, Submission.competition_id, Submission.team_id)
+        rows = session.execute(query.where(where) if where is not None else query).all()
+        _mark_teams(pending, [(c, t) for _, c, t in rows])
+        if not moves or not rows:
+            return None
+        result = state.invoke_statement()
+        ids = [i for i, _, _ in rows]
+        if len(ids) > 10 * _MANY_TEAMS:
+            pending.competitions.update(c for _, c, _ in rows)
+        else:
+            after = session.execute(
+                select(Submission.competition_id, Submission.team_id).where(Submission.id.in_(ids))
+            ).all()
+            _mark_teams(pending, [(c, t) for c, t in after])
+        return result
+    if entity is Score:
+        query = select(Score.submission_id)
+        pending.submissions.update(
+            session.scalars(query.where(where) if where is not None else query)
+        )
+        if state.is_update and (_sets(state, "submission_id")):
+            log.warning("a bulk update moved scores between submissions; rebuild the standings")
+    elif entity is Team:
+        query = select(Team.competition_id, Team.id)
+        rows = session.execute(query.where(where) if where is not None else query).all()
+        _mark_teams(pending, [(c, t) for c, t in rows])
+    elif entity is Competition and state.is_update:
+        if any(_sets(state, name) for name in _COMPETITION_FIELDS):
+            query = select(Competition.id)
+            pending.competitions.update(
+                session.scalars(query.where(where) if where is not None else query)
+            )
+    return None
+
+
+def _mark_teams(pending: _Pending, pairs: list[tuple[int, int]]) -> None:
+    teams = set(pairs)
+    if len(teams) > _MANY_TEAMS:
+        pending.competitions.update(c for c, _ in teams)
+    else:
+        pending.teams.update(teams)
+
+
+@event.listens_for(Session, "before_commit")
+def _apply_before_commit(session: Session) -> None:
+    apply_pending(session)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _forget(session: Session, transaction: SessionTransaction) -> None:
+    # Committed (applied above) or rolled back (the database forgot too): nothing stays pending.
+    if transaction.parent is None:
+        session.info.pop(_PENDING, None)

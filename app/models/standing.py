@@ -1,0 +1,51 @@
+"""Materialised standings: each team's entry on each board, per answer-key version.
+
+One row per (key version, board, team), rewritten whenever something that decides it changes
+(see :mod:`app.leaderboard.standings`), so reading a board costs the same whatever the number of
+submissions behind it.
+"""
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db import Base
+from app.models.types import UTCDateTime
+
+
+class Standing(Base):
+    __tablename__ = "standings"
+    __table_args__ = (
+        UniqueConstraint("answer_key_id", "board", "team_id"),
+        # A board page walks the rows of one (key, board) in rank order, straight off this index.
+        Index(
+            "ix_standings_board_order",
+            "answer_key_id",
+            "board",
+            "order_key",
+            "submitted_at",
+            "submission_id",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    competition_id: Mapped[int] = mapped_column(
+        ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
+    answer_key_id: Mapped[int] = mapped_column(ForeignKey("answer_keys.id", ondelete="CASCADE"))
+    board: Mapped[str] = mapped_column(String(8))
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
+    # The submission whose score stands, its score and its time (the tie-break).
+    submission_id: Mapped[int] = mapped_column(
+        ForeignKey("submissions.id", ondelete="CASCADE"), index=True
+    )
+    score: Mapped[float] = mapped_column(Float)
+    # The score turned so that smaller is better (negated for a metric to maximise): rank order
+    # is (order_key, submitted_at, submission_id), all ascending.
+    order_key: Mapped[float] = mapped_column(Float)
+    submitted_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    baseline: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The team's whole history in the competition, failed and hidden entries included.
+    entries: Mapped[int] = mapped_column(Integer)
+    last_submission_at: Mapped[datetime] = mapped_column(UTCDateTime())

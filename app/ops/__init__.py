@@ -1,0 +1,1 @@
+"""What a host watches: Prometheus metrics, health and readiness, structured logs."""

@@ -1,0 +1,132 @@
+"""Leases: which scorer holds a submission, until when, and at which attempt.
+
+The database is the truth. A scorer claims a submission with one conditional UPDATE (queued, or
+scoring with a lapsed lease), which bumps ``attempts``; that number is the claim's token. The
+holder renews the lease while it scores, and writes its outcome only while the token is still
+the submission's (a scorer whose lease lapsed and was taken over writes nothing). A sweep puts
+back what nobody holds any more (:mod:`app.scoring.sweep`).
+"""
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import and_, or_, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.db import unit_of_work
+from app.models import Submission, SubmissionStatus
+from app.ops.telemetry import SCORING_FAILURES
+
+log = logging.getLogger(__name__)
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Lease:
+    submission_id: int
+    attempt: int  # the token: the submission's attempts when this claim was made
+    seconds: float
+
+
+def claimable(at: datetime):  # type: ignore[no-untyped-def]
+    """Queued, or scoring under a lease that has lapsed."""
+    return or_(
+        Submission.status == SubmissionStatus.queued,
+        and_(
+            Submission.status == SubmissionStatus.scoring,
+            or_(Submission.lease_expires_at.is_(None), Submission.lease_expires_at < at),
+        ),
+    )
+
+
+def try_claim(session: Session, submission_id: int, *, seconds: float) -> Lease | None:
+    """Take the submission for scoring, or None when someone holds it or it is finished."""
+    at = now()
+    attempt = session.scalar(
+        update(Submission)
+        .where(Submission.id == submission_id, claimable(at))
+        .values(
+            status=SubmissionStatus.scoring,
+            attempts=Submission.attempts + 1,
+            started_at=at,
+            lease_expires_at=at + timedelta(seconds=seconds),
+        )
+        .returning(Submission.attempts)
+        .execution_options(synchronize_session=False)
+    )
+    return None if attempt is None else Lease(submission_id, attempt, seconds)
+
+
+def held(lease: Lease):  # type: ignore[no-untyped-def]
+    """The condition under which ``lease`` still holds its submission."""
+    return and_(
+        Submission.id == lease.submission_id,
+        Submission.status == SubmissionStatus.scoring,
+        Submission.attempts == lease.attempt,
+    )
+
+
+def renew(factory: sessionmaker[Session], lease: Lease) -> bool:
+    with unit_of_work(factory) as session:
+        result = session.execute(
+            update(Submission)
+            .where(held(lease))
+            .values(lease_expires_at=now() + timedelta(seconds=lease.seconds))
+            .execution_options(synchronize_session=False)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+@contextmanager
+def renewing(
+    factory: sessionmaker[Session], lease: Lease, *, until: float | None = None
+) -> Iterator[None]:
+    """Renew ``lease`` every third of its length while the block runs, for at most ``until``
+    seconds: a job stuck past its time limit lets its lease lapse, and the sweep takes over."""
+    stop = threading.Event()
+    started = now()
+
+    def run() -> None:
+        while not stop.wait(lease.seconds / 3):
+            if until is not None and (now() - started).total_seconds() > until:
+                return
+            try:
+                if not renew(factory, lease):
+                    log.warning("lost the lease on submission %s", lease.submission_id)
+                    return
+            except Exception:  # noqa: BLE001 - a database hiccup: try again next round
+                log.warning("could not renew the lease on submission %s", lease.submission_id)
+
+    thread = threading.Thread(target=run, name=f"lease-{lease.submission_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+GAVE_UP = "scoring failed because of a problem on our side; the host has been notified"
+
+
+def give_up(submission: Submission, settings: Settings) -> None:
+    """Out of attempts: fail it, with the reason for the host only, and refund it."""
+    submission.status = SubmissionStatus.failed
+    submission.error = GAVE_UP
+    submission.host_error = (
+        f"scoring did not finish in {submission.attempts} attempt(s) "
+        f"(PODIUM_SCORING_MAX_ATTEMPTS={settings.scoring_max_attempts}): each time the scorer "
+        "died or passed its time limit without writing an outcome"
+    )
+    submission.refunded = True
+    submission.finished_at = now()
+    submission.lease_expires_at = None
+    SCORING_FAILURES.labels("attempts").inc()

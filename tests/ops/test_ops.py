@@ -1,0 +1,136 @@
+"""What a host watches: health and readiness, Prometheus metrics, request ids in responses and
+logs, and outages answered with 503 and Retry-After instead of 500."""
+
+import errno
+import json
+import logging
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+
+from app.db import make_engine, make_session_factory
+from app.main import create_app
+from app.models import Submission
+from app.ops import readiness
+from app.ops.logs import JsonFormatter
+from tests.helpers import API, PERFECT, ready_competition, submit
+
+# Nothing listens on port 1: connecting is refused at once.
+DEAD_DATABASE = "postgresql+psycopg://postgres@127.0.0.1:1/podium?connect_timeout=2"
+
+
+@pytest.fixture
+def dead_database_client(settings):
+    app = create_app(settings, session_factory=make_session_factory(make_engine(DEAD_DATABASE)))
+    with TestClient(app) as client:
+        yield client
+
+
+def test_healthz_answers_without_the_database(dead_database_client):
+    response = dead_database_client.get("/healthz")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+def test_readyz_is_503_with_a_reason_when_the_database_is_unreachable(dead_database_client):
+    response = dead_database_client.get("/readyz")
+    assert response.status_code == 503
+    assert response.headers["retry-after"].isdigit()
+    body = response.json()
+    assert body["status"] == "unavailable" and body["checks"]["storage"] == "ok"
+    assert body["checks"]["database"].startswith("unreachable")
+
+
+def test_readyz_is_200_when_everything_answers(client):
+    response = client.get("/readyz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ready", "checks": {"database": "ok", "storage": "ok"}}
+
+
+def test_readiness_checks_the_broker_of_a_celery_deployment(settings, session_factory):
+    broken = settings.model_copy(
+        update={"scoring_backend": "celery", "celery_broker_url": "redis://127.0.0.1:1/0"}
+    )
+    checks = readiness.check_all(broken, session_factory)
+    assert checks["database"] == "ok" and checks["broker"].startswith("unreachable")
+
+
+def test_an_unreachable_database_answers_503_with_retry_after(dead_database_client):
+    response = dead_database_client.get(
+        f"{API}/competitions", headers={"Authorization": "Bearer pdm_x"}
+    )
+    assert response.status_code == 503
+    assert response.headers["retry-after"].isdigit()
+    body = response.json()
+    assert body["code"] == "unavailable" and body["reason"] == "database_unreachable"
+    assert "database" in body["detail"]
+
+
+def test_a_full_disk_answers_503_and_accepts_nothing(
+    client, host, alice, session_factory, monkeypatch
+):
+    ready_competition(client, host.headers)
+
+    def full(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("app.submissions.service.store_stream", full)
+    response = submit(client, alice.headers, PERFECT)
+    assert response.status_code == 503, response.text
+    assert response.json()["reason"] == "storage_full" and "retry-after" in response.headers
+    with session_factory() as session:
+        assert session.scalar(select(func.count()).select_from(Submission)) == 0
+    monkeypatch.undo()
+    assert submit(client, alice.headers, PERFECT).status_code == 202  # recovers by itself
+
+
+def test_other_os_errors_are_not_dressed_up_as_outages(client, host, alice, monkeypatch):
+    ready_competition(client, host.headers)
+
+    def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr("app.submissions.service.store_stream", broken)
+    with pytest.raises(PermissionError):
+        submit(client, alice.headers, PERFECT)
+
+
+def test_responses_carry_the_callers_request_id_or_a_new_one(client):
+    given = client.get("/healthz", headers={"X-Request-ID": "trace-42"})
+    assert given.headers["x-request-id"] == "trace-42"
+    fresh = client.get("/healthz").headers["x-request-id"]
+    assert len(fresh) == 32 and fresh != client.get("/healthz").headers["x-request-id"]
+    odd = client.get("/healthz", headers={"X-Request-ID": "no spaces\tor tabs"})
+    assert odd.headers["x-request-id"] != "no spaces\tor tabs"
+
+
+def test_the_request_id_reaches_the_scoring_jobs_log_lines(client, host, alice, caplog):
+    ready_competition(client, host.headers)
+    caplog.set_level(logging.INFO, logger="app.scoring")
+    response = client.post(
+        f"{API}/competitions/churn/submissions",
+        files={"file": ("sub.csv", PERFECT, "text/csv")},
+        headers={**alice.headers, "X-Request-ID": "upload-7"},
+    )
+    assert response.status_code == 202
+    scoring = [r for r in caplog.records if r.name.startswith("app.scoring")]
+    assert scoring and all(r.request_id == "upload-7" for r in scoring)
+    line = json.loads(JsonFormatter().format(scoring[-1]))
+    assert line["request_id"] == "upload-7" and line["level"] == "INFO"
+
+
+def test_metrics_expose_latency_by_route_uploads_and_queue_depth(client, host, alice):
+    ready_competition(client, host.headers)
+    assert submit(client, alice.headers, PERFECT).status_code == 202
+    client.get(f"{API}/competitions/churn/leaderboard", headers=alice.headers)
+    response = client.get("/metrics")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    text = response.text
+    assert (
+        'podium_http_request_duration_seconds_count{method="GET",'
+        'route="/api/v1/competitions/{slug}/leaderboard",status="200"}'
+    ) in text
+    assert 'podium_uploads_total{outcome="accepted"}' in text
+    assert 'podium_queue_depth{status="queued"} 0.0' in text
+    assert "podium_scoring_duration_seconds_bucket" in text
+    assert "podium_sweep_actions_total" in text or "podium_sweep_actions" in text

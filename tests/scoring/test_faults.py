@@ -1,0 +1,338 @@
+"""Fault tests against the machine's real PostgreSQL and a Redis of the test's own: Celery workers
+(`podium worker` processes) score every submission exactly once, whatever dies.
+
+Leases, grace periods and sweeps are made short through the settings; the sweep runs here, in
+the test, where beat would run it in a deployment.
+"""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.auth.service import create_user
+from app.config import Settings
+from app.db import make_engine, make_session_factory, unit_of_work
+from app.main import create_app
+from app.migrate import upgrade
+from app.models import Role, Score, Submission, SubmissionStatus
+from app.scoring.sweep import sweep
+from tests.conftest import _throwaway_postgres
+from tests.helpers import API, PERFECT, predictions, ready_competition
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SLOW_METRIC = b"""
+import time
+
+
+def score(solution, submission, row_id_column_name):
+    # The key's own check at upload is quick; a participant's file takes a while.
+    if len(submission.columns) and submission.iloc[0, 1] != solution.iloc[0, 1]:
+        time.sleep(4)
+    return 1.0
+"""
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("redis-server") is None and os.environ.get("CI") != "true",
+    reason="the fault tests run their own redis-server",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    def __init__(self, tmp_path: Path) -> None:
+        self.port = _free_port()
+        self.dir = tmp_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+            + ["--appendonly", "no", "--dir", str(self.dir)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        import redis
+
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                redis.Redis.from_url(self.url).ping()
+                return
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+            self.process = None
+
+
+@dataclass
+class Stack:
+    settings: Settings
+    env: dict[str, str]
+    factory: sessionmaker[Session]
+    redis: RedisServer
+    tmp_path: Path
+    workers: list[subprocess.Popen[bytes]]
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        log = open(self.tmp_path / f"worker-{len(self.workers)}.log", "wb")  # noqa: SIM115
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "worker", "--loglevel", "WARNING"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        self.workers.append(worker)
+        return worker
+
+    def counts(self) -> dict[str, int]:
+        with self.factory() as session:
+            rows = session.execute(
+                select(Submission.status, func.count()).group_by(Submission.status)
+            )
+            return {str(getattr(s, "value", s)): n for s, n in rows}
+
+    def score_rows(self) -> dict[int, int]:
+        with self.factory() as session:
+            rows = session.execute(
+                select(Score.submission_id, func.count()).group_by(Score.submission_id)
+            )
+            return dict(rows.all())
+
+    def wait_until_settled(self, total: int, enqueue, timeout: float = 240) -> None:  # type: ignore[no-untyped-def]
+        """Sweep as beat would, until every submission is scored or failed."""
+        deadline = time.monotonic() + timeout
+        while True:
+            counts = self.counts()
+            if counts.get("scored", 0) + counts.get("failed", 0) == total:
+                return
+            assert time.monotonic() < deadline, f"not settled: {counts}"
+            sweep(self.factory, enqueue, settings=self.settings)
+            time.sleep(0.5)
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[Stack]:
+    redis = RedisServer(tmp_path)
+    redis.start()
+    for database_url in _throwaway_postgres():
+        upgrade(database_url)
+        values = {
+            "env": "test",
+            "database_url": database_url,
+            "data_dir": str(tmp_path / "data"),
+            "secret_key": "f" * 40,
+            "scoring_backend": "celery",
+            "celery_broker_url": redis.url,
+            "scoring_lease_seconds": "2",
+            "sweep_grace_seconds": "2",
+            "sweep_interval_seconds": "1",
+        }
+        env = {**os.environ, **{f"PODIUM_{k.upper()}": v for k, v in values.items()}}
+        settings = Settings(**values)  # type: ignore[arg-type]
+        factory = make_session_factory(make_engine(database_url))
+        result = Stack(settings, env, factory, redis, tmp_path, [])
+        try:
+            yield result
+        finally:
+            for worker in result.workers:
+                if worker.poll() is None:
+                    worker.kill()
+                worker.wait()
+            redis.stop()
+            factory.kw["bind"].dispose()
+
+
+def _callers(stack: Stack, names: list[str]) -> dict[str, dict[str, str]]:
+    callers = {}
+    with unit_of_work(stack.factory) as session:
+        for name in names:
+            role = Role.organiser if name == "host" else Role.participant
+            token = create_user(session, name=name, role=role, secret_key="f" * 40)[1]
+            callers[name] = {"Authorization": f"Bearer {token}"}
+    return callers
+
+
+def _upload(client: TestClient, headers: dict[str, str], content: bytes) -> int:
+    response = client.post(
+        f"{API}/competitions/churn/submissions",
+        files={"file": ("sub.csv", content, "text/csv")},
+        headers=headers,
+    )
+    assert response.status_code == 202, response.text
+    return response.json()["id"]
+
+
+def _assert_each_scored_once(stack: Stack, ids: list[int]) -> None:
+    rows = stack.score_rows()
+    assert {i: rows.get(i, 0) for i in ids} == {i: 1 for i in ids}
+    counts = stack.counts()
+    assert counts.get("queued", 0) == 0 and counts.get("scoring", 0) == 0, counts
+
+
+def test_two_workers_score_200_submissions_from_20_teams_exactly_once(stack):
+    names = ["host"] + [f"p{i:02d}" for i in range(20)]
+    callers = _callers(stack, names)
+    stack.start_worker()
+    stack.start_worker()
+    app = create_app(stack.settings)
+    with TestClient(app) as client:
+        ready_competition(client, callers["host"], daily_submission_limit=10)
+        ids = []
+        for round_ in range(10):
+            for name in names[1:]:
+                ids.append(
+                    _upload(
+                        client,
+                        callers[name],
+                        predictions(a=0.9, b=0.1 * (round_ % 5), c=0.8, d=0.2, e=0.7, f=0.3),
+                    )
+                )
+        stack.wait_until_settled(len(ids), app.state.scoring_queue.enqueue, timeout=600)
+    assert stack.counts() == {"scored": 200}
+    _assert_each_scored_once(stack, ids)
+
+
+def _slow_competition(client: TestClient, host: dict[str, str]) -> None:
+    ready_competition(client, host, metric={"name": "custom"})
+    response = client.put(
+        f"{API}/competitions/churn/custom-metric",
+        files={"file": ("metric.py", SLOW_METRIC, "text/x-python")},
+        data={"direction": "maximize"},
+        headers=host,
+    )
+    assert response.status_code == 200, response.text
+
+
+def _wait_for_status(stack: Stack, submission_id: int, status: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        with stack.factory() as session:
+            if session.get(Submission, submission_id).status == status:
+                return
+        assert time.monotonic() < deadline, f"submission {submission_id} never {status}"
+        time.sleep(0.05)
+
+
+def test_a_worker_killed_mid_scoring_is_replaced_and_the_submission_scored_once(stack):
+    callers = _callers(stack, ["host", "alice"])
+    app = create_app(stack.settings)
+    with TestClient(app) as client:
+        _slow_competition(client, callers["host"])
+        submission_id = _upload(client, callers["alice"], PERFECT)
+        first = stack.start_worker()
+        _wait_for_status(stack, submission_id, SubmissionStatus.scoring)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        stack.start_worker()
+        stack.wait_until_settled(1, app.state.scoring_queue.enqueue)
+    _assert_each_scored_once(stack, [submission_id])
+    with stack.factory() as session:
+        submission = session.get(Submission, submission_id)
+        assert submission.status == SubmissionStatus.scored and submission.attempts == 2
+
+
+def test_uploads_succeed_while_redis_is_down_and_the_sweep_delivers_them(stack):
+    callers = _callers(stack, ["host", "alice"])
+    app = create_app(stack.settings)
+    with TestClient(app) as client:
+        ready_competition(client, callers["host"])
+        stack.redis.stop()
+        ids = [_upload(client, callers["alice"], PERFECT) for _ in range(3)]
+        assert stack.counts() == {"queued": 3}
+        stack.redis.start()  # an empty Redis: whatever was published before is gone too
+        stack.start_worker()
+        stack.wait_until_settled(3, app.state.scoring_queue.enqueue)
+    assert stack.counts() == {"scored": 3}
+    _assert_each_scored_once(stack, ids)
+
+
+def _serve(tmp_path: Path, env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    log = open(tmp_path / f"server-{port}.log", "ab")  # noqa: SIM115
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
+        + ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    import httpx
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
+                return server
+        except httpx.TransportError:
+            pass
+        assert server.poll() is None, (tmp_path / f"server-{port}.log").read_text()
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.1)
+
+
+def test_a_server_killed_mid_scoring_scores_the_submission_once_after_a_restart(tmp_path):
+    import httpx
+
+    database_url = f"sqlite:///{tmp_path}/podium.db"
+    upgrade(database_url)
+    values = {
+        "env": "test",
+        "database_url": database_url,
+        "data_dir": str(tmp_path / "data"),
+        "secret_key": "f" * 40,
+        "scoring_backend": "thread",
+        "scoring_lease_seconds": "2",
+        "sweep_grace_seconds": "2",
+        "sweep_interval_seconds": "1",
+    }
+    env = {**os.environ, **{f"PODIUM_{k.upper()}": v for k, v in values.items()}}
+    factory = make_session_factory(make_engine(database_url))
+    stack = Stack(Settings(**values), env, factory, None, tmp_path, [])  # type: ignore[arg-type]
+    callers = _callers(stack, ["host", "alice"])
+    port = _free_port()
+    server = _serve(tmp_path, env, port)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            _slow_competition(client, callers["host"])  # type: ignore[arg-type]
+            submission_id = _upload(client, callers["alice"], PERFECT)  # type: ignore[arg-type]
+            _wait_for_status(stack, submission_id, SubmissionStatus.scoring)
+            os.kill(server.pid, signal.SIGKILL)
+            server.wait()
+        server = _serve(tmp_path, env, port)
+        deadline = time.monotonic() + 120
+        while stack.counts() != {"scored": 1}:
+            assert time.monotonic() < deadline, stack.counts()
+            time.sleep(0.2)
+    finally:
+        server.kill()
+        server.wait()
+        factory.kw["bind"].dispose()
+    _assert_each_scored_once(stack, [submission_id])

@@ -1,0 +1,146 @@
+"""Leases and the sweep: a submission is scored by the one scorer that holds it, what nobody holds
+is handed out again, and what keeps failing fails for good, refunded, with the reason for the host."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select, update
+
+from app.db import make_engine, make_session_factory, unit_of_work
+from app.main import create_app
+from app.models import Competition, Score, Submission, SubmissionStatus
+from app.scoring import jobs
+from app.scoring.lease import try_claim
+from app.scoring.sweep import sweep
+from tests.helpers import API, PERFECT, ParkedQueue, ready_competition, submit
+from tests.scoring.test_jobs import _file_settings, _headers
+
+SLOW_METRIC = b"""
+import time
+
+def score(solution, submission, row_id_column_name):
+    time.sleep(30)
+    return 1.0
+"""
+
+
+@pytest.fixture
+def parked(tmp_path):
+    """A server whose queue never runs jobs, two queued submissions, and a session factory."""
+    settings = _file_settings(tmp_path)
+    host, alice = _headers(settings, "host", True), _headers(settings, "alice")
+    with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
+        ready_competition(client, host)
+        ids = [submit(client, alice, PERFECT).json()["id"] for _ in range(2)]
+    factory = make_session_factory(make_engine(settings.database_url))
+    return settings, factory, ids, (host, alice)
+
+
+def _score_rows(factory, submission_id: int) -> int:  # type: ignore[no-untyped-def]
+    with factory() as session:
+        return session.scalar(
+            select(func.count()).select_from(Score).where(Score.submission_id == submission_id)
+        )
+
+
+def _submission(factory, submission_id: int) -> Submission:  # type: ignore[no-untyped-def]
+    with factory() as session:
+        return session.get(Submission, submission_id)
+
+
+def test_only_one_claim_holds_a_submission(parked):
+    _settings, factory, (first, _), _ = parked
+    with unit_of_work(factory) as session:
+        lease = try_claim(session, first, seconds=60)
+    with unit_of_work(factory) as session:
+        assert try_claim(session, first, seconds=60) is None  # held: the second claim loses
+    assert lease is not None and lease.attempt == 1
+    assert _submission(factory, first).status == SubmissionStatus.scoring
+
+
+def test_a_scorer_whose_lease_was_taken_over_writes_nothing(parked):
+    settings, factory, (first, _), _ = parked
+    claim = jobs._claim(factory, first, settings)
+    assert claim is not None
+    with unit_of_work(factory) as session:  # the lease lapses and another scorer claims it
+        session.execute(
+            update(Submission)
+            .where(Submission.id == first)
+            .values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    jobs.score_submission(factory, first, settings)  # the new holder scores it
+    outcome = jobs._evaluate(claim.plan, settings, submission_id=first)
+    assert jobs._settle(factory, claim, outcome) is False  # the first comes back too late
+    assert _score_rows(factory, first) == 1
+    submission = _submission(factory, first)
+    assert submission.status == SubmissionStatus.scored and submission.attempts == 2
+
+
+def test_a_redelivered_job_for_a_scored_submission_stops(parked):
+    settings, factory, (first, _), _ = parked
+    jobs.score_submission(factory, first, settings)
+    jobs.score_submission(factory, first, settings)
+    assert _score_rows(factory, first) == 1 and _submission(factory, first).attempts == 1
+
+
+def test_the_sweep_hands_out_overdue_queued_submissions_only_after_their_grace(parked):
+    settings, factory, (first, second), _ = parked
+    enqueued: list[int] = []
+    assert sweep(factory, enqueued.append, settings=settings).requeued == 0  # just made
+    assert enqueued == []
+    report = sweep(factory, enqueued.append, settings=settings, grace_seconds=0)
+    assert enqueued == [first, second] and report.requeued == 2
+    # Handed out: not again at the next pass, only once another grace period has gone by.
+    assert sweep(factory, enqueued.append, settings=settings).requeued == 0
+
+
+def test_out_of_attempts_fails_refunded_with_the_reason_for_the_host_only(parked):
+    settings, factory, (first, _), (host, alice) = parked
+    with unit_of_work(factory) as session:
+        session.execute(
+            update(Submission)
+            .where(Submission.id == first)
+            .values(
+                status=SubmissionStatus.scoring,
+                attempts=settings.scoring_max_attempts,
+                lease_expires_at=datetime.now(UTC) - timedelta(seconds=1),
+            )
+        )
+    enqueued: list[int] = []
+    assert sweep(factory, enqueued.append, settings=settings).failed == 1
+    assert enqueued == []
+    submission = _submission(factory, first)
+    assert submission.status == SubmissionStatus.failed and submission.refunded
+    assert "attempt" in submission.host_error and "attempt" not in submission.error
+    with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
+        seen = client.get(f"{API}/submissions/{first}", headers=alice).json()
+        assert "attempt" not in str(seen)
+        assert "attempt" in str(client.get(f"{API}/submissions/{first}", headers=host).json())
+
+
+def test_a_job_past_its_time_limit_fails_refunded_and_the_scorer_goes_on(tmp_path):
+    settings = _file_settings(tmp_path)
+    host, alice = _headers(settings, "host", True), _headers(settings, "alice")
+    with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
+        ready_competition(client, host, metric={"name": "custom"})
+        response = client.put(
+            f"{API}/competitions/churn/custom-metric",
+            files={"file": ("metric.py", SLOW_METRIC.replace(b"30", b"0"), "text/x-python")},
+            data={"direction": "maximize"},
+            headers=host,
+        )
+        assert response.status_code == 200, response.text
+        slow = submit(client, alice, PERFECT).json()["id"]
+    factory = make_session_factory(make_engine(settings.database_url))
+    metric_path = None
+    with unit_of_work(factory) as session:
+        competition = session.scalar(select(Competition))
+        competition.scoring_time_limit_seconds = 1
+        metric_path = competition.custom_metric_path
+    with open(metric_path, "wb") as fh:  # now it takes 30 s: far past the 1 s limit
+        fh.write(SLOW_METRIC)
+    jobs.score_submission(factory, slow, settings)  # here, in the main thread
+    submission = _submission(factory, slow)
+    assert submission.status == SubmissionStatus.failed and submission.refunded
+    assert "time limit" in submission.host_error and "time limit" not in submission.error
