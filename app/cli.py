@@ -175,6 +175,11 @@ def users_create(
     typer.echo(token)
 
 
+from app.cli_attack import simulate_attack  # noqa: E402 - its own module, registered here
+
+app.command("simulate-attack")(simulate_attack)
+
+
 def main() -> None:
     app()
 
