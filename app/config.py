@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     max_upload_bytes: int = 512 * 1024 * 1024
     max_rows: int = 50_000_000
     max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024
+    # A competition data file (train / test sets) may be as large as this.
+    max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> "Settings":
