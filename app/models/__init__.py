@@ -2,6 +2,7 @@
 
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
+from app.models.stats import ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
 from app.models.user import ApiToken, Role, User
@@ -15,6 +16,7 @@ __all__ = [
     "Competition",
     "Role",
     "Score",
+    "ScoreStats",
     "Submission",
     "SubmissionStatus",
     "Team",
