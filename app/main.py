@@ -24,6 +24,7 @@ from app.errors import AppError
 from app.leaderboard.router import router as leaderboard_router
 from app.scoring.jobs import pending_submissions
 from app.scoring.queue import ScoringQueue, make_queue
+from app.stats.router import router as stats_router
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.web.router import router as web_router
@@ -85,6 +86,7 @@ def create_app(
     api.include_router(teams_router)
     api.include_router(audit_router)
     api.include_router(datafiles_router)
+    api.include_router(stats_router)
     app.include_router(api)
     app.include_router(web_router)
     app.mount(

@@ -1,7 +1,12 @@
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+
+# What participants see of public scores (issue 13): exact scores, or Blum & Hardt's Ladder with
+# a fixed step (``ladder_step``, default 1/sqrt(n_public)) or parameter-free.
+BoardMode = Literal["exact", "ladder", "ladder_free"]
+LadderStep = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 
 
 class MetricConfig(BaseModel):
@@ -27,6 +32,9 @@ class CompetitionCreate(BaseModel):
     final_selection_limit: int = Field(default=2, ge=1, le=100)
     max_team_size: int = Field(default=5, ge=1, le=1000)
     score_decimals: int = Field(default=5, ge=0, le=15)
+    public_board_mode: BoardMode = "exact"
+    ladder_step: LadderStep | None = None
+    score_intervals: bool = True
 
     @model_validator(mode="after")
     def _timeline_in_order(self) -> "CompetitionCreate":
@@ -49,6 +57,9 @@ class CompetitionUpdate(BaseModel):
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
     max_team_size: int | None = Field(default=None, ge=1, le=1000)
     score_decimals: int | None = Field(default=None, ge=0, le=15)
+    public_board_mode: BoardMode | None = None
+    ladder_step: LadderStep | None = None
+    score_intervals: bool | None = None
 
 
 def check_timeline(
@@ -94,6 +105,9 @@ class CompetitionPublic(BaseModel):
     final_selection_limit: int
     max_team_size: int
     score_decimals: int
+    public_board_mode: BoardMode = "exact"
+    ladder_step: float | None = None
+    score_intervals: bool = True
     has_answer_key: bool
     has_metric_file: bool | None = None
     created_at: datetime

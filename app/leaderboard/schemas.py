@@ -13,6 +13,11 @@ class LeaderboardRow(BaseModel):
     entries: int
     last_submission_at: datetime
     baseline: bool = False
+    # Bootstrap 95 % interval of the score ({low, high, bca_low, bca_high, se, level,
+    # replicates}) and rank band (1 + teams significantly better, Holm); None on a Ladder board,
+    # for metrics without intervals, or while they are being computed.
+    interval: dict[str, float | int] | None = None
+    band: int | None = None
 
 
 class Leaderboard(BaseModel):
@@ -23,6 +28,7 @@ class Leaderboard(BaseModel):
     answer_key_version: int | None
     score_decimals: int | None  # None: full precision (an organiser's view)
     tie_break: str = "equal scores: the team whose scoring submission came first ranks higher"
+    public_board_mode: str = "exact"
     rows: list[LeaderboardRow]
 
 

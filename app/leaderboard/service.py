@@ -3,7 +3,7 @@ the team's selected submissions, or that of its best public submission when it s
 (Kaggle's rule). Equal scores: the earlier submission ranks first. Hidden submissions, banned
 teams and late submissions never rank; organisers' baseline entries show without a rank."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from sqlalchemy import func, select
@@ -12,7 +12,8 @@ from sqlalchemy.orm import Session
 from app.competitions.metric import metric_for
 from app.errors import Forbidden
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
-from app.models import Competition, Score, Submission, Team, User
+from app.models import AnswerKey, Competition, Score, Submission, Team, User
+from app.stats.board import hides_public_scores, ladder_scores, row_stats
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,17 @@ def leaderboard(
     rows: list[LeaderboardRow] = []
     if key is not None:
         ranked = standings(session, competition=competition, key_id=key.id, board=board)
+        laddered = board == "public" and hides_public_scores(competition, user.is_organiser)
+        if laddered:
+            ranked = ladder_standings(session, competition=competition, key=key, ranked=ranked)
         stats = team_stats(session, competition, [s.team_id for s in ranked])
+        # Intervals and bands read the exact scores: not shown on a Ladder board.
+        honest = {}
+        if not laddered:
+            entries = [(s.entry.submission_id, s.score, s.rank is not None) for s in ranked]
+            honest = row_stats(
+                session, competition=competition, key_id=key.id, board=board, entries=entries
+            )
         rows = [
             LeaderboardRow(
                 rank=s.rank,
@@ -124,6 +135,12 @@ def leaderboard(
                 entries=stats[s.team_id][1],
                 last_submission_at=stats[s.team_id][2],
                 baseline=s.entry.baseline,
+                interval=honest[s.entry.submission_id].interval
+                if s.entry.submission_id in honest
+                else None,
+                band=honest[s.entry.submission_id].band
+                if s.entry.submission_id in honest
+                else None,
             )
             for s in ranked
         ]
@@ -134,6 +151,7 @@ def leaderboard(
         direction=metric.direction,
         answer_key_version=key.version if key else None,
         score_decimals=decimals,
+        public_board_mode=competition.public_board_mode,
         rows=rows,
     )
 
@@ -158,3 +176,37 @@ def _aware(value: datetime | str) -> datetime:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def ladder_standings(
+    session: Session, *, competition: Competition, key: AnswerKey, ranked: list[Standing]
+) -> list[Standing]:
+    """The public board as the Ladder shows it: each team at its released score, ties broken by
+    the earlier release; baseline entries keep their score."""
+    maximize = metric_for(competition).greater_is_better
+    shown = ladder_scores(
+        session,
+        competition=competition,
+        key=key,
+        team_ids=[s.team_id for s in ranked if not s.entry.baseline],
+    )
+    chosen: list[tuple[float, Standing]] = []
+    for standing in ranked:
+        if standing.entry.baseline:
+            chosen.append((standing.score, standing))
+            continue
+        if standing.team_id not in shown:
+            continue
+        value, released = shown[standing.team_id]
+        entry = standing.entry
+        if released is not None:
+            entry = replace(entry, created_at=released[0], submission_id=released[1])
+        chosen.append((value, replace(standing, entry=entry, score=value)))
+    sign = -1.0 if maximize else 1.0
+    chosen.sort(key=lambda c: (sign * c[0], c[1].entry.created_at, c[1].entry.submission_id))
+    result, rank = [], 0
+    for _value, standing in chosen:
+        if not standing.entry.baseline:
+            rank += 1
+        result.append(replace(standing, rank=None if standing.entry.baseline else rank))
+    return result

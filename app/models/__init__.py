@@ -3,6 +3,7 @@
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.datafile import DataFile
+from app.models.stats import ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
 from app.models.user import ApiToken, Role, User
@@ -17,6 +18,7 @@ __all__ = [
     "DataFile",
     "Role",
     "Score",
+    "ScoreStats",
     "Submission",
     "SubmissionStatus",
     "Team",

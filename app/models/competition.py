@@ -3,7 +3,7 @@
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
@@ -35,6 +35,12 @@ class Competition(Base):
     max_team_size: Mapped[int] = mapped_column(Integer, default=5)
     # Participants see scores rounded to this many decimals, which limits leaderboard probing.
     score_decimals: Mapped[int] = mapped_column(Integer, default=5)
+    # What participants see of public scores: "exact", "ladder" (fixed step, default
+    # 1/sqrt(n_public)) or "ladder_free" (Blum & Hardt's Ladder; app.honest.ladder).
+    public_board_mode: Mapped[str] = mapped_column(String(16), default="exact")
+    ladder_step: Mapped[float | None] = mapped_column(Float, default=None)
+    # Bootstrap intervals, rank bands and comparisons; off costs nothing.
+    score_intervals: Mapped[bool] = mapped_column(Boolean, default=True)
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

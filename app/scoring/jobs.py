@@ -35,6 +35,7 @@ from app.models import AnswerKey, Competition, Score, Submission, SubmissionStat
 from app.scoring.core import ScoreResult, ScoringError, score_submission_file
 from app.scoring.custom import score_with_custom_metric
 from app.scoring.keys import intake_limits, key_table
+from app.stats.jobs import add_score_stats
 
 log = logging.getLogger(__name__)
 
@@ -271,6 +272,8 @@ def score_submission(
         _write_score(session, submission_id, key_id, outcome)
         submission.status = SubmissionStatus.scored
         submission.error = submission.host_error = None
+    # The score is committed and visible; intervals and the Ladder's threshold come after it.
+    add_score_stats(factory, submission_id, key_id, settings)
 
 
 def _rescore_plan(
@@ -307,6 +310,8 @@ def rescore_submission(
     outcome = _evaluate(plan, settings, submission_id=submission_id)
     with unit_of_work(factory) as session:
         _write_score(session, submission_id, key_id, outcome)
+    if outcome.result is not None:
+        add_score_stats(factory, submission_id, key_id, settings)
 
 
 def run_job(

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.models import Competition, Score, Submission, User
+from app.models import Competition, Score, ScoreStats, Submission, User
+from app.stats.board import hides_public_scores, submission_ladder
 from app.submissions.schemas import (
     ScoreVersion,
     SubmissionHost,
@@ -34,21 +35,35 @@ def view(
     """The view of a submission this user is entitled to: host, revealed, or public."""
     score = board_score(session, submission, competition)
     decimals = None if user.is_organiser else competition.score_decimals
+    public = score.public_score if score else None
+    stats = _stats(session, score, competition)
+    public_interval = stats.public_interval if stats else None
+    released = None
+    if score is not None and hides_public_scores(competition, user.is_organiser):
+        # The Ladder's value after this submission; never the exact score or its interval.
+        public, released = submission_ladder(
+            session, submission=submission, competition=competition
+        )
+        public_interval = None
     base = dict(
         id=submission.id,
         status=submission.status,
-        public_score=_rounded(score.public_score if score else None, decimals),
+        public_score=_rounded(public, decimals),
         error=submission.error,
         created_at=submission.created_at,
         description=submission.description,
         selected=submission.selected,
         late=submission.late,
+        released=released,
+        public_interval=public_interval,
     )
     private = _rounded(score.private_score if score else None, decimals)
+    private_interval = stats.private_interval if stats else None
     if user.is_organiser:
         return SubmissionHost(
             **base,
             private_score=private,
+            private_interval=private_interval,
             team=submission.team.name,
             user=submission.user.name,
             score=score.score if score else None,
@@ -63,8 +78,14 @@ def view(
             refunded=submission.refunded,
         )
     if competition.is_past_deadline(datetime.now(UTC)):
-        return SubmissionRevealed(**base, private_score=private)
+        return SubmissionRevealed(**base, private_score=private, private_interval=private_interval)
     return SubmissionPublic(**base)
+
+
+def _stats(session: Session, score: Score | None, competition: Competition) -> ScoreStats | None:
+    if score is None or not competition.score_intervals:
+        return None
+    return session.scalar(select(ScoreStats).where(ScoreStats.score_id == score.id))
 
 
 def score_versions(session: Session, *, submission: Submission) -> list[ScoreVersion]:
