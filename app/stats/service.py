@@ -201,6 +201,8 @@ def shakeup_report(
     )
     with _lock:
         _cache[ident] = result
+        while len(_cache) > 32:
+            _cache.pop(next(iter(_cache)))
     return result
 
 

@@ -216,3 +216,16 @@ def test_the_competition_page_shows_intervals_bands_and_the_ladder(client, host,
     ladder = client.get("/c/lad2").text
     assert "This public board is a Ladder" in ladder
     assert "0.95" not in ladder and '<td class="num">1.0</td>' in ladder
+
+
+def test_the_competition_page_shows_the_shakeup_after_the_deadline(
+    client, host, alice, bob, session_factory
+):
+    _competition(client, host)
+    _submit(client, alice, _predictions(20, 12))
+    _submit(client, bob, _predictions(14, 18))
+    assert "Shake-up" not in client.get("/c/lad").text
+    close_now(session_factory)
+    page = client.get("/c/lad").text
+    assert "Shake-up" in page and "Spearman -1.000" in page
+    assert page.count("<circle") == 2 and "alice: 1 → 2" in page
