@@ -229,3 +229,14 @@ def test_the_competition_page_shows_the_shakeup_after_the_deadline(
     page = client.get("/c/lad").text
     assert "Shake-up" in page and "Spearman -1.000" in page
     assert page.count("<circle") == 2 and "alice: 1 → 2" in page
+
+
+def test_a_late_submission_never_moves_the_ladder(client, host, alice, session_factory):
+    _competition(client, host, public_board_mode="ladder", ladder_step=0.25)
+    _submit(client, alice, _predictions(12))
+    close_now(session_factory)
+    late = _submit(client, alice, _predictions(20))
+    board = _get(client, alice, "/competitions/lad/leaderboard")
+    assert [(r["team"], r["score"]) for r in board["rows"]] == [("alice", 0.5)]
+    view = _get(client, alice, f"/submissions/{late}")
+    assert view["late"] and view["public_score"] == 1.0  # the competition is over
