@@ -240,3 +240,41 @@ def test_a_late_submission_never_moves_the_ladder(client, host, alice, session_f
     assert [(r["team"], r["score"]) for r in board["rows"]] == [("alice", 0.5)]
     view = _get(client, alice, f"/submissions/{late}")
     assert view["late"] and view["public_score"] == 1.0  # the competition is over
+
+
+def test_a_failing_interval_never_fails_the_score(
+    client, host, alice, session_factory, monkeypatch
+):
+    from sqlalchemy import select
+
+    from app.models import ScoreStats
+    from app.stats import jobs
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(jobs, "_compute", broken)
+    _competition(client, host)
+    a = _submit(client, alice, _predictions(19))
+    view = _get(client, alice, f"/submissions/{a}")
+    assert view["status"] == "scored" and view["public_score"] == 0.95
+    assert view["public_interval"] is None
+    with session_factory() as session:
+        notes = session.scalars(select(ScoreStats.note)).all()
+    assert notes == ["intervals failed: RuntimeError"]
+
+
+def test_a_metric_without_intervals_says_so(client, host, alice, session_factory):
+    from sqlalchemy import select
+
+    from app.models import ScoreStats
+
+    create_competition(client, host.headers, "rank", metric={"name": "map_at_k"})
+    key = csv_bytes(["id", "items"], ["a", "x y"], ["b", "z"])
+    assert upload_key(client, host.headers, "rank", key).status_code == 201
+    a = _submit(client, alice, csv_bytes(["id", "items"], ["a", "x"], ["b", "z"]), slug="rank")
+    assert _get(client, alice, f"/submissions/{a}")["public_interval"] is None
+    with session_factory() as session:
+        assert session.scalars(select(ScoreStats.note)).all() == [
+            "this metric has no bootstrap interval"
+        ]
