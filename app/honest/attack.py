@@ -75,12 +75,14 @@ def _paired_se(probe: _Probe, metric: AttackMetric, best: int) -> np.ndarray:
     if metric == "accuracy":
         (correct,) = probe.parts
         diff = correct - correct[best]
-        return diff.std(axis=1, ddof=1) / np.sqrt(correct.shape[1])
+        se: np.ndarray = diff.std(axis=1, ddof=1) / np.sqrt(correct.shape[1])
+        return se
     v10, v01 = probe.parts
     d10 = v10 - v10[best]
     d01 = v01 - v01[best]
     var = d10.var(axis=1, ddof=1) / v10.shape[1] + d01.var(axis=1, ddof=1) / v01.shape[1]
-    return np.sqrt(var)
+    delong_se: np.ndarray = np.sqrt(var)
+    return delong_se
 
 
 def _shown(probe: _Probe, board: Board, metric: AttackMetric, step: float | None) -> np.ndarray:
@@ -102,7 +104,9 @@ def _shown(probe: _Probe, board: Board, metric: AttackMetric, step: float | None
             shown[t] = state.displayed
             t += 1
             continue
-        se = _paired_se(probe, metric, int(state.best))[t:]  # type: ignore[arg-type]
+        best = state.best
+        assert isinstance(best, int)
+        se = _paired_se(probe, metric, best)[t:]
         beats = np.flatnonzero(scores[t:] - state.displayed > se)
         stop = scores.size if beats.size == 0 else t + int(beats[0])
         shown[t:stop] = state.displayed
@@ -135,7 +139,7 @@ def boosting_attack(
 ) -> dict[str, AttackResult]:
     """Run the attack once per board on the same labels and probes (seeded)."""
     probe = _probe(metric, n_public, submissions, np.random.default_rng(seed))
-    out = {}
+    out: dict[str, AttackResult] = {}
     for board in boards:
         shown = _shown(probe, board, metric, step)
         kept = np.flatnonzero(np.nan_to_num(shown, nan=0.0) > 0.5)

@@ -11,6 +11,7 @@ classes present in a replicate, as the metric itself would on that replicate.
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -106,7 +107,8 @@ def _mean(s: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def _root_mean(s: np.ndarray, m: np.ndarray) -> np.ndarray:
-    return np.sqrt(_divide(s[..., 0], m))
+    out: np.ndarray = np.sqrt(_divide(s[..., 0], m))
+    return out
 
 
 def _r2(s: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -169,33 +171,35 @@ def _kappa_stat(k: int) -> Callable[[np.ndarray], np.ndarray]:
     return stat
 
 
-def _log_loss_binary_rows(y: np.ndarray, p: np.ndarray, eps: object) -> np.ndarray:
+def _log_loss_binary_rows(y: np.ndarray, p: np.ndarray, eps: float | str) -> np.ndarray:
     positive = y == 1
     if eps == "auto":
         tiny = np.finfo(np.float64).eps
         p_one = np.clip(p, tiny, 1 - tiny)
         p_zero = np.clip(1 - p, tiny, 1 - tiny)
     else:
-        p_one = np.clip(p, eps, 1 - eps)
+        bound = float(eps)
+        p_one = np.clip(p, bound, 1 - bound)
         p_zero = 1 - p_one
-    return -np.log(np.where(positive, p_one, p_zero))
+    out: np.ndarray = -np.log(np.where(positive, p_one, p_zero))
+    return out
 
 
 def _log_loss_multiclass_rows(
-    y: np.ndarray, p: np.ndarray, eps: object, renormalize: bool | None
+    y: np.ndarray, p: np.ndarray, eps: float | str, renormalize: bool | None
 ) -> np.ndarray:
     if renormalize is None:
         renormalize = eps != "auto"
-    if eps == "auto":
-        eps = float(np.finfo(np.float64).eps)
+    bound = float(np.finfo(np.float64).eps) if eps == "auto" else float(eps)
     true_class = np.argmax(y == 1, axis=1)
     rows = np.arange(len(y))
     if renormalize:
-        clipped = np.clip(p, eps, 1 - eps)
+        clipped = np.clip(p, bound, 1 - bound)
         q = clipped[rows, true_class] / clipped.sum(axis=1)
     else:
-        q = np.clip(p[rows, true_class], eps, 1 - eps)
-    return -np.log(q)
+        q = np.clip(p[rows, true_class], bound, 1 - bound)
+    out: np.ndarray = -np.log(q)
+    return out
 
 
 def make_plan(
@@ -208,7 +212,10 @@ def make_plan(
     """
     if metric_name not in INTERVAL_METRICS:
         raise UnsupportedMetric(f"metric '{metric_name}' has no bootstrap interval")
-    get = (lambda name, default: getattr(params, name, default)) if params else (lambda n, d: d)
+
+    def get(name: str, default: Any) -> Any:
+        return getattr(params, name, default) if params is not None else default
+
     if metric_name in ("accuracy", "micro_f1"):
         correct = (np.asarray(y_true) == np.asarray(y_pred)).astype(np.intp)
         return CategoryPlan(correct, 2, lambda c: _divide(c[..., 1], c.sum(axis=-1)))

@@ -45,7 +45,7 @@ def run(plan: Plan, source: Source, *, jackknife: bool = True) -> Replicates:
 
 def point(plan: Plan) -> float:
     if isinstance(plan, SumsPlan):
-        return float(plan.stat(plan.values.sum(axis=0), np.float64(plan.n)))
+        return float(plan.stat(plan.values.sum(axis=0), np.asarray(float(plan.n))))
     if isinstance(plan, CategoryPlan):
         return float(plan.stat(np.bincount(plan.codes, minlength=plan.categories)))
     return float(np.mean([_auc_column(plan, c).point for c in range(plan.positive.shape[1])]))
@@ -93,10 +93,10 @@ def _run_sums(plan: SumsPlan, source: Source, jackknife: bool) -> Replicates:
     sums = _weighted_sums(source, plan.values, plan.integral)
     values = plan.stat(sums[:, :-1], sums[:, -1])
     full = plan.values.sum(axis=0)
-    theta = float(plan.stat(full, np.float64(plan.n)))
+    theta = float(plan.stat(full, np.asarray(float(plan.n))))
     jack = np.empty(0)
     if jackknife and plan.n > 1:
-        jack = plan.stat(full[None, :] - plan.values, np.float64(plan.n - 1))
+        jack = plan.stat(full[None, :] - plan.values, np.asarray(float(plan.n - 1)))
     return Replicates(theta, np.asarray(values, np.float64), jack)
 
 
@@ -109,7 +109,8 @@ def category_counts(source: Source, codes: np.ndarray, categories: int) -> np.nd
         onehot = np.zeros((codes.shape[0], categories), dtype=np.float64)
         onehot[np.arange(codes.shape[0]), codes] = 1
         sums = _weighted_sums(source, onehot, integral=True)
-        return np.rint(sums[:, :-1]).astype(np.int64)
+        counts: np.ndarray = np.rint(sums[:, :-1]).astype(np.int64)
+        return counts
     order = np.argsort(codes, kind="stable")
     present, starts = np.unique(codes[order], return_index=True)
     out = []

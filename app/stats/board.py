@@ -94,9 +94,14 @@ def submission_ladder(
     key = competition.board_key
     if key is None:
         return None, None
-    ladder = replay(session, competition=competition, key=key, team_ids=[submission.team_id]).get(
-        submission.team_id
-    )
+    # A submission list asks once per submission: replay each team once per session.
+    memo = session.info.setdefault("ladder_replays", {})
+    ident = (competition.id, key.id, submission.team_id, competition.public_board_mode)
+    if ident not in memo:
+        memo[ident] = replay(
+            session, competition=competition, key=key, team_ids=[submission.team_id]
+        ).get(submission.team_id)
+    ladder = memo[ident]
     if ladder is None or submission.id not in ladder.shown:
         return None, None
     return ladder.shown[submission.id], ladder.released[submission.id]

@@ -127,20 +127,22 @@ def _ladder_threshold(
     if new is None:
         return None
     key = session.get(AnswerKey, job.key.id)
+    if key is None:
+        return None
     # This score has no stats row yet, so the replay leaves it pending: best is among the earlier.
     ladders = replay(
         session,
         competition=competition,
         key=key,
         team_ids=[job.team_id],
-        mode="ladder_free",  # type: ignore[arg-type]
+        mode="ladder_free",
     )
     ladder = ladders.get(job.team_id)
     best = ladder.state.best if ladder is not None else None
     if best is None:
         best = session.scalar(
             select(Submission.id)
-            .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key.id))  # type: ignore[union-attr]
+            .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key.id))
             .where(
                 Submission.competition_id == competition.id,
                 Submission.baseline.is_(True),

@@ -5,8 +5,9 @@ scores in submission order (so no state can drift), and after each of its submis
 the threshold is the paired standard error the scoring queue stored with the score (against the
 team's best at the time) and the grid 1/n_public; without one (intervals off, a metric without a
 bootstrap) it falls back to the fixed step, and a score whose standard error is still being
-computed is not released yet. Hidden submissions take no part; the Ladder starts from the best
-visible baseline's public score.
+computed is not released yet. Hidden and late submissions take no part (a late one is never
+ranked, and once the competition is over its exact score gives nothing away); the Ladder starts
+from the best visible baseline's public score.
 """
 
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ def replay(
         .where(
             Submission.competition_id == competition.id,
             Submission.hidden.is_(False),
+            Submission.late.is_(False),
             Submission.status == SubmissionStatus.scored,
         )
         .order_by(Submission.created_at, Submission.id)

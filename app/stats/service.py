@@ -201,11 +201,14 @@ def shakeup_report(
     )
     with _lock:
         _cache[ident] = result
+        while len(_cache) > 32:
+            _cache.pop(next(iter(_cache)))
     return result
 
 
 def _team_names(session: Session, team_ids: list[int]) -> dict[int, str]:
-    return dict(session.execute(select(Team.id, Team.name).where(Team.id.in_(team_ids))).all())  # type: ignore[arg-type]
+    rows = session.execute(select(Team.id, Team.name).where(Team.id.in_(team_ids)))
+    return {team_id: name for team_id, name in rows}
 
 
 def _null(
@@ -229,12 +232,9 @@ def _null(
         return None
     plans = []
     for sid in finals:
-        submission = session.get(Submission, sid)
+        path = session.scalar(select(Submission.path).where(Submission.id == sid))
         y_pred = read_submission(
-            Path(submission.path),
-            key=table,
-            metric=metric,
-            limits=intake_limits(settings),  # type: ignore[union-attr]
+            Path(str(path)), key=table, metric=metric, limits=intake_limits(settings)
         )
         plans.append(make_plan(metric.name, params, table.y_true[counted], y_pred[counted]))
     return null_gaps(

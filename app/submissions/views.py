@@ -39,7 +39,11 @@ def view(
     stats = _stats(session, score, competition)
     public_interval = stats.public_interval if stats else None
     released = None
-    if score is not None and hides_public_scores(competition, user.is_organiser):
+    if (
+        score is not None
+        and not submission.late
+        and hides_public_scores(competition, user.is_organiser)
+    ):
         # The Ladder's value after this submission; never the exact score or its interval.
         public, released = submission_ladder(
             session, submission=submission, competition=competition

@@ -216,3 +216,65 @@ def test_the_competition_page_shows_intervals_bands_and_the_ladder(client, host,
     ladder = client.get("/c/lad2").text
     assert "This public board is a Ladder" in ladder
     assert "0.95" not in ladder and '<td class="num">1.0</td>' in ladder
+
+
+def test_the_competition_page_shows_the_shakeup_after_the_deadline(
+    client, host, alice, bob, session_factory
+):
+    _competition(client, host)
+    _submit(client, alice, _predictions(20, 12))
+    _submit(client, bob, _predictions(14, 18))
+    assert "Shake-up" not in client.get("/c/lad").text
+    close_now(session_factory)
+    page = client.get("/c/lad").text
+    assert "Shake-up" in page and "Spearman -1.000" in page
+    assert page.count("<circle") == 2 and "alice: 1 → 2" in page
+
+
+def test_a_late_submission_never_moves_the_ladder(client, host, alice, session_factory):
+    _competition(client, host, public_board_mode="ladder", ladder_step=0.25)
+    _submit(client, alice, _predictions(12))
+    close_now(session_factory)
+    late = _submit(client, alice, _predictions(20))
+    board = _get(client, alice, "/competitions/lad/leaderboard")
+    assert [(r["team"], r["score"]) for r in board["rows"]] == [("alice", 0.5)]
+    view = _get(client, alice, f"/submissions/{late}")
+    assert view["late"] and view["public_score"] == 1.0  # the competition is over
+
+
+def test_a_failing_interval_never_fails_the_score(
+    client, host, alice, session_factory, monkeypatch
+):
+    from sqlalchemy import select
+
+    from app.models import ScoreStats
+    from app.stats import jobs
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(jobs, "_compute", broken)
+    _competition(client, host)
+    a = _submit(client, alice, _predictions(19))
+    view = _get(client, alice, f"/submissions/{a}")
+    assert view["status"] == "scored" and view["public_score"] == 0.95
+    assert view["public_interval"] is None
+    with session_factory() as session:
+        notes = session.scalars(select(ScoreStats.note)).all()
+    assert notes == ["intervals failed: RuntimeError"]
+
+
+def test_a_metric_without_intervals_says_so(client, host, alice, session_factory):
+    from sqlalchemy import select
+
+    from app.models import ScoreStats
+
+    create_competition(client, host.headers, "rank", metric={"name": "map_at_k"})
+    key = csv_bytes(["id", "items"], ["a", "x y"], ["b", "z"])
+    assert upload_key(client, host.headers, "rank", key).status_code == 201
+    a = _submit(client, alice, csv_bytes(["id", "items"], ["a", "x"], ["b", "z"]), slug="rank")
+    assert _get(client, alice, f"/submissions/{a}")["public_interval"] is None
+    with session_factory() as session:
+        assert session.scalars(select(ScoreStats.note)).all() == [
+            "this metric has no bootstrap interval"
+        ]
