@@ -179,6 +179,11 @@ from app.cli_attack import simulate_attack  # noqa: E402 - its own module, regis
 
 app.command("simulate-attack")(simulate_attack)
 
+# The participant commands (login, competitions, files, download, submit, ...).
+from app.client.commands import register as _register_participant_commands  # noqa: E402
+
+_register_participant_commands(app)
+
 
 def main() -> None:
     app()

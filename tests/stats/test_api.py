@@ -278,3 +278,20 @@ def test_a_metric_without_intervals_says_so(client, host, alice, session_factory
         assert session.scalars(select(ScoreStats.note)).all() == [
             "this metric has no bootstrap interval"
         ]
+
+
+def test_the_kaggle_clients_responses_show_only_the_ladder(client, host, alice):
+    _competition(client, host, public_board_mode="ladder", ladder_step=0.25)
+    ids = [_submit(client, alice, _predictions(k)) for k in (12, 14)]  # 0.6 then 0.7
+    service = f"{API}/competitions.CompetitionApiService"
+    listed = client.post(
+        f"{service}/ListSubmissions", json={"competitionName": "lad"}, headers=alice.headers
+    )
+    assert listed.status_code == 200, listed.text
+    scores = {s["ref"]: s["publicScore"] for s in listed.json()["submissions"]}
+    assert float(scores[ids[0]]) == 0.5 and float(scores[ids[1]]) == 0.5
+    board = client.post(
+        f"{service}/GetLeaderboard", json={"competitionName": "lad"}, headers=alice.headers
+    )
+    assert board.status_code == 200, board.text
+    assert [float(s["score"]) for s in board.json()["submissions"]] == [0.5]
