@@ -62,7 +62,10 @@ def row_stats(
         reps = from_bytes(getattr(found[sid], replicate_field)) if sid in found else None
         if is_ranked and reps is not None:
             ranked.append((sid, value, reps))
-    if len(ranked) >= 2 and len({r[2].size for r in ranked}) == 1:
+    if len(ranked) == 1:
+        sid = ranked[0][0]
+        out[sid] = RowStats(out[sid].interval, 1)  # nobody can be better
+    elif len(ranked) >= 2 and len({r[2].size for r in ranked}) == 1:
         bands = rank_bands(
             np.array([r[1] for r in ranked]),
             np.stack([r[2] for r in ranked]),

@@ -295,3 +295,9 @@ def test_the_kaggle_clients_responses_show_only_the_ladder(client, host, alice):
     )
     assert board.status_code == 200, board.text
     assert [float(s["score"]) for s in board.json()["submissions"]] == [0.5]
+
+
+def test_a_lone_team_is_in_band_one(client, host, alice):
+    _competition(client, host)
+    _submit(client, alice, _predictions(19))
+    assert [r["band"] for r in _get(client, alice, "/competitions/lad/leaderboard")["rows"]] == [1]
