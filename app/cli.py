@@ -362,6 +362,10 @@ def sweep() -> None:
     typer.echo(json.dumps(vars(report)))
 
 
+from app.cli_attack import simulate_attack  # noqa: E402 - its own module, registered here
+
+app.command("simulate-attack")(simulate_attack)
+
 # The participant commands (login, competitions, files, download, submit, ...).
 from app.client.commands import register as _register_participant_commands  # noqa: E402
 

@@ -29,6 +29,7 @@ from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
 from app.scoring.queue import ScoringQueue, make_queue
 from app.scoring.sweep import Sweeper, sweep
+from app.stats.router import router as stats_router
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.upload_guard import UploadGuard
@@ -102,6 +103,7 @@ def create_app(
     api.include_router(teams_router)
     api.include_router(audit_router)
     api.include_router(datafiles_router)
+    api.include_router(stats_router)
     api.include_router(kaggle_router)
     app.include_router(api)
     app.include_router(web_router)

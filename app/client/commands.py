@@ -189,11 +189,27 @@ def leaderboard(
         board = client.leaderboard(slug, "private" if private else "public")
     _table(
         [
-            [r["rank"] if r["rank"] is not None else "-", r["team"], r["score"], r["entries"]]
+            [
+                r["rank"] if r["rank"] is not None else "-",
+                r["team"],
+                r["score"],
+                r["entries"],
+                _interval(r.get("interval")),
+                r.get("band") if r.get("band") is not None else "-",
+            ]
             for r in board["rows"]
         ],
-        ["RANK", "TEAM", "SCORE", "ENTRIES"],
+        ["RANK", "TEAM", "SCORE", "ENTRIES", "95% INTERVAL", "BAND"],
     )
+    if board.get("public_board_mode", "exact") != "exact" and board.get("board") == "public":
+        typer.echo("(a Ladder board: scores move only on real improvements, shown on a grid)")
+
+
+def _interval(interval: dict[str, Any] | None) -> str:
+    """The BCa interval of a board row, or '-' (Ladder boards and metrics without one)."""
+    if not interval:
+        return "-"
+    return f"{interval['bca_low']:.4f}..{interval['bca_high']:.4f}"
 
 
 def select(

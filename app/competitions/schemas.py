@@ -1,5 +1,5 @@
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
@@ -14,6 +14,11 @@ LabelSet = Annotated[
         "(default: the answer key's labels)",
     ),
 ]
+
+# What participants see of public scores (issue 13): exact scores, or Blum & Hardt's Ladder with
+# a fixed step (``ladder_step``, default 1/sqrt(n_public)) or parameter-free.
+BoardMode = Literal["exact", "ladder", "ladder_free"]
+LadderStep = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 
 
 class MetricConfig(BaseModel):
@@ -42,6 +47,9 @@ class CompetitionCreate(BaseModel):
     labels: LabelSet = None
     # Seconds one scoring job may take (None: the server's PODIUM_SCORING_TIME_LIMIT_SECONDS).
     scoring_time_limit_seconds: int | None = Field(default=None, ge=1, le=86_400)
+    public_board_mode: BoardMode = "exact"
+    ladder_step: LadderStep | None = None
+    score_intervals: bool = True
 
     @model_validator(mode="after")
     def _timeline_in_order(self) -> "CompetitionCreate":
@@ -66,6 +74,9 @@ class CompetitionUpdate(BaseModel):
     score_decimals: int | None = Field(default=None, ge=0, le=15)
     labels: LabelSet = None
     scoring_time_limit_seconds: int | None = Field(default=None, ge=1, le=86_400)
+    public_board_mode: BoardMode | None = None
+    ladder_step: LadderStep | None = None
+    score_intervals: bool | None = None
 
 
 def check_timeline(
@@ -111,6 +122,9 @@ class CompetitionPublic(BaseModel):
     final_selection_limit: int
     max_team_size: int
     score_decimals: int
+    public_board_mode: BoardMode = "exact"
+    ladder_step: float | None = None
+    score_intervals: bool = True
     has_answer_key: bool
     has_metric_file: bool | None = None
     labels: list[str] | None = Field(

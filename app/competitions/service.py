@@ -68,6 +68,9 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         score_decimals=data.score_decimals,
         labels=labels,
         scoring_time_limit_seconds=data.scoring_time_limit_seconds,
+        public_board_mode=data.public_board_mode,
+        ladder_step=data.ladder_step,
+        score_intervals=data.score_intervals,
         created_by_id=owner.id,
     )
     session.add(competition)
@@ -130,6 +133,9 @@ def to_public(competition: Competition) -> CompetitionPublic:
         final_selection_limit=competition.final_selection_limit,
         max_team_size=competition.max_team_size,
         score_decimals=competition.score_decimals,
+        public_board_mode=competition.public_board_mode,
+        ladder_step=competition.ladder_step,
+        score_intervals=competition.score_intervals,
         has_answer_key=key is not None,
         has_metric_file=bool(competition.custom_metric_path) if is_custom(competition) else None,
         labels=label_set(competition),
@@ -152,6 +158,8 @@ _NOT_NULL = {
     "final_selection_limit",
     "max_team_size",
     "score_decimals",
+    "public_board_mode",
+    "score_intervals",
 }
 
 

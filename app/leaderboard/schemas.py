@@ -13,6 +13,11 @@ class LeaderboardRow(BaseModel):
     entries: int
     last_submission_at: datetime
     baseline: bool = False
+    # Bootstrap 95 % interval of the score ({low, high, bca_low, bca_high, se, level,
+    # replicates}) and rank band (1 + teams significantly better, Holm); None on a Ladder board,
+    # for metrics without intervals, or while they are being computed.
+    interval: dict[str, float | int] | None = None
+    band: int | None = None
 
 
 class Leaderboard(BaseModel):
@@ -26,6 +31,7 @@ class Leaderboard(BaseModel):
     total: int = 0  # rows on the whole board, baselines included
     limit: int = 100
     offset: int = 0
+    public_board_mode: str = "exact"
     rows: list[LeaderboardRow]
     # The caller's team's row wherever it stands, on this page or not (None: not on the board).
     own_row: LeaderboardRow | None = None

@@ -13,7 +13,7 @@ whatever the number of submissions behind it.
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from sqlalchemy import String, func, select, tuple_, type_coerce
@@ -24,9 +24,12 @@ from app.competitions.metric import metric_for
 from app.errors import Forbidden
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
 from app.leaderboard.standings import apply_pending
-from app.models import Competition, Standing, Team, TeamMember, User
+from app.models import AnswerKey, Competition, Standing, Team, TeamMember, User
+from app.stats.board import RowStats, hides_public_scores, ladder_scores, row_stats
 
 MAX_PAGE = 1000
+# Rank bands compare every pair of ranked rows (Holm): computed for boards up to this many rows.
+BAND_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ class Ranked:
     entries: int
     last_submission_at: datetime
     position: int  # 1-based place on the board, baselines included
+    submitted_at: datetime
+    submission_id: int
 
 
 def check_board_access(
@@ -85,6 +90,8 @@ def _ranked(row, position: int, baselines: list[tuple]) -> Ranked:  # type: igno
         entries=entries,
         last_submission_at=last,
         position=position,
+        submitted_at=place[1],
+        submission_id=place[2],
     )
 
 
@@ -113,6 +120,8 @@ def standings(
                 entries=row.entries,
                 last_submission_at=row.last_submission_at,
                 position=position,
+                submitted_at=row.submitted_at,
+                submission_id=row.submission_id,
             )
         )
     return result
@@ -178,7 +187,8 @@ def _own_team_id(session: Session, competition: Competition, user: User) -> int 
     )
 
 
-def _row(ranked: Ranked, decimals: int | None) -> LeaderboardRow:
+def _row(ranked: Ranked, decimals: int | None, honest: dict[int, RowStats]) -> LeaderboardRow:
+    found = honest.get(ranked.submission_id)
     return LeaderboardRow(
         rank=ranked.rank,
         team=ranked.team,
@@ -186,7 +196,40 @@ def _row(ranked: Ranked, decimals: int | None) -> LeaderboardRow:
         entries=ranked.entries,
         last_submission_at=ranked.last_submission_at,
         baseline=ranked.baseline,
+        interval=found.interval if found else None,
+        band=found.band if found else None,
     )
+
+
+def _honest(
+    session: Session,
+    competition: Competition,
+    key_id: int,
+    board: Board,
+    page: list[Ranked],
+    own: Ranked | None,
+    total: int,
+) -> dict[int, RowStats]:
+    """Interval and rank band of the rows shown; bands over the whole board up to BAND_LIMIT
+    rows (Holm over every pair), beyond it intervals only."""
+    if not competition.score_intervals or not page:
+        return {}
+    shown = page + ([own] if own is not None else [])
+    everyone = (
+        standings(session, competition=competition, key_id=key_id, board=board)
+        if total <= BAND_LIMIT
+        else shown
+    )
+    found = row_stats(
+        session,
+        competition=competition,
+        key_id=key_id,
+        board=board,
+        entries=[(r.submission_id, r.score, r.rank is not None) for r in everyone],
+    )
+    if total > BAND_LIMIT:
+        return {sid: RowStats(stat.interval, None) for sid, stat in found.items()}
+    return found
 
 
 def leaderboard(
@@ -201,17 +244,33 @@ def leaderboard(
     check_board_access(session, competition, board, user)
     metric = metric_for(competition)
     key = competition.board_key
-    decimals = None if is_host(session, competition, user) else competition.score_decimals
+    host = is_host(session, competition, user)
+    decimals = None if host else competition.score_decimals
     total, page, own = 0, [], None
+    honest: dict[int, RowStats] = {}
     if key is not None:
-        total, page, own = _page(
-            session,
-            key_id=key.id,
-            board=board,
-            limit=limit,
-            offset=offset,
-            own_team_id=_own_team_id(session, competition, user),
-        )
+        own_team_id = _own_team_id(session, competition, user)
+        if board == "public" and hides_public_scores(competition, host):
+            # The Ladder replays each team's history: the whole board is computed, then paged.
+            ranked = ladder_standings(
+                session,
+                competition=competition,
+                key=key,
+                ranked=standings(session, competition=competition, key_id=key.id, board=board),
+            )
+            total, page = len(ranked), ranked[offset : offset + limit]
+            own = next((r for r in ranked if r.team_id == own_team_id), None)
+        else:
+            total, page, own = _page(
+                session,
+                key_id=key.id,
+                board=board,
+                limit=limit,
+                offset=offset,
+                own_team_id=own_team_id,
+            )
+            # Intervals and bands read the exact scores: never shown on a Ladder board.
+            honest = _honest(session, competition, key.id, board, page, own, total)
     return Leaderboard(
         competition=competition.slug,
         board=board,
@@ -222,8 +281,9 @@ def leaderboard(
         total=total,
         limit=limit,
         offset=offset,
-        rows=[_row(r, decimals) for r in page],
-        own_row=_row(own, decimals) if own else None,
+        rows=[_row(r, decimals, honest) for r in page],
+        own_row=_row(own, decimals, honest) if own else None,
+        public_board_mode=competition.public_board_mode,
     )
 
 
@@ -239,7 +299,7 @@ def _iso(value: datetime | str) -> str:
 
 def leaderboard_csv(session: Session, *, competition: Competition, board: Board, user: User) -> str:
     """The whole board as CSV, under the same access and rounding rules as the JSON pages."""
-    check_board_access(competition, board, user)
+    check_board_access(session, competition, board, user)
     key = competition.board_key
     decimals = None if is_host(session, competition, user) else competition.score_decimals
     out = io.StringIO()
@@ -276,3 +336,43 @@ def leaderboard_csv(session: Session, *, competition: Competition, board: Board,
         )
     writer.writerows(lines)
     return out.getvalue()
+
+
+def ladder_standings(
+    session: Session, *, competition: Competition, key: AnswerKey, ranked: list[Ranked]
+) -> list[Ranked]:
+    """The public board as the Ladder shows it: each team at its released score, ties broken by
+    the earlier release; baseline entries keep their score."""
+    maximize = metric_for(competition).greater_is_better
+    shown = ladder_scores(
+        session,
+        competition=competition,
+        key=key,
+        team_ids=[r.team_id for r in ranked if not r.baseline],
+    )
+    chosen: list[Ranked] = []
+    for row in ranked:
+        if row.baseline:
+            chosen.append(row)
+            continue
+        if row.team_id not in shown:
+            continue
+        value, released = shown[row.team_id]
+        at, submission_id = (
+            released if released is not None else (row.submitted_at, row.submission_id)
+        )
+        chosen.append(replace(row, score=value, submitted_at=at, submission_id=submission_id))
+    sign = -1.0 if maximize else 1.0
+    chosen.sort(key=lambda r: (sign * r.score, _aware(r.submitted_at), r.submission_id))
+    result, rank = [], 0
+    for position, row in enumerate(chosen, start=1):
+        if not row.baseline:
+            rank += 1
+        result.append(replace(row, rank=None if row.baseline else rank, position=position))
+    return result
+
+
+def _aware(value: datetime | str) -> datetime:
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

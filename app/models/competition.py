@@ -3,7 +3,7 @@
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
@@ -40,6 +40,12 @@ class Competition(Base):
     score_decimals: Mapped[int] = mapped_column(Integer, default=5)
     # Seconds one scoring job may take before it fails (None: the server's default).
     scoring_time_limit_seconds: Mapped[int | None] = mapped_column(Integer, default=None)
+    # What participants see of public scores: "exact", "ladder" (fixed step, default
+    # 1/sqrt(n_public)) or "ladder_free" (Blum & Hardt's Ladder; app.honest.ladder).
+    public_board_mode: Mapped[str] = mapped_column(String(16), default="exact")
+    ladder_step: Mapped[float | None] = mapped_column(Float, default=None)
+    # Bootstrap intervals, rank bands and comparisons; off costs nothing.
+    score_intervals: Mapped[bool] = mapped_column(Boolean, default=True)
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

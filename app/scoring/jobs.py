@@ -44,6 +44,7 @@ from app.scoring.custom import score_with_custom_metric
 from app.scoring.keys import intake_limits, key_table
 from app.scoring.lease import Lease, claimable, give_up, held, renewing, try_claim
 from app.scoring.lease import now as lease_now
+from app.stats.jobs import add_score_stats
 
 log = logging.getLogger(__name__)
 
@@ -362,6 +363,9 @@ def score_submission(
             seconds,
             extra={"submission_id": submission_id},
         )
+        if outcome.result is not None:
+            # The score is committed and visible; intervals and the Ladder's threshold come after.
+            add_score_stats(factory, submission_id, claim.key_id, settings)
 
 
 def _settle(factory: sessionmaker[Session], claim: Claim, outcome: Outcome) -> bool:
@@ -432,6 +436,8 @@ def rescore_submission(
     outcome = _evaluate(plan, settings, submission_id=submission_id)
     with unit_of_work(factory) as session:
         _write_score(session, submission_id, key_id, outcome)
+    if outcome.result is not None:
+        add_score_stats(factory, submission_id, key_id, settings)
 
 
 def run_job(

@@ -22,12 +22,17 @@ class SubmissionPublic(BaseModel):
     description: str = ""
     selected: bool = False
     late: bool = False
+    # On a Ladder board ``public_score`` is what the Ladder showed after this submission and
+    # ``released`` whether it moved the board; exact boards give the interval instead.
+    released: bool | None = None
+    public_interval: dict[str, float | int] | None = None
 
 
 class SubmissionRevealed(SubmissionPublic):
     """A participant's view once the deadline has passed."""
 
     private_score: float | None
+    private_interval: dict[str, float | int] | None = None
 
 
 class SubmissionHost(SubmissionRevealed):

@@ -8,7 +8,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.competitions.hosts import is_host
-from app.models import Competition, Score, Submission, User
+from app.models import Competition, Score, ScoreStats, Submission, User
+from app.stats.board import hides_public_scores, submission_ladder
 from app.submissions.schemas import (
     ScoreVersion,
     SubmissionHost,
@@ -35,14 +36,21 @@ def view(
 ) -> SubmissionPublic:
     """The view of a submission this user is entitled to: host, revealed, or public."""
     score = board_score(session, submission, competition)
-    host = is_host(session, competition, user)
-    return _view(submission=submission, score=score, competition=competition, host=host)
+    return _view(
+        session,
+        submission=submission,
+        score=score,
+        stats=_stats(session, score, competition),
+        competition=competition,
+        host=is_host(session, competition, user),
+    )
 
 
 def views(
     session: Session, *, submissions: list[Submission], competition: Competition, user: User
 ) -> list[SubmissionPublic]:
-    """:func:`view` for many submissions of one competition, their scores read in one query."""
+    """:func:`view` for many submissions of one competition, their scores and intervals read in
+    one query each (a Ladder board adds its replay, once per team and request)."""
     key = competition.board_key
     scores: dict[int, Score] = {}
     if key is not None and submissions:
@@ -53,32 +61,67 @@ def views(
             )
         )
         scores = {row.submission_id: row for row in rows}
+    stats: dict[int, ScoreStats] = {}
+    if scores and competition.score_intervals:
+        found = session.scalars(
+            select(ScoreStats).where(ScoreStats.score_id.in_([s.id for s in scores.values()]))
+        )
+        stats = {row.score_id: row for row in found}
     host = is_host(session, competition, user)
-    return [
-        _view(submission=s, score=scores.get(s.id), competition=competition, host=host)
-        for s in submissions
-    ]
+    views_ = []
+    for s in submissions:
+        score = scores.get(s.id)
+        views_.append(
+            _view(
+                session,
+                submission=s,
+                score=score,
+                stats=stats.get(score.id) if score else None,
+                competition=competition,
+                host=host,
+            )
+        )
+    return views_
 
 
 def _view(
-    *, submission: Submission, score: Score | None, competition: Competition, host: bool
+    session: Session,
+    *,
+    submission: Submission,
+    score: Score | None,
+    stats: ScoreStats | None,
+    competition: Competition,
+    host: bool,
 ) -> SubmissionPublic:
     decimals = None if host else competition.score_decimals
+    public = score.public_score if score else None
+    public_interval = stats.public_interval if stats else None
+    released = None
+    if score is not None and not submission.late and hides_public_scores(competition, host):
+        # The Ladder's value after this submission; never the exact score or its interval.
+        public, released = submission_ladder(
+            session, submission=submission, competition=competition
+        )
+        public_interval = None
     base = dict(
         id=submission.id,
         status=submission.status,
-        public_score=_rounded(score.public_score if score else None, decimals),
+        public_score=_rounded(public, decimals),
         error=submission.error,
         created_at=submission.created_at,
         description=submission.description,
         selected=submission.selected,
         late=submission.late,
+        released=released,
+        public_interval=public_interval,
     )
     private = _rounded(score.private_score if score else None, decimals)
+    private_interval = stats.private_interval if stats else None
     if host:
         return SubmissionHost(
             **base,
             private_score=private,
+            private_interval=private_interval,
             team=submission.team.name,
             user=submission.user.name,
             score=score.score if score else None,
@@ -93,8 +136,14 @@ def _view(
             refunded=submission.refunded,
         )
     if competition.is_past_deadline(datetime.now(UTC)):
-        return SubmissionRevealed(**base, private_score=private)
+        return SubmissionRevealed(**base, private_score=private, private_interval=private_interval)
     return SubmissionPublic(**base)
+
+
+def _stats(session: Session, score: Score | None, competition: Competition) -> ScoreStats | None:
+    if score is None or not competition.score_intervals:
+        return None
+    return session.scalar(select(ScoreStats).where(ScoreStats.score_id == score.id))
 
 
 def score_versions(session: Session, *, submission: Submission) -> list[ScoreVersion]:

@@ -1,0 +1,211 @@
+"""The scoring queue's second step: after a score row is stored and committed, add its bootstrap
+intervals, its replicates (for bands and comparisons) and, for the parameter-free Ladder, the
+paired standard error against the team's best. It never delays the score and never fails it:
+any problem leaves a note for the host instead of an interval.
+"""
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.competitions.metric import is_custom, metric_for
+from app.config import Settings
+from app.db import unit_of_work
+from app.honest.intervals import bootstrap_interval
+from app.honest.plans import make_plan, supports_intervals
+from app.honest.replicates import run
+from app.honest.resample import Resamples, seed_for
+from app.models import AnswerKey, Competition, Score, ScoreStats, Submission
+from app.scoring.intake import PRIVATE, PUBLIC, read_submission
+from app.scoring.keys import intake_limits, key_table
+from app.stats.ladder import replay
+
+log = logging.getLogger(__name__)
+
+REPLICATES = 1000
+# Resample count matrices kept in memory across submissions (the per-key part), in bytes.
+_CACHE_BYTES = 1 << 30
+_cache: OrderedDict[tuple[str, str, int], Resamples] = OrderedDict()
+_lock = threading.Lock()
+
+
+def resamples_for(key_sha: str, split: str, n: int) -> Resamples:
+    """The key version's shared resamples of one split, kept while they fit the budget."""
+    ident = (key_sha, split, n)
+    with _lock:
+        if ident in _cache:
+            _cache.move_to_end(ident)
+            return _cache[ident]
+    resamples = Resamples(n, seed=seed_for(key_sha, split), replicates=REPLICATES)
+    if n * REPLICATES <= _CACHE_BYTES // 2:
+        resamples.materialise()
+        with _lock:
+            _cache[ident] = resamples
+            while sum(r.n * r.replicates for r in _cache.values()) > _CACHE_BYTES:
+                _cache.popitem(last=False)
+    return resamples
+
+
+def to_bytes(values: np.ndarray) -> bytes:
+    return np.asarray(values, dtype=np.float32).tobytes()
+
+
+def from_bytes(blob: bytes | None) -> np.ndarray | None:
+    return None if blob is None else np.frombuffer(blob, dtype=np.float32).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class _Job:
+    score_id: int
+    competition: Competition  # detached copy of the settings the job reads
+    key: AnswerKey
+    submission_path: str
+    team_id: int
+    submission_id: int
+
+
+def _claim(factory: sessionmaker[Session], submission_id: int, key_id: int) -> _Job | None:
+    with unit_of_work(factory) as session:
+        score = session.scalar(
+            select(Score).where(Score.submission_id == submission_id, Score.answer_key_id == key_id)
+        )
+        if score is None or score.public_score is None and score.private_score is None:
+            return None
+        if session.scalar(select(ScoreStats.id).where(ScoreStats.score_id == score.id)):
+            return None
+        submission = session.get(Submission, submission_id)
+        competition = session.get(Competition, submission.competition_id) if submission else None
+        key = session.get(AnswerKey, key_id)
+        if submission is None or competition is None or key is None:
+            return None
+        if not competition.score_intervals:
+            return None
+        session.expunge(competition)
+        session.expunge(key)
+        return _Job(score.id, competition, key, submission.path, submission.team_id, submission_id)
+
+
+def _split_masks(usage: np.ndarray | None, n: int) -> dict[str, np.ndarray]:
+    if usage is None:
+        everything = np.ones(n, dtype=bool)
+        return {"public": everything, "private": everything}
+    return {"public": usage == PUBLIC, "private": usage == PRIVATE}
+
+
+def _compute(job: _Job, settings: Settings) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    metric = metric_for(job.competition)
+    params = metric.parse_params(job.competition.metric_params)
+    table = key_table(job.competition, job.key, settings)
+    y_pred = read_submission(
+        Path(job.submission_path), key=table, metric=metric, limits=intake_limits(settings)
+    )
+    intervals: dict[str, dict[str, float | int]] = {}
+    replicates: dict[str, bytes] = {}
+    for split, mask in _split_masks(table.usage, table.n_rows).items():
+        n = int(np.count_nonzero(mask))
+        if n < 2:
+            continue
+        plan = make_plan(metric.name, params, table.y_true[mask], y_pred[mask])
+        rep = run(plan, resamples_for(job.key.sha256, split, n))
+        intervals[split] = bootstrap_interval(rep).as_dict()
+        replicates[split] = to_bytes(rep.values)
+    return intervals, replicates
+
+
+def _ladder_threshold(
+    session: Session, job: _Job, competition: Competition, public_replicates: bytes | None
+) -> float | None:
+    """SE of (this submission − the team's best so far) on the public split, from the shared
+    replicates; 0 for a first submission with no baseline."""
+    new = from_bytes(public_replicates)
+    if new is None:
+        return None
+    key = session.get(AnswerKey, job.key.id)
+    if key is None:
+        return None
+    # This score has no stats row yet, so the replay leaves it pending: best is among the earlier.
+    ladders = replay(
+        session,
+        competition=competition,
+        key=key,
+        team_ids=[job.team_id],
+        mode="ladder_free",
+    )
+    ladder = ladders.get(job.team_id)
+    best = ladder.state.best if ladder is not None else None
+    if best is None:
+        best = session.scalar(
+            select(Submission.id)
+            .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key.id))
+            .where(
+                Submission.competition_id == competition.id,
+                Submission.baseline.is_(True),
+                Submission.hidden.is_(False),
+            )
+            .order_by(
+                Score.public_score.desc()
+                if metric_for(competition).greater_is_better
+                else Score.public_score
+            )
+            .limit(1)
+        )
+    if best is None:
+        return 0.0
+    other = session.scalar(
+        select(ScoreStats.public_replicates)
+        .join(Score, Score.id == ScoreStats.score_id)
+        .where(Score.submission_id == best, Score.answer_key_id == job.key.id)
+    )
+    base = from_bytes(other)
+    if base is None or base.shape != new.shape:
+        return None
+    diff = new - base
+    diff = diff[np.isfinite(diff)]
+    return float(diff.std(ddof=1)) if diff.size > 1 else None
+
+
+def add_score_stats(
+    factory: sessionmaker[Session], submission_id: int, key_id: int, settings: Settings
+) -> None:
+    """Compute and store the stats of one score row; safe to run twice, never raises."""
+    try:
+        job = _claim(factory, submission_id, key_id)
+        if job is None:
+            return
+        note = None
+        intervals: dict = {}  # type: ignore[type-arg]
+        replicates: dict[str, bytes] = {}
+        if is_custom(job.competition) or not supports_intervals(job.competition.metric_name):
+            note = "this metric has no bootstrap interval"
+        else:
+            try:
+                intervals, replicates = _compute(job, settings)
+            except Exception as exc:  # noqa: BLE001 - the score stands; the host gets a note
+                log.exception("intervals for submission %s failed", submission_id)
+                note = f"intervals failed: {type(exc).__name__}"[:200]
+        with unit_of_work(factory) as session:
+            if session.scalar(select(ScoreStats.id).where(ScoreStats.score_id == job.score_id)):
+                return
+            competition = session.get(Competition, job.competition.id)
+            threshold = None
+            if competition is not None and replicates.get("public") is not None:
+                threshold = _ladder_threshold(session, job, competition, replicates.get("public"))
+            session.add(
+                ScoreStats(
+                    score_id=job.score_id,
+                    public_interval=intervals.get("public"),
+                    private_interval=intervals.get("private"),
+                    public_replicates=replicates.get("public"),
+                    private_replicates=replicates.get("private"),
+                    ladder_threshold=threshold,
+                    note=note,
+                )
+            )
+    except Exception:  # noqa: BLE001 - never let the second step hurt the queue
+        log.exception("score stats for submission %s failed", submission_id)
