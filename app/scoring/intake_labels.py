@@ -76,7 +76,7 @@ def check_labels(
     the full intake, which names them)."""
     allowed = list(labels)
     known = set(allowed)
-    source = sniff(Path(path), max_bytes=limits.max_decompressed_bytes)
+    source = sniff(Path(path), limits=limits)
     table = read_table(source, {column: column_type("label")}, limits)
     counts: Counter[str] = Counter()
     for chunk in table.column(column).chunks:
