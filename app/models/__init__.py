@@ -4,7 +4,7 @@ from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
-from app.models.user import ApiToken, Role, User
+from app.models.user import ApiToken, Role, User, WebSession
 
 __all__ = [
     "AnswerKey",
@@ -20,4 +20,5 @@ __all__ = [
     "Team",
     "TeamMember",
     "User",
+    "WebSession",
 ]
