@@ -36,8 +36,9 @@ def score_over_time(
     series: Series, *, maximize: bool, metric: str, end: datetime | None = None
 ) -> Markup:
     """Step lines of each team's best score so far; the legend is drawn by the page."""
-    width, height = 720, 340
-    left, right, top, bottom = 70, 20, 30, 56
+    # A small canvas: scaled to a phone's width its 13-unit text stays legible.
+    width, height = 560, 320
+    left, right, top, bottom = 62, 14, 30, 52
     points = [p for values in series.values() for p in values]
     if not points:
         return Markup("")

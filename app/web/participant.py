@@ -61,7 +61,14 @@ def my_submissions_json(
 ) -> JSONResponse:
     """What the page script polls while a submission is queued or scoring."""
     rows = _own_submissions(session, competition, user)
-    return JSONResponse([row.model_dump(mode="json") for row in rows])
+    team = teams.find_team(session, competition=competition, user=user)
+    quota = quota_for(session, competition=competition, team=team, now=datetime.now(UTC))
+    return JSONResponse(
+        {
+            "submissions": [row.model_dump(mode="json") for row in rows],
+            "quota": quota.model_dump(mode="json"),
+        }
+    )
 
 
 @router.post("/c/{slug}/submissions", dependencies=[CsrfChecked, back_to("/submissions")])

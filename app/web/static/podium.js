@@ -78,7 +78,7 @@ function setupUpload() {
       let body = {};
       try { body = JSON.parse(xhr.responseText); } catch (e) { /* not JSON */ }
       if (xhr.status === 202) {
-        say("Submission " + body.id + " is queued for scoring.", false);
+        say("Submission " + body.id + " is uploaded; its status follows in the list.", false);
         form.reset();
         refreshSubmissions();
       } else {
@@ -149,8 +149,11 @@ async function refreshSubmissions() {
   try {
     const response = await fetch(table.dataset.poll, { headers: { Accept: "application/json" }, credentials: "same-origin" });
     if (!response.ok) return;
-    const rows = await response.json();
+    const body = await response.json();
+    const rows = body.submissions;
     renderRows(table, rows);
+    const left = document.getElementById("quota-left");
+    if (left && body.quota) left.textContent = String(body.quota.remaining_today);
     if (rows.some((r) => r.status === "queued" || r.status === "scoring")) pollTimer = setTimeout(refreshSubmissions, 1500);
   } catch (e) {
     pollTimer = setTimeout(refreshSubmissions, 5000);
