@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     # Limits for an organiser's custom metric, which runs in a child process per submission.
     custom_metric_timeout_seconds: float = 300.0
     custom_metric_memory_bytes: int = 4 * 1024 * 1024 * 1024
+    # A submission larger than this (a compressed one by its unpacked size) is scored in a child
+    # process, so the memory its parsing takes returns to the system when the job ends.
+    scoring_in_child_bytes: int = 64 * 1024 * 1024
 
     max_upload_bytes: int = 512 * 1024 * 1024
     max_rows: int = 50_000_000

@@ -55,7 +55,7 @@ def check_columns(y_true: np.ndarray, y_pred: np.ndarray, *, min_columns: int = 
 
 def check_zero_one(y_true: np.ndarray) -> np.ndarray:
     """Return ``y_true == 1`` as booleans; refuse any answer-key value other than 0 or 1."""
-    positive = y_true == 1
+    positive: np.ndarray = y_true == 1
     bad = ~(positive | (y_true == 0))
     if bad.any():
         rows = np.flatnonzero(bad.any(axis=1) if bad.ndim == 2 else bad)

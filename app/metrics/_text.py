@@ -86,9 +86,11 @@ def contains(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
     if sorted_values.size == 0:
         return np.zeros(len(queries), dtype=bool)
     at = np.minimum(np.searchsorted(sorted_values, queries), sorted_values.size - 1)
-    return sorted_values[at] == queries
+    found: np.ndarray = sorted_values[at] == queries
+    return found
 
 
 def row_starts(lengths: np.ndarray) -> np.ndarray:
     """Position of each row's first token in the flat token array."""
-    return np.cumsum(lengths) - lengths
+    starts: np.ndarray = np.cumsum(lengths) - lengths
+    return starts

@@ -18,8 +18,8 @@ from app.metrics import probabilistic as prob
 from app.metrics import regression as reg
 from app.metrics import text
 from app.metrics.coleridge import coleridge_fbeta
+from app.metrics.metric import Metric, NoParams
 from app.metrics.ranking import mean_columnwise_roc_auc, roc_auc
-from app.metrics.registry import Metric, NoParams, register
 
 
 def _call(fn: Callable[..., float], *param_names: str) -> Callable[..., float]:
@@ -46,7 +46,7 @@ def _weighted(fn: Callable[..., float]) -> Callable[..., float]:
     return score
 
 
-def _details(y_true: np.ndarray, y_pred: np.ndarray, *, params: BaseModel, extra: Any) -> dict:
+def _details(y_true: np.ndarray, y_pred: np.ndarray, *, params: BaseModel, extra: Any) -> dict[str, Any]:
     return cls.classification_details(y_true, y_pred)
 
 
@@ -414,6 +414,3 @@ CATALOGUE: tuple[Metric, ...] = (
         ),
     ),
 )
-
-for _metric in CATALOGUE:
-    register(_metric)

@@ -52,7 +52,9 @@ def _segments(ids: np.ndarray, vocabulary: dict[str, int], grouping):  # type: i
     return ids[words], np.cumsum(is_end)[words], segment_rows
 
 
-def _word_sets(ids: np.ndarray, segment: np.ndarray, bound: int, n_segments: int):
+def _word_sets(
+    ids: np.ndarray, segment: np.ndarray, bound: int, n_segments: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct (segment, word id) pairs in segment order, and each segment's set size."""
     keys = first_of_each(segment * bound + ids)[0]
     segment, word = np.divmod(keys, bound)

@@ -1,108 +1,35 @@
-"""The one registry of metrics: name → how to read the files, which way is better, what params.
+"""The one registry of metrics: name → :class:`~app.metrics.metric.Metric`, with a lookup error
+that lists the valid names."""
 
-A metric function itself is pure numpy (see the family modules); its :class:`Metric` entry adds
-what the service needs around it: the direction, a pydantic params model, the kind of cell the
-columns hold and how many target columns it takes.
-"""
+from app.metrics.catalogue import CATALOGUE
+from app.metrics.errors import UnknownMetric
+from app.metrics.metric import CellKind, Columns, Direction, Metric, NoParams
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
-
-import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from app.metrics.errors import MetricParamsError, UnknownMetric
-
-Direction = Literal["maximize", "minimize"]
-# How the target cells are read: "number" as finite float64; "label" as one non-empty string;
-# "labels" as a string holding a set of items (an empty cell is an empty set).
-CellKind = Literal["number", "label", "labels"]
-# "one": exactly one target column, arrays are 1-D; "many": one or more, arrays are (n, k).
-Columns = Literal["one", "many"]
+__all__ = [
+    "CellKind",
+    "Columns",
+    "Direction",
+    "Metric",
+    "NoParams",
+    "all_metrics",
+    "get_metric",
+    "metric_names",
+]
 
 
-class NoParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+def _build(metrics: tuple[Metric, ...]) -> dict[str, Metric]:
+    registry: dict[str, Metric] = {}
+    for metric in metrics:
+        if metric.name in registry:
+            raise ValueError(f"metric '{metric.name}' is registered twice")
+        registry[metric.name] = metric
+    return registry
 
 
-# score(y_true, y_pred, *, params, extra) -> float, where extra maps a key column that a param
-# names (a weight column, say) to its float64 values, aligned with y_true.
-ScoreFn = Callable[..., float]
-DetailsFn = Callable[..., dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    score: ScoreFn
-    direction: Direction
-    cell: CellKind
-    columns: Columns = "one"
-    params: type[BaseModel] = NoParams
-    details: DetailsFn | None = None
-    reference: str = ""
-    summary: str = ""
-    # Every point where a seed document or an older reference computes something else.
-    differences: tuple[str, ...] = field(default_factory=tuple)
-    # What the target columns hold, in words, when the generic description is not enough.
-    column_help: str = ""
-
-    @property
-    def greater_is_better(self) -> bool:
-        return self.direction == "maximize"
-
-    def parse_params(self, raw: Mapping[str, Any] | None) -> BaseModel:
-        try:
-            return self.params.model_validate(dict(raw or {}))
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'params'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            raise MetricParamsError(f"bad params for metric '{self.name}': {problems}") from exc
-
-    def key_columns(self, params: BaseModel) -> list[str]:
-        """Answer-key columns that a param names (``weight_column``, …): not targets."""
-        return [
-            value
-            for name, value in params.model_dump().items()
-            if name.endswith("_column") and isinstance(value, str) and value
-        ]
-
-    def expected_columns(self) -> str:
-        if self.column_help:
-            return f"id column + {self.column_help}"
-        count = "one target column" if self.columns == "one" else "one or more target columns"
-        kind = {
-            "number": "numbers",
-            "label": "a label",
-            "labels": "space- or '|'-separated items",
-        }[self.cell]
-        return f"id column + {count} ({kind})"
-
-    def compute(
-        self,
-        y_true: np.ndarray,
-        y_pred: np.ndarray,
-        params: BaseModel,
-        extra: Mapping[str, np.ndarray] | None = None,
-    ) -> float:
-        return float(self.score(y_true, y_pred, params=params, extra=dict(extra or {})))
-
-
-_REGISTRY: dict[str, Metric] = {}
-
-
-def register(metric: Metric) -> Metric:
-    if metric.name in _REGISTRY:
-        raise ValueError(f"metric '{metric.name}' is registered twice")
-    _REGISTRY[metric.name] = metric
-    return metric
+_REGISTRY = _build(CATALOGUE)
 
 
 def get_metric(name: str) -> Metric:
-    _load_catalogue()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -112,14 +39,8 @@ def get_metric(name: str) -> Metric:
 
 
 def metric_names() -> list[str]:
-    _load_catalogue()
     return sorted(_REGISTRY)
 
 
 def all_metrics() -> list[Metric]:
     return [_REGISTRY[name] for name in metric_names()]
-
-
-def _load_catalogue() -> None:
-    # The catalogue module registers every built-in metric on import.
-    import app.metrics.catalogue  # noqa: F401

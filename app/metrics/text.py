@@ -79,7 +79,9 @@ def _by_slot(ids: np.ndarray, counts: np.ndarray, width: int, fill: int) -> np.n
     return out.reshape(width, n)
 
 
-def _precision_sums_padded(true, pred, n: int, width: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _precision_sums_padded(
+    true: tuple[np.ndarray, np.ndarray], pred: tuple[np.ndarray, np.ndarray], n: int, width: int
+) -> np.ndarray:
     """apk's running ``score`` per row, one prediction slot at a time."""
     predicted = _by_slot(*pred, width, fill=-1)
     actual = _by_slot(*true, int(true[1].max(initial=0)), fill=-2)

@@ -2,17 +2,31 @@
 
 Safe to run twice for the same submission (a retried Celery task, a recovered thread job):
 a finished submission is left alone and a score row already written is never written again.
+
+No session is open while a file is parsed or scored: the claim reads what scoring needs into a
+:class:`ScoringPlan` and commits, the scoring runs with no connection, and the outcome is written
+in a second short transaction. On SQLite, where every transaction holds the write lock, the API
+therefore never waits for a scoring job. A large submission is scored in a child process
+(:mod:`app.scoring.isolated`), so the memory its parsing takes is returned when the child exits.
 """
 
+import gzip
+import json
 import logging
+import os
+import subprocess
+import sys
 import traceback
-from dataclasses import dataclass
+import zipfile
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
+import app
 from app.competitions.metric import is_custom, metric_for
 from app.config import Settings
 from app.custom_metrics.sandbox import CustomMetricFailure
@@ -26,6 +40,8 @@ log = logging.getLogger(__name__)
 
 GENERIC_FAILURE = "scoring failed because of a problem on our side; the host has been notified"
 KEY_FAILURE = "the answer key could not score this submission; the host has been notified"
+_APP_ROOT = Path(app.__file__).resolve().parent.parent
+_CHILD_ERROR_SHOWN = 4000  # characters of a crashed scoring child's stderr kept for the host
 
 
 def _now() -> datetime:
@@ -40,9 +56,69 @@ class Outcome:
     # Whose fault a failure is decides whether it counts against the team's quota.
     participants_fault: bool = False
 
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "result": asdict(self.result) if self.result is not None else None,
+            "error": self.error,
+            "host_error": self.host_error,
+            "participants_fault": self.participants_fault,
+        }
 
-def _claim(factory: sessionmaker[Session], submission_id: int) -> int | None:
-    """Mark the submission as scoring; return the board key's id, or None if not ours to score."""
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Outcome":
+        result = data.get("result")
+        return cls(
+            result=ScoreResult(**result) if result is not None else None,
+            error=data.get("error"),
+            host_error=data.get("host_error"),
+            participants_fault=bool(data.get("participants_fault")),
+        )
+
+
+@dataclass(frozen=True)
+class ScoringPlan:
+    """Everything one scoring needs, as plain values read while the job is claimed."""
+
+    submission_path: str
+    key_path: str
+    key_sha256: str
+    metric_name: str
+    metric_params: dict[str, Any]
+    id_column: str | None
+    custom_metric_path: str | None
+    custom_metric_direction: str | None
+
+    @classmethod
+    def read(
+        cls, submission: Submission, competition: Competition, key: AnswerKey
+    ) -> "ScoringPlan":
+        return cls(
+            submission_path=submission.path,
+            key_path=key.path,
+            key_sha256=key.sha256,
+            metric_name=competition.metric_name,
+            metric_params=dict(competition.metric_params or {}),
+            id_column=competition.id_column,
+            custom_metric_path=competition.custom_metric_path,
+            custom_metric_direction=competition.custom_metric_direction,
+        )
+
+    def competition(self) -> Competition:
+        # Transient, never added to a session: only what metric_for and the scorers read.
+        return Competition(
+            metric_name=self.metric_name,
+            metric_params=self.metric_params,
+            id_column=self.id_column,
+            custom_metric_path=self.custom_metric_path,
+            custom_metric_direction=self.custom_metric_direction,
+        )
+
+    def key(self) -> AnswerKey:
+        return AnswerKey(path=self.key_path, sha256=self.key_sha256)
+
+
+def _claim(factory: sessionmaker[Session], submission_id: int) -> tuple[int, ScoringPlan] | None:
+    """Mark the submission as scoring; return the board key's id and the plan, or None."""
     with unit_of_work(factory) as session:
         submission = session.scalar(
             select(Submission).where(Submission.id == submission_id).with_for_update()
@@ -54,41 +130,37 @@ def _claim(factory: sessionmaker[Session], submission_id: int) -> int | None:
             return None
         competition = session.get(Competition, submission.competition_id)
         key = competition.board_key if competition else None
-        if key is None:
+        if competition is None or key is None:
             return None
         submission.status = SubmissionStatus.scoring
         submission.started_at = _now()
-        return key.id
+        return key.id, ScoringPlan.read(submission, competition, key)
 
 
-def _score(session: Session, submission_id: int, key_id: int, settings: Settings) -> ScoreResult:
-    submission = session.get(Submission, submission_id)
-    key_row = session.get(AnswerKey, key_id)
-    competition = submission.competition
+def _score(plan: ScoringPlan, settings: Settings) -> ScoreResult:
+    competition = plan.competition()
     if is_custom(competition):
         return score_with_custom_metric(
             competition,
-            key_path=Path(key_row.path),
-            submission_path=Path(submission.path),
+            key_path=Path(plan.key_path),
+            submission_path=Path(plan.submission_path),
             settings=settings,
         )
     metric = metric_for(competition)
     return score_submission_file(
-        Path(submission.path),
+        Path(plan.submission_path),
         metric=metric,
         params=metric.parse_params(competition.metric_params),
-        key=key_table(competition, key_row, settings),
+        key=key_table(competition, plan.key(), settings),
         details=True,
         limits=intake_limits(settings),
     )
 
 
-def _evaluate(
-    factory: sessionmaker[Session], submission_id: int, key_id: int, settings: Settings
-) -> Outcome:
+def evaluate_here(plan: ScoringPlan, settings: Settings, *, submission_id: int) -> Outcome:
+    """Score in this process and turn any failure into an outcome; never raises."""
     try:
-        with factory() as session:
-            return Outcome(result=_score(session, submission_id, key_id, settings))
+        return Outcome(result=_score(plan, settings))
     except CustomMetricFailure as exc:
         return Outcome(None, exc.participant_message, exc.host_message, exc.source == "submission")
     except ScoringError as exc:
@@ -98,6 +170,61 @@ def _evaluate(
     except Exception:  # noqa: BLE001 - any crash must fail the one submission, not the worker
         log.exception("scoring submission %s crashed", submission_id)
         return Outcome(None, GENERIC_FAILURE, traceback.format_exc(limit=20))
+
+
+def estimated_size(path: Path) -> int:
+    """The bytes a submission will be parsed from: a compressed file's declared unpacked size.
+
+    Only an estimate to choose where to score; the intake enforces the real limits as it reads.
+    """
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+            if magic[:2] == b"\x1f\x8b" and size >= 18:
+                fh.seek(-4, os.SEEK_END)  # gzip's trailer: the unpacked size modulo 4 GiB
+                return max(size, int.from_bytes(fh.read(4), "little"))
+        if magic == b"PK\x03\x04":
+            with zipfile.ZipFile(path) as archive:
+                return max(size, sum(info.file_size for info in archive.infolist()))
+    except (OSError, zipfile.BadZipFile, gzip.BadGzipFile):
+        return 0
+    return size
+
+
+def _evaluate(plan: ScoringPlan, settings: Settings, *, submission_id: int) -> Outcome:
+    # A custom metric already runs in a child of its own (the jail).
+    if not is_custom(plan.competition()) and (
+        estimated_size(Path(plan.submission_path)) > settings.scoring_in_child_bytes
+    ):
+        return _evaluate_in_child(plan, settings, submission_id=submission_id)
+    return evaluate_here(plan, settings, submission_id=submission_id)
+
+
+def _evaluate_in_child(plan: ScoringPlan, settings: Settings, *, submission_id: int) -> Outcome:
+    request = {
+        "plan": asdict(plan),
+        "settings": settings.model_dump(mode="json"),
+        "submission_id": submission_id,
+    }
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_APP_ROOT), env.get("PYTHONPATH")]))
+    try:
+        process = subprocess.run(
+            [sys.executable, "-m", "app.scoring.isolated"],
+            input=json.dumps(request).encode(),
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        if process.returncode == 0:
+            return Outcome.from_json(json.loads(process.stdout))
+        detail = process.stderr.decode("utf-8", errors="replace")[-_CHILD_ERROR_SHOWN:]
+        host_error = f"the scoring process exited with status {process.returncode}:\n{detail}"
+    except (OSError, ValueError, TypeError) as exc:
+        host_error = f"the scoring process could not run: {exc!r}"
+    log.error("scoring submission %s in a child failed: %s", submission_id, host_error)
+    return Outcome(None, GENERIC_FAILURE, host_error)
 
 
 def _write_score(session: Session, submission_id: int, key_id: int, outcome: Outcome) -> None:
@@ -126,10 +253,11 @@ def score_submission(
 ) -> None:
     """Score a new submission against the published key and settle its status."""
     settings = settings or Settings()
-    key_id = _claim(factory, submission_id)
-    if key_id is None:
+    claimed = _claim(factory, submission_id)
+    if claimed is None:
         return
-    outcome = _evaluate(factory, submission_id, key_id, settings)
+    key_id, plan = claimed
+    outcome = _evaluate(plan, settings, submission_id=submission_id)
     with unit_of_work(factory) as session:
         submission = session.get(Submission, submission_id)
         if submission is None:
@@ -145,6 +273,22 @@ def score_submission(
         submission.error = submission.host_error = None
 
 
+def _rescore_plan(
+    factory: sessionmaker[Session], submission_id: int, key_id: int
+) -> ScoringPlan | None:
+    with unit_of_work(factory) as session:
+        done = session.scalar(
+            select(Score.id).where(
+                Score.submission_id == submission_id, Score.answer_key_id == key_id
+            )
+        )
+        submission = session.get(Submission, submission_id)
+        key = session.get(AnswerKey, key_id)
+        if done is not None or submission is None or key is None:
+            return None
+        return ScoringPlan.read(submission, submission.competition, key)
+
+
 def rescore_submission(
     factory: sessionmaker[Session],
     submission_id: int,
@@ -157,15 +301,10 @@ def rescore_submission(
     A failure is kept as a score row without scores, so the rescore is known to be complete.
     """
     settings = settings or Settings()
-    with factory() as session:
-        done = session.scalar(
-            select(Score.id).where(
-                Score.submission_id == submission_id, Score.answer_key_id == key_id
-            )
-        )
-    if done is not None:
+    plan = _rescore_plan(factory, submission_id, key_id)
+    if plan is None:
         return
-    outcome = _evaluate(factory, submission_id, key_id, settings)
+    outcome = _evaluate(plan, settings, submission_id=submission_id)
     with unit_of_work(factory) as session:
         _write_score(session, submission_id, key_id, outcome)
 

@@ -1,20 +1,22 @@
 """Scoring that loses nothing: jobs are idempotent and a restarted server picks up its queue."""
 
 import io
+import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.main import create_app
 from app.migrate import upgrade
 from app.models import Score, Submission, SubmissionStatus
-from app.scoring.jobs import pending_submissions, score_submission
+from app.scoring.core import score_submission_file
+from app.scoring.jobs import pending_submissions, rescore_submission, score_submission
 from app.scoring.queue import ThreadQueue
-from tests.helpers import API, PERFECT, ParkedQueue, ready_competition, submit
+from tests.helpers import API, PERFECT, PUBLIC_HALF, ParkedQueue, ready_competition, submit
 
 
 def _file_settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
@@ -151,3 +153,68 @@ def test_thread_queue_scores_uploads_in_the_background(tmp_path):
                 break
             time.sleep(0.05)
         assert statuses == {"scored"}
+
+
+def _write_lock_is_free(database_url: str) -> bool:
+    """Whether another connection can take SQLite's write lock right now, without waiting."""
+    connection = sqlite3.connect(database_url.removeprefix("sqlite:///"), timeout=0)
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+        connection.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        connection.close()
+
+
+def test_no_transaction_is_open_while_a_submission_is_scored_or_rescored(tmp_path, monkeypatch):
+    settings = _file_settings(tmp_path)
+    host, alice = _headers(settings, "host", True), _headers(settings, "alice")
+    with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
+        ready_competition(client, host)
+        submission_id = submit(client, alice, PERFECT).json()["id"]
+    seen: list[bool] = []
+    real = score_submission_file
+
+    def observing(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(_write_lock_is_free(settings.database_url))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("app.scoring.jobs.score_submission_file", observing)
+    factory = make_session_factory(make_engine(settings.database_url))
+    score_submission(factory, submission_id, settings)
+    with unit_of_work(factory) as session:
+        key_id = session.scalar(select(Score.answer_key_id))
+        session.execute(delete(Score))
+    rescore_submission(factory, submission_id, key_id, settings)
+    assert seen == [True, True]
+    with unit_of_work(factory) as session:
+        assert session.scalar(select(func.count(Score.id))) == 1
+
+
+def test_a_submission_above_the_size_setting_is_scored_in_a_child_with_the_same_result(
+    tmp_path, monkeypatch
+):
+    settings = _file_settings(tmp_path)
+    host, alice = _headers(settings, "host", True), _headers(settings, "alice")
+    with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
+        ready_competition(client, host)
+        here = submit(client, alice, PUBLIC_HALF).json()["id"]
+        there = submit(client, alice, PUBLIC_HALF + b"\n").json()["id"]
+    factory = make_session_factory(make_engine(settings.database_url))
+    score_submission(factory, here, settings)
+    # In the child this process's scorer is never called: it would fail the submission.
+    monkeypatch.setattr("app.scoring.jobs.score_submission_file", _explode)
+    score_submission(factory, there, settings.model_copy(update={"scoring_in_child_bytes": 0}))
+    with unit_of_work(factory) as session:
+        rows = {s.submission_id: s for s in session.scalars(select(Score))}
+        statuses = {i: session.get(Submission, i).status for i in (here, there)}
+    assert statuses == {here: SubmissionStatus.scored, there: SubmissionStatus.scored}
+    assert (rows[there].public_score, rows[there].private_score) == (0.5, 1.0)
+    assert (rows[here].public_score, rows[here].private_score) == (0.5, 1.0)
+    assert rows[there].details == rows[here].details
+
+
+def _explode(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+    raise RuntimeError("scored in the server process")
