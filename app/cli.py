@@ -184,7 +184,7 @@ def users_create(
 
 def _ask_password() -> str:
     # Read from the terminal without echo, or from standard input when piped.
-    first = typer.prompt("Password", hide_input=True)
+    first = str(typer.prompt("Password", hide_input=True))
     if sys.stdin.isatty() and typer.prompt("Repeat it", hide_input=True) != first:
         _fail("the two passwords differ")
     return first

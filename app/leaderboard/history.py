@@ -46,6 +46,8 @@ def best_public_over_time(
     )
     series: dict[str, list[tuple[datetime, float]]] = {name: [] for name in team_names}
     for team_id, created_at, value in rows:
+        if value is None:  # (filtered out by the query)
+            continue
         points = series[team_ids[team_id]]
         if not points or (value > points[-1][1] if maximize else value < points[-1][1]):
             points.append((created_at, value))

@@ -46,7 +46,9 @@ def _weighted(fn: Callable[..., float]) -> Callable[..., float]:
     return score
 
 
-def _details(y_true: np.ndarray, y_pred: np.ndarray, *, params: BaseModel, extra: Any) -> dict[str, Any]:
+def _details(
+    y_true: np.ndarray, y_pred: np.ndarray, *, params: BaseModel, extra: Any
+) -> dict[str, Any]:
     return cls.classification_details(y_true, y_pred)
 
 

@@ -57,7 +57,7 @@ def error_page(request: Request, status_code: int, detail: str) -> Response:
 
 def _back(request: Request) -> str:
     back = getattr(request.state, "back", None)
-    if back:
+    if isinstance(back, str):
         return back
     referer = urlsplit(request.headers.get("referer", ""))
     if referer.netloc == request.url.netloc and referer.path.startswith("/"):
