@@ -4,6 +4,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     PODIUM_DATA_DIR=/data PODIUM_DATABASE_URL=sqlite:////data/podium.db
 WORKDIR /srv/podium
 
+# bubblewrap jails organisers' custom metrics (see the README: the container needs a seccomp
+# profile that allows user namespaces).
+RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap \
+    && rm -rf /var/lib/apt/lists/*
+
 COPY pyproject.toml README.md alembic.ini ./
 COPY app ./app
 COPY migrations ./migrations

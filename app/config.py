@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     # Limits for an organiser's custom metric, which runs in a child process per submission.
     custom_metric_timeout_seconds: float = 300.0
     custom_metric_memory_bytes: int = 4 * 1024 * 1024 * 1024
+    # Development only, refused in production: where the bubblewrap jail cannot start, run
+    # custom metrics without it (as the server's user, seeing what it sees) instead of refusing.
+    custom_metric_unjailed: bool = False
     # A submission larger than this (a compressed one by its unpacked size) is scored in a child
     # process, so the memory its parsing takes returns to the system when the job ends.
     scoring_in_child_bytes: int = 64 * 1024 * 1024
@@ -36,12 +39,23 @@ class Settings(BaseSettings):
     max_upload_bytes: int = 512 * 1024 * 1024
     max_rows: int = 50_000_000
     max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024
+    # A competition data file (train / test sets) may be as large as this.
+    max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> "Settings":
         if self.env == "production" and self.secret_key == DEFAULT_SECRET_KEY:
             raise ValueError(
                 "PODIUM_SECRET_KEY must be set to a private value when PODIUM_ENV=production"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _refuse_unjailed_metrics_in_production(self) -> "Settings":
+        if self.env == "production" and self.custom_metric_unjailed:
+            raise ValueError(
+                "PODIUM_CUSTOM_METRIC_UNJAILED is for development only; it is refused when "
+                "PODIUM_ENV=production (install bubblewrap instead)"
             )
         return self
 

@@ -1,4 +1,5 @@
-"""A demo competition with a generated answer key and a few scored submissions (`make run`)."""
+"""A demo competition with a generated answer key, train and test files to model, and a few
+scored submissions (`make run`)."""
 
 import io
 from datetime import UTC, datetime, timedelta
@@ -8,8 +9,13 @@ from sqlalchemy import select
 
 from app.auth.service import create_user, issue_token
 from app.competitions.schemas import CompetitionCreate, MetricConfig
-from app.competitions.service import create_competition, upload_answer_key
+from app.competitions.service import (
+    create_competition,
+    sample_submission_csv,
+    upload_answer_key,
+)
 from app.config import Settings
+from app.datafiles.service import put_file
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.models import Competition, Role, User
 from app.scoring.queue import EagerQueue
@@ -41,6 +47,42 @@ def demo_files(seed: int = 7) -> tuple[bytes, dict[str, bytes]]:
         score = signal * churned + rng.normal(0.0, 0.5, DEMO_ROWS)
         submissions[name] = _csv(["customer_id", "churned"], [ids, [f"{s:.6f}" for s in score]])
     return key, submissions
+
+
+TRAIN_ROWS = 3000
+
+
+def _features(rng: np.random.Generator, churned: np.ndarray) -> list[list[str]]:
+    """Customer features that carry some signal about churn, as CSV columns."""
+    n = len(churned)
+    tenure = np.clip(rng.exponential(np.where(churned, 10.0, 30.0)), 1, 72).astype(int)
+    charges = rng.normal(np.where(churned, 72.0, 60.0), 15.0, n).clip(10, 150)
+    calls = rng.poisson(np.where(churned, 2.5, 1.0))
+    monthly = rng.random(n) < np.where(churned, 0.8, 0.4)
+    return [
+        [str(t) for t in tenure],
+        [f"{c:.2f}" for c in charges],
+        [str(c) for c in calls],
+        ["monthly" if m else "yearly" for m in monthly],
+    ]
+
+
+FEATURES = ["tenure_months", "monthly_charges", "support_calls", "contract"]
+
+
+def demo_data_files(seed: int = 7) -> dict[str, bytes]:
+    """A train set with labels and a test set for the key's customers, deterministic for a seed."""
+    churned = np.random.default_rng(seed).random(DEMO_ROWS) < 0.3  # the key's labels
+    rng = np.random.default_rng(seed + 1000)
+    train_churned = rng.random(TRAIN_ROWS) < 0.3
+    train_ids = [f"train-{i:05d}" for i in range(TRAIN_ROWS)]
+    test_ids = [f"cust-{i:05d}" for i in range(DEMO_ROWS)]
+    train = _csv(
+        ["customer_id", *FEATURES, "churned"],
+        [train_ids, *_features(rng, train_churned), [str(int(c)) for c in train_churned]],
+    )
+    test = _csv(["customer_id", *FEATURES], [test_ids, *_features(rng, churned)])
+    return {"train.csv": train, "test.csv": test}
 
 
 def seed_demo(settings: Settings) -> str:
@@ -79,6 +121,19 @@ def seed_demo(settings: Settings) -> str:
             uploader=host,
             settings=settings,
         )
+        files = {
+            **demo_data_files(),
+            "sample_submission.csv": sample_submission_csv(competition, settings),
+        }
+        for name, content in files.items():
+            put_file(
+                session,
+                competition=competition,
+                name=name,
+                source=io.BytesIO(content),
+                user=host,
+                settings=settings,
+            )
     queue = EagerQueue(factory, settings)
     for name, content in submissions.items():
         with unit_of_work(factory) as session:

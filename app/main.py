@@ -16,6 +16,7 @@ from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
+from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
 from app.errors import AppError
 from app.leaderboard.router import router as leaderboard_router
@@ -84,6 +85,7 @@ def create_app(
     api.include_router(leaderboard_router)
     api.include_router(teams_router)
     api.include_router(audit_router)
+    api.include_router(datafiles_router)
     app.include_router(api)
     install_web(app)
     return app

@@ -27,3 +27,56 @@ def test_demo_seeds_a_keyed_competition_with_scored_submissions(tmp_path):
 
     again = seed_demo(settings)  # idempotent: no second competition, fresh tokens
     assert "already seeded" in again and again.count("pdm_") == 4
+
+
+def test_demo_ships_train_and_test_sets_a_newcomer_can_fit(tmp_path):
+    import csv
+    import io
+
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+
+    from app.demo import demo_data_files, demo_files
+
+    settings = Settings(
+        env="test",
+        database_url=f"sqlite:///{tmp_path}/demo.db",
+        data_dir=tmp_path / "data",
+        scoring_backend="eager",
+    )
+    upgrade(settings.database_url)
+    report = seed_demo(settings)
+    alice = next(line.split()[-1] for line in report.splitlines() if "alice" in line)
+    headers = {"Authorization": f"Bearer {alice}"}
+    with TestClient(create_app(settings)) as client:
+        url = f"/api/v1/competitions/{DEMO_SLUG}/files"
+        names = [f["name"] for f in client.get(url, headers=headers).json()]
+        assert names == ["sample_submission.csv", "test.csv", "train.csv"]
+        train = list(
+            csv.DictReader(io.StringIO(client.get(f"{url}/train.csv", headers=headers).text))
+        )
+        test = list(
+            csv.DictReader(io.StringIO(client.get(f"{url}/test.csv", headers=headers).text))
+        )
+
+    assert demo_data_files() == demo_data_files()  # deterministic
+    assert "churned" not in test[0]
+    key = list(csv.DictReader(io.StringIO(demo_files()[0].decode())))
+    assert [r["customer_id"] for r in test] == [r["customer_id"] for r in key]
+
+    def features(rows):  # type: ignore[no-untyped-def]
+        return [
+            [
+                float(r["tenure_months"]),
+                float(r["monthly_charges"]),
+                float(r["support_calls"]),
+                r["contract"] == "monthly",
+            ]
+            for r in rows
+        ]
+
+    model = LogisticRegression(max_iter=1000).fit(
+        features(train), [int(r["churned"]) for r in train]
+    )
+    auc = roc_auc_score([int(r["churned"]) for r in key], model.predict_proba(features(test))[:, 1])
+    assert auc > 0.75  # the features carry real signal about the hidden labels

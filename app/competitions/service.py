@@ -30,7 +30,7 @@ from app.errors import Conflict, NotFound, Unprocessable
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
 from app.models import AnswerKey, Competition, Submission, User
 from app.scoring.core import ScoringError
-from app.scoring.custom import check_key_with_custom_metric
+from app.scoring.custom import check_key_with_custom_metric, custom_metrics_refused
 from app.scoring.intake import PRIVATE, PUBLIC
 from app.scoring.keys import cached_key, key_table
 from app.storage import remove_quietly, store_stream
@@ -251,6 +251,9 @@ def upload_custom_metric(
             f"this competition scores with '{competition.metric_name}'; a metric file needs a "
             f"competition created with metric name '{CUSTOM}'"
         )
+    refused = custom_metrics_refused(settings)
+    if refused is not None:
+        raise Conflict(refused)
     directory = Path(settings.data_dir) / "metrics" / str(competition.id)
     # A .py name: the sandbox imports the file as a module.
     stored = store_stream(

@@ -1,9 +1,10 @@
 """The sandboxed side of a custom metric: one fresh process scores one submission, then exits.
 
 Started only by :func:`app.custom_metrics.sandbox.run_custom_metric` as
-``python -s -P -m app.custom_metrics.child JOB.json``. It limits itself before it imports pandas or
-loads the organiser's file, and writes exactly one JSON object to the job's result file; whatever
-the organiser's code prints goes to a separate output file, so it cannot corrupt the result.
+``python -s -P -m app.custom_metrics.child JOB.json``, inside the jail. It limits itself before it
+imports pandas or loads the organiser's file, and writes exactly one JSON object to the stdout it
+was started with; before anything else it points its fd 1 at fd 2 (the host's output file), so
+whatever the organiser's code prints cannot corrupt the result.
 """
 
 import json
@@ -37,7 +38,8 @@ def _die_with_parent(parent_pid: int) -> None:
 
 def _limit_self(job: dict[str, Any]) -> None:
     global _reserve
-    _die_with_parent(job["parent_pid"])
+    if job["parent_pid"] is not None:  # in the jail, bubblewrap's --die-with-parent does this
+        _die_with_parent(job["parent_pid"])
     for limit, value in (
         (resource.RLIMIT_AS, job["memory_bytes"]),
         (resource.RLIMIT_CPU, job["cpu_seconds"]),
@@ -157,17 +159,20 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    # The result's channel is a private copy of stdout; fd 1 itself now goes where fd 2 goes.
+    result_fd = os.dup(1)
+    os.dup2(2, 1)
     job = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
-    result_path = Path(job["result_path"])
     _limit_self(job)
     try:
         result = run(job)
     except BaseException as exc:  # noqa: BLE001 - a bug here must still reach the host
         result = _describe_failure(exc, during="preparing the inputs")
-    # Written under a temporary name and renamed, so a half-written result is never read.
-    partial = result_path.with_suffix(".partial")
-    partial.write_text(json.dumps(result), encoding="utf-8")
-    os.replace(partial, result_path)
+    # One write of the whole object: the parent reads it to the end of the pipe.
+    data = json.dumps(result).encode("utf-8")
+    while data:
+        data = data[os.write(result_fd, data) :]
+    os.close(result_fd)
     return 0
 
 

@@ -1,33 +1,48 @@
-"""Checking an uploaded metric file, and scoring a submission with it in a limited child process.
+"""Checking an uploaded metric file, and scoring a submission with it in a jailed child process.
 
 The organiser's code never runs in the server process: each scoring starts a fresh Python
-(:mod:`app.custom_metrics.child`) in its own process group and session, with a minimal environment
-(no ``PODIUM_*`` secrets), an address-space, CPU-time and file-size limit, and a wall-clock
-deadline after which the whole group is killed. This protects the server from mistakes and
-runaway code; it is not a jail. The child runs as the server's user and can read what that user can.
+(:mod:`app.custom_metrics.child`) under bubblewrap (:mod:`app.custom_metrics.jail`): its own
+user, PID, network, IPC and mount namespaces, an unprivileged uid, an empty environment, a
+read-only system, and only the metric file, the answer key and the submission to read. It has an
+address-space, CPU-time and file-size limit and a wall-clock deadline, after which the whole PID
+namespace is killed. Where the jail cannot start, custom metrics are refused, unless the host set
+the development-only opt-out (:attr:`SandboxLimits.allow_unjailed`).
 """
 
 import ast
 import json
+import logging
 import math
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import app
+from app.custom_metrics.jail import JOB_DIR, JailUnavailable, base_env, check_jail, jail_command
 from app.scoring.core import ScoreResult, ScoringError
+
+log = logging.getLogger(__name__)
 
 PARTICIPANT_MESSAGE_LIMIT = 280
 GENERIC_FAILURE = "the scoring function failed; the host has been notified"
 _OUTPUT_SHOWN = 4000  # characters of the metric's own output kept in a host message
 _CHILD_ENV_PASSED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 _APP_ROOT = Path(app.__file__).resolve().parent.parent
+_RESULT_BYTES = 1 << 20  # the child's result is a few KB; more than this is not a result
+# Where the child finds its files inside the jail; nothing else of the server is there.
+_INSIDE = {
+    "metric_path": f"{JOB_DIR}/metric.py",
+    "answer_key": f"{JOB_DIR}/answer_key",
+    "submission": f"{JOB_DIR}/submission",
+    "job": f"{JOB_DIR}/job.json",
+}
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,8 @@ class SandboxLimits:
     timeout_seconds: float = 60.0
     memory_bytes: int = 2 * 1024**3
     output_bytes: int = 16 * 1024**2
+    # The host's development-only opt-out: where the jail cannot start, run unjailed anyway.
+    allow_unjailed: bool = False
 
     def __post_init__(self) -> None:
         if not self.timeout_seconds > 0:
@@ -64,7 +81,8 @@ class CustomMetricFailure(ScoringError):
 
     ``kind`` is one of ``"submission"`` (the submission does not match the key),
     ``"participant_error"`` (the metric raised ``ParticipantVisibleError``), ``"error"``,
-    ``"timeout"``, ``"memory"``, ``"invalid_result"``, ``"answer_key"`` or ``"crash"``.
+    ``"timeout"``, ``"memory"``, ``"invalid_result"``, ``"answer_key"``, ``"crash"`` or
+    ``"jail"`` (the jail cannot start on this server).
     ``source`` is ``"submission"`` for the first two, ``"answer_key"`` for a key the metric cannot
     use, else ``"metric"``.
     """
@@ -194,6 +212,32 @@ def check_custom_metric(
     )
 
 
+def jail_problem(limits: SandboxLimits) -> str | None:
+    """Why custom metrics cannot run here, or None: the jail works, or the host opted out."""
+    try:
+        _jailed(limits)
+    except CustomMetricFailure as exc:
+        return exc.host_message
+    return None
+
+
+def _jailed(limits: SandboxLimits) -> bool:
+    """True to run in the jail, False to run without it (the opt-out); else refuse."""
+    try:
+        check_jail()
+    except JailUnavailable as exc:
+        if not limits.allow_unjailed:
+            raise CustomMetricFailure(
+                GENERIC_FAILURE,
+                "custom metrics are disabled on this server: they run only in a bubblewrap "
+                f"jail, and {exc}. Install bubblewrap (see the README, 'Custom metrics').",
+                kind="jail",
+            ) from None
+        log.warning("custom metrics run WITHOUT a jail (development only): %s", exc)
+        return False
+    return True
+
+
 def _score_in_child(
     *,
     metric_path: Path,
@@ -204,74 +248,129 @@ def _score_in_child(
     limits: SandboxLimits,
     solution_only_columns: Sequence[str],
 ) -> ScoreResult:
+    jailed = _jailed(limits)
     with tempfile.TemporaryDirectory(prefix="podium-metric-", ignore_cleanup_errors=True) as tmp:
         work = Path(tmp)
-        result_path, output_path = work / "result.json", work / "output.log"
+        output_path, job_path = work / "output.log", work / "job.json"
+        # Host path -> the path the child opens: under /job in the jail, the same one outside.
+        inputs = {"metric_path": metric_path, "answer_key": answer_key, "submission": submission}
+        seen = {
+            name: (_INSIDE[name] if jailed else str(Path(path).resolve()))
+            for name, path in inputs.items()
+            if path is not None
+        }
         job = {
-            "metric_path": str(Path(metric_path).resolve()),
-            "answer_key": str(Path(answer_key).resolve()),
-            "submission": str(Path(submission).resolve()) if submission is not None else None,
+            **seen,
+            "submission": seen.get("submission"),
             "id_column": id_column,
             "params": params,
             "solution_only_columns": list(solution_only_columns),
-            "result_path": str(result_path),
-            "parent_pid": os.getpid(),
+            "parent_pid": None if jailed else os.getpid(),  # bwrap's --die-with-parent instead
             "memory_bytes": limits.memory_bytes,
             # A backstop for a child whose parent died; the wall clock normally stops it first.
             "cpu_seconds": math.ceil(limits.timeout_seconds) + 2,
             "output_bytes": limits.output_bytes,
         }
-        job_path = work / "job.json"
         job_path.write_text(json.dumps(job), encoding="utf-8")
-        returncode, timed_out = _run_child(job_path, work, output_path, limits.timeout_seconds)
+        if jailed:
+            files = {_INSIDE[name]: Path(path) for name, path in inputs.items() if path is not None}
+            files[_INSIDE["job"]] = job_path
+            command = _child_command(_INSIDE["job"])
+            argv, env, cwd = jail_command(command, files=files, env=_jail_env()), {}, None
+        else:
+            argv, env, cwd = _child_command(str(job_path)), _child_env(work), work
+        returncode, timed_out, stdout = _run_child(
+            argv, env=env, cwd=cwd, output_path=output_path, timeout=limits.timeout_seconds
+        )
         output = _tail(output_path)
-        result = _read_result(result_path)
-    return _interpret(result, returncode, timed_out, output, limits)
+    return _interpret(_read_result(stdout), returncode, timed_out, output, limits)
+
+
+def _child_command(job_path: str) -> list[str]:
+    return [sys.executable, "-s", "-P", "-m", "app.custom_metrics.child", job_path]
+
+
+# One thread per library, and no allocator that reserves a gigabyte of address space up front
+# (pyarrow's jemalloc/mimalloc): both would eat the RLIMIT_AS budget for nothing.
+_LEAN = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MALLOC_ARENA_MAX": "2",
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+}
+
+
+def _jail_env() -> dict[str, str]:
+    return {**base_env(), **_LEAN}
 
 
 def _child_env(work: Path) -> dict[str, str]:
+    # Unjailed (development only): the server's environment minus everything but a few basics.
     env = {name: os.environ[name] for name in _CHILD_ENV_PASSED if name in os.environ}
     env.update(
         HOME=str(work),
         TMPDIR=str(work),
         PYTHONPATH=str(_APP_ROOT),
         PYTHONDONTWRITEBYTECODE="1",
-        PYTHONUNBUFFERED="1",  # so a killed metric's last prints still reach the host
-        # One thread per library, and no allocator that reserves a gigabyte of address space
-        # up front (pyarrow's jemalloc/mimalloc): both would eat the RLIMIT_AS budget for nothing.
-        OMP_NUM_THREADS="1",
-        OPENBLAS_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-        MALLOC_ARENA_MAX="2",
-        ARROW_DEFAULT_MEMORY_POOL="system",
+        PYTHONUNBUFFERED="1",
+        **_LEAN,
     )
     return env
 
 
 def _run_child(
-    job_path: Path, work: Path, output_path: Path, timeout: float
-) -> tuple[int | None, bool]:
-    command = [sys.executable, "-s", "-P", "-m", "app.custom_metrics.child", str(job_path)]
+    argv: list[str], *, env: dict[str, str], cwd: Path | None, output_path: Path, timeout: float
+) -> tuple[int | None, bool, bytes]:
+    """Run the child; return its exit status, whether it timed out, and its result bytes."""
     with open(output_path, "wb") as output:
         process = subprocess.Popen(
-            command,
+            argv,
             stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            cwd=work,
-            env=_child_env(work),
+            stdout=subprocess.PIPE,  # the child's result only: it moves its fd 1 to fd 2
+            stderr=output,
+            cwd=cwd,
+            env=env,
             start_new_session=True,  # its own process group, so one kill reaches its children too
         )
+        reader = _BoundedReader(process.stdout, _RESULT_BYTES)  # type: ignore[arg-type]
         timed_out = False
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
-            # Also after a normal exit: nothing the metric started may outlive the scoring.
+            # Also after a normal exit: nothing the metric started may outlive the scoring. In
+            # the jail, killing bubblewrap takes the whole PID namespace with it.
             _kill_group(process.pid)
             process.wait()
-    return process.returncode, timed_out
+        # Unjailed, a detached grandchild may hold the pipe open: do not wait for it forever.
+        reader.join(timeout=5)
+    return process.returncode, timed_out, reader.data()
+
+
+class _BoundedReader(threading.Thread):
+    """Reads a pipe to its end, keeping at most ``limit`` bytes (the rest is read and dropped)."""
+
+    def __init__(self, stream: BinaryIO, limit: int) -> None:
+        super().__init__(daemon=True, name="podium-metric-result")
+        self._stream, self._limit = stream, limit
+        self._chunks: list[bytes] = []
+        self._kept = 0
+        self.overflowed = False
+        self.start()
+
+    def run(self) -> None:
+        with self._stream:
+            while chunk := self._stream.read1(65536):
+                if self._kept + len(chunk) > self._limit:
+                    self.overflowed = True
+                    continue
+                self._chunks.append(chunk)
+                self._kept += len(chunk)
+
+    def data(self) -> bytes:
+        return b"" if self.overflowed or self.is_alive() else b"".join(self._chunks)
 
 
 def _kill_group(pgid: int) -> None:
@@ -291,10 +390,10 @@ def _tail(path: Path) -> str:
         return ""
 
 
-def _read_result(path: Path) -> dict[str, Any] | None:
+def _read_result(data: bytes) -> dict[str, Any] | None:
     try:
-        result = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        result = json.loads(data)
+    except ValueError:
         return None
     return result if isinstance(result, dict) else None
 

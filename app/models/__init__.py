@@ -2,6 +2,7 @@
 
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
+from app.models.datafile import DataFile
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
 from app.models.user import ApiToken, Role, User, WebSession
@@ -13,6 +14,7 @@ __all__ = [
     "TeamInvitation",
     "ApiToken",
     "Competition",
+    "DataFile",
     "Role",
     "Score",
     "Submission",

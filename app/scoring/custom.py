@@ -4,7 +4,12 @@ from pathlib import Path
 
 from app.competitions.metric import metric_for
 from app.config import Settings
-from app.custom_metrics.sandbox import SandboxLimits, check_custom_metric, run_custom_metric
+from app.custom_metrics.sandbox import (
+    SandboxLimits,
+    check_custom_metric,
+    jail_problem,
+    run_custom_metric,
+)
 from app.models import Competition
 from app.scoring.core import ScoreResult, ScoringError
 
@@ -13,7 +18,13 @@ def sandbox_limits(settings: Settings) -> SandboxLimits:
     return SandboxLimits(
         timeout_seconds=settings.custom_metric_timeout_seconds,
         memory_bytes=settings.custom_metric_memory_bytes,
+        allow_unjailed=settings.custom_metric_unjailed,
     )
+
+
+def custom_metrics_refused(settings: Settings) -> str | None:
+    """Why this server cannot run custom metrics (no working jail, no opt-out), or None."""
+    return jail_problem(sandbox_limits(settings))
 
 
 def _arguments(competition: Competition) -> dict:  # type: ignore[type-arg]

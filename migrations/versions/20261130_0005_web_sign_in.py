@@ -1,7 +1,7 @@
 """web sign-in: password hashes and browser sessions
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0006
 Create Date: 2026-11-30 15:20:00.000000
 """
 
@@ -14,7 +14,7 @@ import app.models.types
 
 
 revision: str = '0005'
-down_revision: str | None = '0003'
+down_revision: str | None = '0006'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

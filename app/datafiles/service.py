@@ -1,0 +1,143 @@
+"""Competition data files: hosts publish them, participants read them once the competition has
+started. The bytes go through ``app.storage``; an answer key is refused, never published."""
+
+import re
+import uuid
+from datetime import UTC, datetime
+from typing import BinaryIO
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.audit.service import record
+from app.config import Settings
+from app.db import after_commit
+from app.errors import Forbidden, NotFound, Unprocessable
+from app.models import AnswerKey, Competition, DataFile, User
+from app.storage import delete_blob, save_blob
+
+MAX_NAME_LENGTH = 200
+# A plain file name: no directories, no leading dot, nothing a shell or a zip would misread.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def is_host(session: Session, competition: Competition, user: User) -> bool:
+    """Whether ``user`` may manage this competition's files (its hosts)."""
+    return user.is_organiser
+
+
+def require_host(session: Session, competition: Competition, user: User) -> None:
+    if not is_host(session, competition, user):
+        raise Forbidden(f"only the hosts of '{competition.slug}' may manage its data files")
+
+
+def check_name(name: str) -> str:
+    if len(name) > MAX_NAME_LENGTH:
+        raise Unprocessable(f"a file name may have at most {MAX_NAME_LENGTH} characters")
+    if not _NAME.fullmatch(name) or ".." in name:
+        raise Unprocessable(
+            f"'{name[:60]}' is not a valid file name: use letters, digits, '.', '_', '+' and '-', "
+            "starting with a letter or digit, with no '..' and no directories"
+        )
+    return name
+
+
+def check_can_read(session: Session, competition: Competition, user: User) -> None:
+    if is_host(session, competition, user):
+        return
+    if datetime.now(UTC) < competition.start:
+        raise Forbidden(f"the data opens with the competition at {competition.start.isoformat()}")
+
+
+def list_files(session: Session, *, competition: Competition, user: User) -> list[DataFile]:
+    check_can_read(session, competition, user)
+    return list(
+        session.scalars(
+            select(DataFile)
+            .where(DataFile.competition_id == competition.id)
+            .order_by(DataFile.name)
+        )
+    )
+
+
+def get_file(session: Session, *, competition: Competition, user: User, name: str) -> DataFile:
+    check_can_read(session, competition, user)
+    datafile = session.scalar(
+        select(DataFile).where(DataFile.competition_id == competition.id, DataFile.name == name)
+    )
+    if datafile is None:
+        raise NotFound(f"no data file '{name[:MAX_NAME_LENGTH]}' in '{competition.slug}'")
+    return datafile
+
+
+def put_file(
+    session: Session,
+    *,
+    competition: Competition,
+    name: str,
+    source: BinaryIO,
+    user: User,
+    settings: Settings,
+) -> tuple[DataFile, bool]:
+    """Store (or replace) the data file ``name``; returns it and whether it is new."""
+    require_host(session, competition, user)
+    check_name(name)
+    key = f"datafiles/{competition.id}/{uuid.uuid4().hex}"
+    blob = save_blob(source, key=key, settings=settings, max_bytes=settings.max_data_file_bytes)
+    is_key = session.scalar(
+        select(AnswerKey.id).where(
+            AnswerKey.competition_id == competition.id, AnswerKey.sha256 == blob.sha256
+        )
+    )
+    if is_key is not None:
+        delete_blob(key, settings=settings)
+        raise Unprocessable(
+            "this file is the competition's answer key: answer keys are never published as data"
+        )
+    datafile = session.scalar(
+        select(DataFile).where(DataFile.competition_id == competition.id, DataFile.name == name)
+    )
+    created = datafile is None
+    before = None
+    if datafile is None:
+        datafile = DataFile(competition_id=competition.id, name=name)
+        session.add(datafile)
+    else:
+        before = {"sha256": datafile.sha256, "size_bytes": datafile.size_bytes}
+        old_key = datafile.storage_key
+        after_commit(session, lambda: delete_blob(old_key, settings=settings))
+    datafile.storage_key = blob.key
+    datafile.size_bytes = blob.size
+    datafile.sha256 = blob.sha256
+    datafile.uploaded_by_id = user.id
+    datafile.created_at = datetime.now(UTC)
+    session.flush()
+    record(
+        session,
+        competition=competition,
+        actor=user,
+        action="data_file_upload",
+        target=name,
+        before=before,
+        after={"sha256": blob.sha256, "size_bytes": blob.size},
+    )
+    return datafile, created
+
+
+def delete_file(
+    session: Session, *, competition: Competition, name: str, user: User, settings: Settings
+) -> None:
+    require_host(session, competition, user)
+    datafile = get_file(session, competition=competition, user=user, name=name)
+    key = datafile.storage_key
+    session.delete(datafile)
+    session.flush()
+    record(
+        session,
+        competition=competition,
+        actor=user,
+        action="data_file_delete",
+        target=name,
+        before={"sha256": datafile.sha256, "size_bytes": datafile.size_bytes},
+    )
+    after_commit(session, lambda: delete_blob(key, settings=settings))

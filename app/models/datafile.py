@@ -1,0 +1,26 @@
+"""Competition data files: what hosts publish for participants to train on (never answer keys)."""
+
+from datetime import datetime
+
+from sqlalchemy import BigInteger, ForeignKey, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db import Base
+from app.models.types import UTCDateTime, utcnow
+
+
+class DataFile(Base):
+    __tablename__ = "data_files"
+    __table_args__ = (UniqueConstraint("competition_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    competition_id: Mapped[int] = mapped_column(
+        ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    # Where the storage layer keeps the bytes (a key relative to the data directory or bucket).
+    storage_key: Mapped[str] = mapped_column(String(500))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+    uploaded_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
