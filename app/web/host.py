@@ -13,6 +13,7 @@ from app.audit.service import entries
 from app.competitions import service as competitions
 from app.competitions.metric import is_custom
 from app.competitions.schemas import CompetitionUpdate
+from app.datafiles import service as datafiles
 from app.deps import SessionDep, SettingsDep
 from app.errors import Conflict, NotFound, Unprocessable
 from app.leaderboard import moderation, rescore
@@ -197,7 +198,53 @@ def upload_metric(
 def files_page(
     request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
 ) -> Response:
-    return render(request, "host/files.html", _host(request, session, competition, user, "files"))
+    return render(
+        request,
+        "host/files.html",
+        {
+            **_host(request, session, competition, user, "files"),
+            "files": datafiles.list_files(session, competition=competition, user=user),
+        },
+    )
+
+
+@router.post("/c/{slug}/host/files", dependencies=[CsrfChecked, back_to("/host/files")])
+def upload_file(
+    request: Request,
+    competition: HostedCompetition,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: SignedInUser,
+    file: UploadFile | None = None,
+    name: Annotated[str, Form(max_length=300)] = "",
+) -> Response:
+    if file is None or not file.filename:
+        raise Unprocessable("choose a data file to upload")
+    datafile, created = datafiles.put_file(
+        session,
+        competition=competition,
+        name=name.strip() or file.filename,
+        source=file.file,
+        user=user,
+        settings=settings,
+    )
+    verb = "published" if created else "replaced"
+    return redirect(request, f"/c/{competition.slug}/host/files", ok=f"{datafile.name} {verb}.")
+
+
+@router.post(
+    "/c/{slug}/host/files/{name}/delete", dependencies=[CsrfChecked, back_to("/host/files")]
+)
+def delete_file(
+    request: Request,
+    name: str,
+    competition: HostedCompetition,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: SignedInUser,
+) -> Response:
+    datafiles.delete_file(session, competition=competition, name=name, user=user, settings=settings)
+    return redirect(request, f"/c/{competition.slug}/host/files", ok=f"{name} deleted.")
 
 
 @router.get("/c/{slug}/host/hosts", response_class=HTMLResponse)

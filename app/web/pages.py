@@ -11,7 +11,10 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from app.competitions.service import list_competitions, sample_submission_csv, to_public
+from app.datafiles import service as datafiles
+from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep
+from app.errors import Forbidden
 from app.leaderboard.history import best_public_over_time
 from app.leaderboard.service import leaderboard
 from app.metrics.docs import render_markdown as metrics_markdown
@@ -47,7 +50,28 @@ def overview(
 def data(
     request: Request, competition: PageCompetition, session: SessionDep, user: WebUser
 ) -> Response:
-    return render(request, "data.html", tab_context(session, competition, user, "data"))
+    files, closed = [], None
+    try:
+        files = datafiles.list_files(session, competition=competition, user=user or VISITOR)
+    except Forbidden as exc:
+        closed = exc.detail
+    return render(
+        request,
+        "data.html",
+        {**tab_context(session, competition, user, "data"), "files": files, "closed": closed},
+    )
+
+
+@router.get("/c/{slug}/data/files/{name}")
+def data_file(
+    name: str,
+    competition: PageCompetition,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: WebUser,
+) -> Response:
+    datafile = datafiles.get_file(session, competition=competition, user=user or VISITOR, name=name)
+    return file_response(datafile, settings)
 
 
 @router.get("/c/{slug}/data/sample-submission.csv")

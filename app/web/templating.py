@@ -43,6 +43,15 @@ def _score(value: float | None, decimals: int | None = None) -> str:
     return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.4e}"
 
 
+def _filesize(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "KB", "MB"):
+        if value < 1024:
+            return f"{size} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
 def _iso(value: datetime | None) -> str:
     return value.astimezone(UTC).isoformat() if value else ""
 
@@ -51,6 +60,7 @@ templates.env.filters["when"] = _when
 templates.env.filters["until"] = _until
 templates.env.filters["score"] = _score
 templates.env.filters["iso"] = _iso
+templates.env.filters["filesize"] = _filesize
 templates.env.filters["markdown"] = render_markdown
 
 

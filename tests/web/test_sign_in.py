@@ -127,3 +127,31 @@ def test_cli_users_create_with_a_password(tmp_path, monkeypatch):
             assert verify_password("s3cret-pass", user.password_hash)
     finally:
         get_settings.cache_clear()
+
+
+def test_cli_sets_a_password_for_an_existing_user_and_refuses_a_short_one(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from app.auth.passwords import verify_password
+    from app.cli import app
+    from app.config import get_settings
+    from app.db import make_engine, make_session_factory
+    from app.models import User
+
+    url = f"sqlite:///{tmp_path}/cli.db"
+    monkeypatch.setenv("PODIUM_DATABASE_URL", url)
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        assert runner.invoke(app, ["users", "create", "ada"]).exit_code == 0
+        short = runner.invoke(app, ["users", "password", "ada"], input="short\n")
+        assert short.exit_code == 2 and "at least 8 characters" in short.output
+        result = runner.invoke(app, ["users", "password", "ada"], input="a-long-password\n")
+        assert result.exit_code == 0, result.output
+        missing = runner.invoke(app, ["users", "password", "nobody"], input="a-long-password\n")
+        assert missing.exit_code == 2 and "no user named 'nobody'" in missing.output
+        with make_session_factory(make_engine(url))() as session:
+            user = session.query(User).filter_by(name="ada").one()
+            assert verify_password("a-long-password", user.password_hash)
+    finally:
+        get_settings.cache_clear()

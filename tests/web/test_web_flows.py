@@ -235,3 +235,41 @@ def test_overview_data_and_evaluation_tabs(client, person, browser):
     evaluation = web.get("/c/churn/evaluation").text
     assert 'href="/metrics#roc_auc"' in evaluation and "Higher scores are better" in evaluation
     assert 'id="roc_auc"' in web.get("/metrics").text
+
+
+def test_host_publishes_a_data_file_and_participants_download_it(client, person, browser):
+    ready_competition(client, person("host", organiser=True).headers)
+    person("ada")
+    host = browser("host")
+    train = csv_bytes(["id", "x", "target"], ["t1", 0.5, 1], ["t2", 0.1, 0])
+    response = host.post(
+        "/c/churn/host/files",
+        page="/c/churn/host/files",
+        data={"name": "train.csv"},
+        files=_file(train, "whatever.csv"),
+    )
+    assert response.status_code == 303
+    assert "train.csv published" in host.get("/c/churn/host/files").text
+    ada = browser("ada")
+    tab = ada.get("/c/churn/data").text
+    assert 'href="/c/churn/data/files/train.csv"' in tab
+    download = ada.get("/c/churn/data/files/train.csv")
+    assert download.status_code == 200 and download.content == train
+    host.post("/c/churn/host/files/train.csv/delete", page="/c/churn/host/files")
+    assert "published no data files" in ada.get("/c/churn/data").text
+    assert ada.get("/c/churn/data/files/train.csv").status_code == 404
+
+
+def test_data_files_stay_closed_before_the_start(client, person, browser):
+    start = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    ready_competition(client, person("host", organiser=True).headers, start=start)
+    host = browser("host")
+    host.post(
+        "/c/churn/host/files",
+        page="/c/churn/host/files",
+        data={"name": "train.csv"},
+        files=_file(b"id,x\n1,2\n"),
+    )
+    visitor = browser()
+    assert "the data opens with the competition" in visitor.get("/c/churn/data").text
+    assert visitor.get("/c/churn/data/files/train.csv").status_code == 403
