@@ -158,3 +158,19 @@ def test_docs_and_redoc_load_their_assets_from_this_server(client):
         script = client.get(src)
         assert script.status_code == 200 and len(script.content) > 100_000
     assert client.get("/openapi.json").status_code == 200
+
+
+def test_a_crash_on_a_page_is_an_html_500_and_on_the_api_a_json_one(client, host, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("app.web.pages.list_competitions", broken)
+    monkeypatch.setattr("app.competitions.router.service.list_competitions", broken)
+    quiet = TestClient(client.app, raise_server_exceptions=False)
+    page = quiet.get("/")
+    assert page.status_code == 500 and "text/html" in page.headers["content-type"]
+    assert "Something went wrong" in page.text and "disk on fire" not in page.text
+    api = quiet.get("/api/v1/competitions", headers=host.headers)
+    assert api.status_code == 500 and api.json()["detail"] == "internal server error"
