@@ -217,6 +217,12 @@ def users_password(name: Annotated[str, typer.Argument(help="The user's name.")]
     typer.echo(f"password set for {name}")
 
 
+# The participant commands (login, competitions, files, download, submit, ...).
+from app.client.commands import register as _register_participant_commands  # noqa: E402
+
+_register_participant_commands(app)
+
+
 def main() -> None:
     app()
 

@@ -36,6 +36,10 @@ class Settings(BaseSettings):
     # process, so the memory its parsing takes returns to the system when the job ends.
     scoring_in_child_bytes: int = 64 * 1024 * 1024
 
+    # The address clients reach this server at, when a reverse proxy changes it (used for the
+    # upload and download links handed to the official kaggle client); default: the request's.
+    public_url: str | None = None
+
     max_upload_bytes: int = 512 * 1024 * 1024
     max_rows: int = 50_000_000
     max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024

@@ -19,6 +19,8 @@ from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
 from app.errors import AppError
+from app.kaggle.proxy import AbsoluteFormTargets
+from app.kaggle.router import router as kaggle_router
 from app.leaderboard.router import router as leaderboard_router
 from app.scoring.jobs import pending_submissions
 from app.scoring.queue import ScoringQueue, make_queue
@@ -61,6 +63,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.settings = settings
+    app.add_middleware(AbsoluteFormTargets)
     app.state.session_factory = session_factory
     app.state.scoring_queue = queue
 
@@ -86,6 +89,7 @@ def create_app(
     api.include_router(teams_router)
     api.include_router(audit_router)
     api.include_router(datafiles_router)
+    api.include_router(kaggle_router)
     app.include_router(api)
     install_web(app)
     return app

@@ -1,0 +1,223 @@
+"""The participant commands of `podium`: log in to a server, list competitions, download data,
+submit (and follow a submission until it is scored), see submissions and boards, select.
+
+Every failure is one ``error:`` line on stderr and exit status 2, as for `podium score`.
+"""
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from app.client.http import PodiumClient, Progress
+
+PROGRESS_FROM_BYTES = 1 << 20  # smaller transfers finish before a bar would help
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stderr.write("error: " + " ".join(str(message).split()) + "\n")
+    raise typer.Exit(code=2)
+
+
+@contextmanager
+def _client() -> Iterator["PodiumClient"]:
+    from app.client.config import current_login
+    from app.client.http import ClientError, PodiumClient
+
+    try:
+        login = current_login()
+        with PodiumClient(login.url, login.token) as client:
+            yield client
+    except ClientError as exc:
+        _fail(str(exc))
+
+
+@contextmanager
+def _progress(total: int, label: str) -> Iterator["Progress"]:
+    if total < PROGRESS_FROM_BYTES:
+        yield lambda _n: None
+        return
+    with typer.progressbar(length=total, label=label, file=sys.stderr) as bar:
+        yield bar.update
+
+
+def _table(rows: list[list[Any]], header: list[str]) -> None:
+    cells = [header] + [["" if v is None else str(v) for v in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for row in cells:
+        typer.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+
+
+def login(
+    url: Annotated[str, typer.Argument(help="The Podium server, e.g. https://podium.example.org")],
+    token: Annotated[
+        str | None, typer.Option(help="Your API token (asked for when not given).")
+    ] = None,
+) -> None:
+    """Check URL and an API token, then keep both in your config file (mode 0600)."""
+    from app.client.config import Login, save_login
+    from app.client.http import ClientError, PodiumClient
+
+    if not url.startswith(("http://", "https://")):
+        _fail(f"the URL must start with http:// or https://, not '{url}'")
+    if token is None:
+        token = typer.prompt("API token", hide_input=True)
+    try:
+        with PodiumClient(url, token) as client:
+            me = client.me()
+    except ClientError as exc:
+        _fail(f"login failed: {exc}")
+    path = save_login(Login(url=url.rstrip("/"), token=token))
+    typer.echo(f"logged in to {url.rstrip('/')} as {me['name']} (saved in {path})")
+
+
+def competitions() -> None:
+    """List the competitions on the server."""
+    with _client() as client:
+        rows = client.competitions()
+    _table(
+        [[c["slug"], c["title"], c["metric"]["name"], c["deadline"] or "-"] for c in rows],
+        ["SLUG", "TITLE", "METRIC", "DEADLINE"],
+    )
+
+
+def files(slug: Annotated[str, typer.Argument(help="The competition.")]) -> None:
+    """List a competition's data files."""
+    with _client() as client:
+        rows = client.files(slug)
+    _table(
+        [[f["name"], f["size_bytes"], f["sha256"][:16]] for f in rows], ["NAME", "BYTES", "SHA256"]
+    )
+
+
+def download(
+    slug: Annotated[str, typer.Argument(help="The competition.")],
+    name: Annotated[str | None, typer.Argument(help="One file (default: all of them).")] = None,
+    path: Annotated[Path, typer.Option("--path", "-p", help="Directory to save into.")] = Path(),
+) -> None:
+    """Download a competition's data files."""
+    path.mkdir(parents=True, exist_ok=True)
+    with _client() as client:
+        listed = client.files(slug)
+        wanted = [f for f in listed if name is None or f["name"] == name]
+        if name is not None and not wanted:
+            _fail(f"'{slug}' has no data file '{name}'")
+        for f in wanted:
+            with _progress(f["size_bytes"], f["name"]) as progress:
+                size = client.download(slug, f["name"], path / f["name"], progress)
+            typer.echo(f"saved {path / f['name']} ({size:,} bytes)")
+
+
+def _follow(client: "PodiumClient", submission_id: int, timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    delay = 0.5
+    while True:
+        sub = client.submission(submission_id)
+        if sub["status"] in ("scored", "failed"):
+            return sub
+        if time.monotonic() > deadline:
+            _fail(f"submission {submission_id} is still {sub['status']} after {timeout:g} s")
+        time.sleep(delay)
+        delay = min(delay * 1.5, 5.0)
+
+
+def _scores(sub: dict[str, Any]) -> str:
+    parts = [f"public {sub['public_score']}"]
+    if sub.get("private_score") is not None:
+        parts.append(f"private {sub['private_score']}")
+    return ", ".join(parts)
+
+
+def submit(
+    slug: Annotated[str, typer.Argument(help="The competition.")],
+    file: Annotated[Path, typer.Argument(help="Your predictions (.csv, .csv.gz or .zip).")],
+    message: Annotated[str, typer.Option("--message", "-m", help="A description.")] = "",
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Follow the submission until it is scored.")
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="How long --wait waits, in seconds.")] = 3600,
+) -> None:
+    """Submit a predictions file; with --wait, print its score or why it failed."""
+    if not file.is_file():
+        _fail(f"file not found: {file}")
+    with _client() as client:
+        with _progress(file.stat().st_size, "uploading") as progress:
+            accepted = client.submit(slug, file, message, progress)
+        submission_id = accepted["id"]
+        typer.echo(f"submission {submission_id} {accepted['status']}")
+        if not wait:
+            return
+        sub = _follow(client, submission_id, timeout)
+    if sub["status"] == "failed":
+        _fail(f"submission {submission_id} failed: {sub.get('error') or 'no reason given'}")
+    typer.echo(f"submission {submission_id} scored: {_scores(sub)}")
+
+
+def submissions(slug: Annotated[str, typer.Argument(help="The competition.")]) -> None:
+    """List your team's submissions."""
+    with _client() as client:
+        rows = client.submissions(slug)
+    _table(
+        [
+            [
+                s["id"],
+                s["status"],
+                s["public_score"],
+                s.get("private_score"),
+                "yes" if s["selected"] else "",
+                s["created_at"][:19],
+                s["description"],
+                s.get("error") or "",
+            ]
+            for s in rows
+        ],
+        ["ID", "STATUS", "PUBLIC", "PRIVATE", "SELECTED", "CREATED", "DESCRIPTION", "ERROR"],
+    )
+
+
+def leaderboard(
+    slug: Annotated[str, typer.Argument(help="The competition.")],
+    private: Annotated[bool, typer.Option("--private", help="The private board.")] = False,
+) -> None:
+    """Show a competition's leaderboard."""
+    with _client() as client:
+        board = client.leaderboard(slug, "private" if private else "public")
+    _table(
+        [
+            [r["rank"] if r["rank"] is not None else "-", r["team"], r["score"], r["entries"]]
+            for r in board["rows"]
+        ],
+        ["RANK", "TEAM", "SCORE", "ENTRIES"],
+    )
+
+
+def select(
+    submission_id: Annotated[int, typer.Argument(help="The submission's id.")],
+    undo: Annotated[bool, typer.Option("--undo", help="Unselect it instead.")] = False,
+) -> None:
+    """Select a submission for the private leaderboard (or unselect it with --undo)."""
+    with _client() as client:
+        sub = client.select(submission_id, not undo)
+    typer.echo(f"submission {sub['id']} {'selected' if sub['selected'] else 'not selected'}")
+
+
+COMMANDS: list[Callable[..., None]] = [
+    login,
+    competitions,
+    files,
+    download,
+    submit,
+    submissions,
+    leaderboard,
+    select,
+]
+
+
+def register(app: typer.Typer) -> None:
+    for command in COMMANDS:
+        app.command()(command)

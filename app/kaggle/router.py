@@ -1,0 +1,154 @@
+"""The endpoints the official ``kaggle`` client calls: JSON POSTs to
+``/api/v1/competitions.CompetitionApiService/<Method>`` with HTTP Basic auth (user name and API
+token), plus the signed URLs it PUTs submissions to and follows downloads to. Errors answer in
+the client's own shape, ``{"code": <status>, "message": ...}``, so it prints the message."""
+
+import base64
+import binascii
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.orm import Session
+
+from app.auth.service import user_for_token
+from app.datafiles.download import file_response
+from app.deps import SessionDep, SettingsDep
+from app.errors import AppError, BadRequest, NotFound, Unauthorized
+from app.kaggle import schemas as k
+from app.kaggle import service
+from app.models import User
+from app.request_body import upload_source
+from app.storage import save_blob
+
+router = APIRouter(tags=["kaggle client"], include_in_schema=False)
+
+MAX_CALL_BYTES = 64 * 1024
+
+# Method name → (request type, handler). A handler returns a message, a redirect URL or a file.
+Handler = Callable[[Session, User, Any, service.Context], Any]
+METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
+    "ListCompetitions": (k.ListCompetitionsRequest, service.list_competitions_call),
+    "ListDataFiles": (k.ListDataFilesRequest, service.list_data_files_call),
+    "DownloadDataFile": (k.DownloadDataFileRequest, service.download_data_file_call),
+    "DownloadDataFiles": (k.CompetitionRequest, service.download_data_files_call),
+    "StartSubmissionUpload": (
+        k.StartSubmissionUploadRequest,
+        service.start_submission_upload_call,
+    ),
+    "CreateSubmission": (k.CreateSubmissionRequest, service.create_submission_call),
+    "ListSubmissions": (k.ListSubmissionsRequest, service.list_submissions_call),
+    "GetSubmission": (k.GetSubmissionRequest, service.get_submission_call),
+    "GetSubmissionLimits": (k.CompetitionRequest, service.get_submission_limits_call),
+    "GetLeaderboard": (k.GetLeaderboardRequest, service.get_leaderboard_call),
+    "DownloadLeaderboard": (k.CompetitionRequest, service.leaderboard_zip),
+}
+
+
+def kaggle_error(status: int, message: str) -> JSONResponse:
+    return JSONResponse(status_code=status, content={"code": status, "message": message})
+
+
+def _caller(session: Session, authorization: str | None, secret_key: str) -> User:
+    """The user behind HTTP Basic ``name:token`` (what KAGGLE_USERNAME / KAGGLE_KEY send) or a
+    bearer token. A token that belongs to someone else than the name given is refused."""
+    scheme, _, value = (authorization or "").partition(" ")
+    if scheme.lower() == "bearer" and value:
+        return user_for_token(session, token=value.strip(), secret_key=secret_key)
+    if scheme.lower() != "basic" or not value:
+        raise Unauthorized("missing credentials: set KAGGLE_USERNAME and KAGGLE_KEY")
+    try:
+        name, sep, token = base64.b64decode(value.strip(), validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        raise Unauthorized("malformed Basic credentials") from None
+    if not sep:
+        raise Unauthorized("malformed Basic credentials")
+    user = user_for_token(session, token=token, secret_key=secret_key)
+    if user.name != name:
+        raise Unauthorized("unknown user name or key")
+    return user
+
+
+def _call(
+    method: str,
+    body: bytes,
+    authorization: str | None,
+    session: Session,
+    ctx: service.Context,
+) -> Response:
+    try:
+        user = _caller(session, authorization, ctx.settings.secret_key)
+        if method not in METHODS:
+            raise NotFound(f"Podium does not implement CompetitionApiService/{method}")
+        request_type, handler = METHODS[method]
+        try:
+            fields = json.loads(body or b"{}")
+            request = request_type.model_validate(fields)
+        except (ValueError, ValidationError) as exc:
+            raise BadRequest(f"malformed {method} request: {exc}") from None
+        result = handler(session, user, request, ctx)
+    except AppError as exc:
+        session.rollback()
+        session.info.pop("after_commit", None)
+        return kaggle_error(exc.status_code, exc.detail)
+    if isinstance(result, k.Message):
+        return JSONResponse(result.to_json())
+    if isinstance(result, str):  # a signed URL to follow
+        return RedirectResponse(result, status_code=302)
+    name, content = result
+    return Response(
+        content,
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@router.post("/competitions.CompetitionApiService/{method}")
+async def competition_api(
+    method: str, request: Request, session: SessionDep, settings: SettingsDep
+) -> Response:
+    declared = request.headers.get("content-length", "0")
+    if declared.isdigit() and int(declared) > MAX_CALL_BYTES:
+        return kaggle_error(413, "request body too large")
+    body = await request.body()
+    ctx = service.Context(
+        settings=settings,
+        base_url=settings.public_url.rstrip("/") + "/"
+        if settings.public_url
+        else str(request.base_url),
+        queue=request.app.state.scoring_queue,
+    )
+    return await run_in_threadpool(
+        _call, method, body[:MAX_CALL_BYTES], request.headers.get("authorization"), session, ctx
+    )
+
+
+@router.put("/kaggle/uploads/{token}")
+async def upload_submission_bytes(
+    token: str, request: Request, settings: SettingsDep
+) -> dict[str, str]:
+    """Where the client PUTs a submission's bytes; the signed token is the permission."""
+    key = service.staged_upload_key(token, settings)
+    source = await upload_source(request, settings.max_upload_bytes)
+    await run_in_threadpool(
+        lambda: save_blob(source, key=key, settings=settings, max_bytes=settings.max_upload_bytes)
+    )
+    return {}
+
+
+@router.get("/kaggle/blobs/{token}/{filename}")
+def download_signed(
+    token: str, filename: str, session: SessionDep, settings: SettingsDep
+) -> StreamingResponse:
+    if service.is_bundle(token, settings):
+        files = service.signed_bundle(session, token, settings)
+        return StreamingResponse(
+            service.zip_stream(files, settings),
+            media_type="application/zip",
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
+    return file_response(service.signed_file(session, token, settings), settings)

@@ -1,0 +1,159 @@
+"""The official client's request and response messages (kagglesdk's ``competition_api_service``
+types), as JSON with camelCase names. Unknown request fields are ignored, as the client's own
+deserialiser does."""
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic.alias_generators import to_camel
+
+
+def _kaggle_time(value: datetime) -> str:
+    # kagglesdk's DateTimeSerializer reads "YYYY-MM-DDTHH:MM:SS.mmmZ".
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+KaggleTime = Annotated[datetime, PlainSerializer(_kaggle_time, return_type=str)]
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Paged(Message):
+    page: int | None = None
+    page_token: str | None = None
+    page_size: int | None = None
+
+
+class ListCompetitionsRequest(Paged):
+    search: str | None = None
+
+
+class CompetitionRequest(Message):
+    competition_name: str = Field(min_length=1, max_length=64)
+
+
+class ListDataFilesRequest(CompetitionRequest, Paged):
+    pass
+
+
+class DownloadDataFileRequest(CompetitionRequest):
+    file_name: str = Field(min_length=1, max_length=1000)
+
+
+class StartSubmissionUploadRequest(CompetitionRequest):
+    content_length: int = 0
+    file_name: str = "submission.csv"
+
+
+class CreateSubmissionRequest(CompetitionRequest):
+    blob_file_tokens: str = Field(min_length=1, max_length=2000)
+    submission_description: str | None = Field(default=None, max_length=1000)
+
+
+class ListSubmissionsRequest(CompetitionRequest, Paged):
+    pass
+
+
+class GetSubmissionRequest(Message):
+    ref: int = Field(ge=1, le=2**31 - 1)
+
+
+class GetLeaderboardRequest(CompetitionRequest):
+    page_token: str | None = None
+    page_size: int | None = None
+
+
+class ApiCompetition(Message):
+    id: int
+    ref: str
+    title: str
+    url: str
+    description: str
+    category: str
+    reward: str = ""
+    deadline: KaggleTime | None = None
+    team_count: int
+    user_has_entered: bool
+    user_rank: int | None = None
+    merger_deadline: KaggleTime | None = None
+    enabled_date: KaggleTime
+    max_daily_submissions: int
+    max_team_size: int
+    evaluation_metric: str
+    submissions_disabled: bool
+    host_name: str
+    date_created: KaggleTime
+
+
+class ListCompetitionsResponse(Message):
+    competitions: list[ApiCompetition]
+    next_page_token: str = ""
+
+
+class ApiDataFile(Message):
+    ref: str
+    name: str
+    description: str = ""
+    total_bytes: int
+    url: str
+    creation_date: KaggleTime
+
+
+class ListDataFilesResponse(Message):
+    files: list[ApiDataFile]
+    next_page_token: str = ""
+
+
+class StartSubmissionUploadResponse(Message):
+    token: str
+    create_url: str
+
+
+class CreateSubmissionResponse(Message):
+    message: str
+    ref: int
+
+
+class ApiSubmission(Message):
+    ref: int
+    total_bytes: int
+    date: KaggleTime
+    description: str
+    error_description: str
+    file_name: str
+    public_score: str
+    private_score: str
+    status: str  # kagglesdk SubmissionStatus: PENDING, COMPLETE or ERROR
+    submitted_by: str
+    team_name: str
+
+
+class ListSubmissionsResponse(Message):
+    submissions: list[ApiSubmission]
+    next_page_token: str = ""
+
+
+class ApiLeaderboardSubmission(Message):
+    team_id: int
+    team_name: str
+    submission_date: KaggleTime
+    score: str
+
+
+class GetLeaderboardResponse(Message):
+    submissions: list[ApiLeaderboardSubmission]
+    next_page_token: str = ""
+
+
+class ApiSubmissionLimits(Message):
+    num_today: int
+    num_total: int
+    num_allowed_now: int
+    limited_by_total: bool

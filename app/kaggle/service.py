@@ -1,0 +1,435 @@
+"""The official ``kaggle`` client's competition calls, mapped onto Podium's own services: every
+permission, quota and deadline rule is the one Podium's API applies, nothing is decided here."""
+
+import csv
+import io
+import uuid
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.competitions.service import get_competition_by_slug, list_competitions
+from app.config import Settings
+from app.datafiles import service as datafiles
+from app.errors import NotFound, PayloadTooLarge
+from app.kaggle import schemas as k
+from app.kaggle.signing import sign, verify
+from app.leaderboard.service import leaderboard
+from app.models import Competition, DataFile, Submission, SubmissionStatus, Team, User
+from app.scoring.queue import ScoringQueue
+from app.storage import CHUNK, delete_blob, open_blob
+from app.submissions import service as submissions
+from app.submissions.quota import quota_for
+from app.submissions.views import view
+from app.teams.service import find_team
+
+UPLOAD_TTL = 3600
+DOWNLOAD_TTL = 600
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 500
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Context:
+    settings: Settings
+    base_url: str  # ends with "/"
+    queue: ScoringQueue
+
+
+def _page(items: Sequence[T], req: k.Paged) -> tuple[list[T], str]:
+    """One page and the next page's token (an offset), from a page number or a token."""
+    size = min(max(req.page_size or DEFAULT_PAGE_SIZE, 1), MAX_PAGE_SIZE)
+    if req.page_token and req.page_token.isdigit():
+        start = int(req.page_token)
+    else:
+        start = (max(req.page or 1, 1) - 1) * size
+    end = start + size
+    return list(items[start:end]), str(end) if end < len(items) else ""
+
+
+def _score(value: float | None) -> str:
+    return "" if value is None else repr(value)
+
+
+# --- competitions ---------------------------------------------------------------------------
+
+
+def list_competitions_call(
+    session: Session, user: User, req: k.ListCompetitionsRequest, ctx: Context
+) -> k.ListCompetitionsResponse:
+    competitions = list_competitions(session)
+    if req.search:
+        needle = req.search.lower()
+        competitions = [
+            c
+            for c in competitions
+            if needle in c.slug.lower()
+            or needle in c.title.lower()
+            or needle in c.description.lower()
+        ]
+    page, next_token = _page(competitions, req)
+    return k.ListCompetitionsResponse(
+        competitions=[_competition(session, user, c, ctx) for c in page],
+        next_page_token=next_token,
+    )
+
+
+def _competition(session: Session, user: User, c: Competition, ctx: Context) -> k.ApiCompetition:
+    team = find_team(session, competition=c, user=user)
+    rank = None
+    if team is not None:
+        board = leaderboard(session, competition=c, board="public", user=user)
+        rank = next((row.rank for row in board.rows if row.team == team.name), None)
+    teams = session.scalar(select(func.count(Team.id)).where(Team.competition_id == c.id))
+    host = session.get(User, c.created_by_id)
+    return k.ApiCompetition(
+        id=c.id,
+        ref=c.slug,
+        title=c.title,
+        url=f"{ctx.base_url}c/{c.slug}",
+        description=c.description,
+        category="Podium",
+        deadline=c.deadline,
+        team_count=teams or 0,
+        user_has_entered=team is not None,
+        user_rank=rank,
+        merger_deadline=c.team_merge_deadline,
+        enabled_date=c.start,
+        max_daily_submissions=c.daily_submission_limit,
+        max_team_size=c.max_team_size,
+        evaluation_metric=c.metric_name,
+        submissions_disabled=c.board_key is None,
+        host_name=host.name if host else "",
+        date_created=c.created_at,
+    )
+
+
+# --- data files -----------------------------------------------------------------------------
+
+
+def list_data_files_call(
+    session: Session, user: User, req: k.ListDataFilesRequest, ctx: Context
+) -> k.ListDataFilesResponse:
+    competition = get_competition_by_slug(session, req.competition_name)
+    files = datafiles.list_files(session, competition=competition, user=user)
+    page, next_token = _page(files, req)
+    return k.ListDataFilesResponse(
+        files=[
+            k.ApiDataFile(
+                ref=f.name,
+                name=f.name,
+                total_bytes=f.size_bytes,
+                url=f"{ctx.base_url}api/v1/competitions/{competition.slug}/files/{f.name}",
+                creation_date=f.created_at,
+            )
+            for f in page
+        ],
+        next_page_token=next_token,
+    )
+
+
+def download_data_file_call(
+    session: Session, user: User, req: k.DownloadDataFileRequest, ctx: Context
+) -> str:
+    """A signed URL for one file; the client follows the redirect to it."""
+    competition = get_competition_by_slug(session, req.competition_name)
+    datafile = datafiles.get_file(session, competition=competition, user=user, name=req.file_name)
+    token = sign(
+        {"p": "file", "f": datafile.id},
+        secret_key=ctx.settings.secret_key,
+        ttl_seconds=DOWNLOAD_TTL,
+    )
+    return f"{ctx.base_url}api/v1/kaggle/blobs/{token}/{datafile.name}"
+
+
+def download_data_files_call(
+    session: Session, user: User, req: k.CompetitionRequest, ctx: Context
+) -> str:
+    """A signed URL for every file as one zip (the client names it after the URL's suffix)."""
+    competition = get_competition_by_slug(session, req.competition_name)
+    if not datafiles.list_files(session, competition=competition, user=user):
+        raise NotFound(f"'{competition.slug}' has no data files")
+    token = sign(
+        {"p": "bundle", "c": competition.id},
+        secret_key=ctx.settings.secret_key,
+        ttl_seconds=DOWNLOAD_TTL,
+    )
+    return f"{ctx.base_url}api/v1/kaggle/blobs/{token}/{competition.slug}.zip"
+
+
+def signed_file(session: Session, token: str, settings: Settings) -> DataFile:
+    payload = verify(token, secret_key=settings.secret_key, purpose="file")
+    datafile = session.get(DataFile, int(payload["f"]))
+    if datafile is None:
+        raise NotFound("this file no longer exists")
+    return datafile
+
+
+def is_bundle(token: str, settings: Settings) -> bool:
+    try:
+        verify(token, secret_key=settings.secret_key, purpose="bundle")
+    except NotFound:
+        return False
+    return True
+
+
+def signed_bundle(session: Session, token: str, settings: Settings) -> list[DataFile]:
+    """Every file a signed bundle URL stands for."""
+    payload = verify(token, secret_key=settings.secret_key, purpose="bundle")
+    files = session.scalars(
+        select(DataFile).where(DataFile.competition_id == int(payload["c"])).order_by(DataFile.name)
+    )
+    return list(files)
+
+
+class _Sink:
+    """A write-only, unseekable file for ``zipfile``: what is written is taken out in pieces."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self._parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        out = b"".join(self._parts)
+        self._parts.clear()
+        return out
+
+
+_STORED = (".zip", ".gz", ".bz2", ".xz", ".zst", ".parquet", ".7z", ".png", ".jpg", ".jpeg")
+
+
+def zip_stream(files: list[DataFile], settings: Settings) -> Iterator[bytes]:
+    """The files as one zip, produced while it is sent: nothing is staged on disk or in memory."""
+    # Read now: the chunks are made after the request's session has closed.
+    return _zip_chunks([(f.name, f.storage_key, f.created_at) for f in files], settings)
+
+
+def _zip_chunks(entries: list[tuple[str, str, datetime]], settings: Settings) -> Iterator[bytes]:
+    sink = _Sink()
+    with zipfile.ZipFile(sink, "w", allowZip64=True) as archive:  # type: ignore[arg-type]
+        for name, key, created_at in entries:
+            entry = zipfile.ZipInfo(name, date_time=created_at.astimezone(UTC).timetuple()[:6])
+            # Compressing an already compressed file again gains nothing.
+            stored = name.lower().endswith(_STORED)
+            entry.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+            with open_blob(key, settings=settings) as source:
+                with archive.open(entry, "w", force_zip64=True) as target:
+                    while chunk := source.read(CHUNK):
+                        target.write(chunk)
+                        if out := sink.take():
+                            yield out
+            if out := sink.take():
+                yield out
+    if out := sink.take():
+        yield out
+
+
+# --- submitting -----------------------------------------------------------------------------
+
+
+def _staged_key(nonce: str) -> str:
+    return f"kaggle-uploads/{nonce}"
+
+
+def start_submission_upload_call(
+    session: Session, user: User, req: k.StartSubmissionUploadRequest, ctx: Context
+) -> k.StartSubmissionUploadResponse:
+    competition = get_competition_by_slug(session, req.competition_name)
+    limit = ctx.settings.max_upload_bytes
+    if req.content_length > limit:
+        raise PayloadTooLarge(f"the file is larger than the {limit:,}-byte upload limit")
+    token = sign(
+        {
+            "p": "upload",
+            "u": user.id,
+            "c": competition.id,
+            "n": uuid.uuid4().hex,
+            "f": req.file_name[:255] or "submission.csv",
+        },
+        secret_key=ctx.settings.secret_key,
+        ttl_seconds=UPLOAD_TTL,
+    )
+    return k.StartSubmissionUploadResponse(
+        token=token, create_url=f"{ctx.base_url}api/v1/kaggle/uploads/{token}"
+    )
+
+
+def staged_upload_key(token: str, settings: Settings) -> str:
+    payload = verify(token, secret_key=settings.secret_key, purpose="upload")
+    return _staged_key(str(payload["n"]))
+
+
+def create_submission_call(
+    session: Session, user: User, req: k.CreateSubmissionRequest, ctx: Context
+) -> k.CreateSubmissionResponse:
+    competition = get_competition_by_slug(session, req.competition_name)
+    payload = verify(req.blob_file_tokens, secret_key=ctx.settings.secret_key, purpose="upload")
+    if payload.get("u") != user.id or payload.get("c") != competition.id:
+        raise NotFound("this upload belongs to another user or competition")
+    key = _staged_key(str(payload["n"]))
+    try:
+        with open_blob(key, settings=ctx.settings) as source:
+            submission = submissions.create_submission(
+                session,
+                competition=competition,
+                user=user,
+                source=source,
+                filename=str(payload["f"]),
+                description=req.submission_description or "",
+                settings=ctx.settings,
+                queue=ctx.queue,
+            )
+    finally:
+        delete_blob(key, settings=ctx.settings)  # an upload makes one submission at most
+    return k.CreateSubmissionResponse(
+        message=f"Successfully submitted to {competition.title}", ref=submission.id
+    )
+
+
+# --- following submissions ------------------------------------------------------------------
+
+_STATUS = {
+    SubmissionStatus.queued: "PENDING",
+    SubmissionStatus.scoring: "PENDING",
+    SubmissionStatus.scored: "COMPLETE",
+    SubmissionStatus.failed: "ERROR",
+}
+
+
+def _submission(session: Session, user: User, s: Submission) -> k.ApiSubmission:
+    seen = view(session, submission=s, competition=s.competition, user=user)
+    return k.ApiSubmission(
+        ref=s.id,
+        total_bytes=s.size_bytes,
+        date=s.created_at,
+        description=s.description,
+        error_description=seen.error or "",
+        file_name=s.filename,
+        public_score=_score(seen.public_score),
+        private_score=_score(getattr(seen, "private_score", None)),
+        status=_STATUS[s.status],
+        submitted_by=s.user.name,
+        team_name=s.team.name,
+    )
+
+
+def list_submissions_call(
+    session: Session, user: User, req: k.ListSubmissionsRequest, ctx: Context
+) -> k.ListSubmissionsResponse:
+    competition = get_competition_by_slug(session, req.competition_name)
+    mine = submissions.team_submissions(session, competition=competition, user=user)
+    page, next_token = _page(mine, req)
+    return k.ListSubmissionsResponse(
+        submissions=[_submission(session, user, s) for s in page], next_page_token=next_token
+    )
+
+
+def get_submission_call(
+    session: Session, user: User, req: k.GetSubmissionRequest, ctx: Context
+) -> k.ApiSubmission:
+    submission = submissions.visible_submission(session, submission_id=req.ref, user=user)
+    return _submission(session, user, submission)
+
+
+def get_submission_limits_call(
+    session: Session, user: User, req: k.CompetitionRequest, ctx: Context
+) -> k.ApiSubmissionLimits:
+    competition = get_competition_by_slug(session, req.competition_name)
+    team = find_team(session, competition=competition, user=user)
+    quota = quota_for(session, competition=competition, team=team, now=datetime.now(UTC))
+    daily_left = quota.daily_limit - quota.used_today
+    return k.ApiSubmissionLimits(
+        num_today=quota.used_today,
+        num_total=quota.used_total,
+        num_allowed_now=quota.remaining_today,
+        limited_by_total=quota.total_limit is not None
+        and quota.total_limit - quota.used_total < daily_left,
+    )
+
+
+# --- leaderboard ----------------------------------------------------------------------------
+
+
+def _board_rows(session: Session, user: User, competition: Competition) -> list[dict[str, object]]:
+    board = leaderboard(session, competition=competition, board="public", user=user)
+    names = [row.team for row in board.rows]
+    ids = dict(
+        session.execute(
+            select(Team.name, Team.id).where(
+                Team.competition_id == competition.id, Team.name.in_(names)
+            )
+        ).all()
+    )
+    return [
+        {
+            "rank": row.rank,
+            "team_id": ids.get(row.team, 0),
+            "team_name": row.team,
+            "date": row.last_submission_at,
+            "score": _score(row.score),
+            "entries": row.entries,
+        }
+        for row in board.rows
+    ]
+
+
+def get_leaderboard_call(
+    session: Session, user: User, req: k.GetLeaderboardRequest, ctx: Context
+) -> k.GetLeaderboardResponse:
+    competition = get_competition_by_slug(session, req.competition_name)
+    rows = _board_rows(session, user, competition)
+    page, next_token = _page(rows, k.Paged(page_token=req.page_token, page_size=req.page_size))
+    return k.GetLeaderboardResponse(
+        submissions=[
+            k.ApiLeaderboardSubmission(
+                team_id=r["team_id"],  # type: ignore[arg-type]
+                team_name=r["team_name"],  # type: ignore[arg-type]
+                submission_date=r["date"],  # type: ignore[arg-type]
+                score=r["score"],  # type: ignore[arg-type]
+            )
+            for r in page
+        ],
+        next_page_token=next_token,
+    )
+
+
+def leaderboard_zip(
+    session: Session, user: User, req: k.CompetitionRequest, ctx: Context
+) -> tuple[str, bytes]:
+    """The public board as Kaggle ships it: a zip holding one CSV."""
+    competition = get_competition_by_slug(session, req.competition_name)
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(
+        ["Rank", "TeamId", "TeamName", "LastSubmissionDate", "Score", "SubmissionCount"]
+    )
+    for r in _board_rows(session, user, competition):
+        date = r["date"]
+        assert isinstance(date, datetime)
+        writer.writerow(
+            [
+                "" if r["rank"] is None else r["rank"],
+                r["team_id"],
+                r["team_name"],
+                date.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+                r["score"],
+                r["entries"],
+            ]
+        )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(f"{competition.slug}-publicleaderboard.csv", text.getvalue())
+    return f"{competition.slug}.zip", out.getvalue()

@@ -1,0 +1,239 @@
+"""The official `kaggle` command line (PyPI `kaggle`, pinned in the test extra), run unchanged as a
+user would against a real Podium server on http://localhost:80, its LOCALHOST endpoint. The
+assertions are on what the commands print and on the database. The tests run in file order as
+one participant's session (submit, then list, then hit the quota)."""
+
+import csv
+import hashlib
+import io
+import os
+import socket
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from app.models import DataFile, Submission, SubmissionStatus
+from tests.helpers import PERFECT, PUBLIC_HALF, csv_bytes, predictions
+from tests.live_server import SLUG, TEST, TRAIN, LiveServer, live_server
+
+KAGGLE = Path(sys.executable).parent / "kaggle"
+MISSING_COLUMN = csv_bytes(["id", "prediction"], *[[k, 0.5] for k in "abcdef"])
+UNKNOWN_ID = predictions(a=0.9, b=0.1, c=0.8, d=0.2, e=0.7, zzz=0.3)
+
+
+def _check_port_80() -> None:
+    probe = socket.socket()
+    try:
+        probe.bind(("127.0.0.1", 80))
+    except PermissionError:
+        pytest.fail(
+            "this test serves Podium on port 80 (the kaggle client's http://localhost): run it as root"
+        )
+    except OSError as exc:
+        pytest.fail(f"port 80 is busy ({exc}): the kaggle client only talks to http://localhost:80")
+    finally:
+        probe.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    if not KAGGLE.exists():
+        pytest.fail(f"no kaggle client in {KAGGLE.parent}: pip install -e '.[test]'")
+    _check_port_80()
+    with live_server(tmp_path_factory.mktemp("kaggle"), 80) as running:
+        yield running
+
+
+def kaggle(
+    server: LiveServer,
+    *args: str,
+    user: str = "alice",
+    key: str | None = None,
+    cwd: Path | None = None,
+    proxy: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    home = server.root / f"home-{user}"
+    home.mkdir(exist_ok=True)
+    # A clean environment, as on a participant's machine: no proxy, no other Kaggle settings.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.lower().endswith("_proxy") and not k.startswith("KAGGLE_")
+    }
+    env.update(
+        HOME=str(home),
+        KAGGLE_CONFIG_DIR=str(home / ".kaggle"),
+        KAGGLE_API_ENVIRONMENT="LOCALHOST",
+        KAGGLE_USERNAME=user,
+        KAGGLE_KEY=key if key is not None else server.tokens[user],
+    )
+    if proxy is not None:
+        env["HTTP_PROXY"] = proxy
+    return subprocess.run(
+        [str(KAGGLE), *args], env=env, cwd=cwd or home, capture_output=True, text=True, timeout=120
+    )
+
+
+def ref_of(result: subprocess.CompletedProcess[str]) -> int:
+    line = next(line for line in result.stdout.splitlines() if line.startswith("Submission ref:"))
+    return int(line.split(":")[1])
+
+
+def table(result: subprocess.CompletedProcess[str]) -> list[list[str]]:
+    """The rows of a table the client printed (after its header and rule lines)."""
+    assert result.returncode == 0, result.stdout + result.stderr
+    return [line.split() for line in result.stdout.splitlines()[2:]]
+
+
+def test_list_and_search_competitions(server):
+    assert {row[0] for row in table(kaggle(server, "competitions", "list"))} == {SLUG, "other"}
+    assert [row[0] for row in table(kaggle(server, "competitions", "list", "-s", "CHURN"))] == [
+        SLUG
+    ]
+    assert (
+        "No competitions found"
+        in kaggle(server, "competitions", "list", "-s", "nothing-like-it").stdout
+    )
+
+
+def test_files_and_downloads(server, tmp_path):
+    rows = table(kaggle(server, "competitions", "files", SLUG))
+    assert {row[0]: int(row[1]) for row in rows} == {"test.csv": len(TEST), "train.csv": len(TRAIN)}
+
+    one = kaggle(server, "competitions", "download", SLUG, "-f", "train.csv", cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    assert (tmp_path / "train.csv").read_bytes() == TRAIN
+
+    every = kaggle(server, "competitions", "download", SLUG, cwd=tmp_path)
+    assert every.returncode == 0, every.stderr
+    with zipfile.ZipFile(tmp_path / f"{SLUG}.zip") as bundle:
+        assert {n: bundle.read(n) for n in bundle.namelist()} == {
+            "test.csv": TEST,
+            "train.csv": TRAIN,
+        }
+    with server.session() as session:
+        stored = {f.name: (f.sha256, f.size_bytes) for f in session.scalars(select(DataFile))}
+    assert stored["train.csv"] == (hashlib.sha256(TRAIN).hexdigest(), len(TRAIN))
+
+    missing = kaggle(server, "competitions", "download", SLUG, "-f", "nope.csv", cwd=tmp_path)
+    assert missing.returncode == 1 and "no data file 'nope.csv'" in missing.stderr
+
+
+def test_submit_stores_and_scores_the_file(server, tmp_path):
+    (tmp_path / "perfect.csv").write_bytes(PERFECT)
+    result = kaggle(
+        server,
+        "competitions",
+        "submit",
+        "-c",
+        SLUG,
+        "-f",
+        str(tmp_path / "perfect.csv"),
+        "-m",
+        "all right",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Successfully submitted to Churn prediction" in result.stdout
+    assert "2 submissions remaining today" in result.stdout
+    sub = server.wait_until_done(ref_of(result))
+    assert sub.status == SubmissionStatus.scored
+    assert (sub.description, sub.filename, sub.size_bytes) == (
+        "all right",
+        "perfect.csv",
+        len(PERFECT),
+    )
+    assert sub.sha256 == hashlib.sha256(PERFECT).hexdigest()
+    assert Path(sub.path).read_bytes() == PERFECT
+
+
+def test_format_errors_reach_the_terminal(server, tmp_path):
+    (tmp_path / "columns.csv").write_bytes(MISSING_COLUMN)
+    header = kaggle(
+        server, "competitions", "submit", "-c", SLUG, "-f", str(tmp_path / "columns.csv"), "-m", "x"
+    )
+    assert header.returncode == 1
+    assert "'target'" in header.stderr and "Traceback" not in header.stderr
+
+    (tmp_path / "ids.csv").write_bytes(UNKNOWN_ID)
+    args = ("-f", str(tmp_path / "ids.csv"), "-m", "ids", "--wait", "60", "--poll-interval", "5")
+    rows = kaggle(server, "competitions", "submit", "-c", SLUG, *args)
+    assert rows.returncode == 1
+    assert "failed to score" in rows.stderr and "zzz" in rows.stderr
+    assert server.wait_until_done(ref_of(rows)).status == SubmissionStatus.failed
+
+
+def test_submissions_list_the_teams_own(server):
+    rows = table(kaggle(server, "competitions", "submissions", SLUG))
+    with server.session() as session:
+        made = session.scalars(select(Submission.id).order_by(Submission.id.desc())).all()
+    assert [int(row[0]) for row in rows] == list(made)
+    by_file = {row[1]: row for row in rows}
+    assert "SubmissionStatus.COMPLETE" in by_file["perfect.csv"] and "1.0" in by_file["perfect.csv"]
+    assert "SubmissionStatus.ERROR" in by_file["ids.csv"]
+
+
+def test_the_daily_quota_applies(server, tmp_path):
+    (tmp_path / "half.csv").write_bytes(PUBLIC_HALF)
+    args = ("competitions", "submit", "-c", SLUG, "-f", str(tmp_path / "half.csv"), "-m", "more")
+    assert kaggle(server, *args).returncode == 0  # the third of three today
+    refused = kaggle(server, *args)
+    assert refused.returncode == 1
+    assert "used all 3 submissions for today" in refused.stderr
+    with server.session() as session:
+        assert len(session.scalars(select(Submission.id)).all()) == 3
+
+
+def test_leaderboard_show_and_download_match_the_board(server, tmp_path):
+    bob = {"Authorization": f"Bearer {server.tokens['bob']}"}
+    made = httpx.post(
+        f"{server.url}/api/v1/competitions/{SLUG}/submissions",
+        files={"file": ("b.csv", PUBLIC_HALF)},
+        headers=bob,
+    )
+    server.wait_until_done(made.json()["id"])
+    board = httpx.get(f"{server.url}/api/v1/competitions/{SLUG}/leaderboard", headers=bob).json()
+    expected = [(row["team"], row["score"]) for row in board["rows"]]
+    assert expected == [("alice", 1.0), ("bob", 0.5)]
+
+    shown = table(kaggle(server, "competitions", "leaderboard", SLUG, "--show"))
+    assert [(row[1], float(row[-1])) for row in shown] == expected
+
+    downloaded = kaggle(server, "competitions", "leaderboard", SLUG, "--download", cwd=tmp_path)
+    assert downloaded.returncode == 0, downloaded.stderr
+    with zipfile.ZipFile(tmp_path / f"{SLUG}.zip") as archive:
+        text = archive.read(f"{SLUG}-publicleaderboard.csv").decode()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [(r["Rank"], r["TeamName"], float(r["Score"])) for r in rows] == [
+        ("1", "alice", 1.0),
+        ("2", "bob", 0.5),
+    ]
+
+
+def test_a_wrong_key_gets_the_usual_authentication_error(server):
+    for user, key in (("alice", "pdm_not-a-real-token"), ("alice", server.tokens["bob"])):
+        result = kaggle(server, "competitions", "list", user=user, key=key)
+        assert result.returncode == 1
+        assert "Authentication required" in result.stdout
+
+
+def test_an_unknown_competition_is_named(server):
+    result = kaggle(server, "competitions", "files", "nope")
+    assert result.returncode == 1
+    assert "no competition 'nope'" in result.stderr
+
+
+def test_http_proxy_reaches_a_podium_elsewhere(server, tmp_path):
+    # The client only knows http://localhost; HTTP_PROXY sends its requests (in proxy form) to
+    # the server it names, here the same server through its address rather than "localhost".
+    files = kaggle(
+        server, "competitions", "download", SLUG, "-f", "test.csv", cwd=tmp_path, proxy=server.url
+    )
+    assert files.returncode == 0, files.stderr
+    assert (tmp_path / "test.csv").read_bytes() == TEST
+    assert "POST http" in server.log.read_text()  # it did arrive in proxy form

@@ -1,0 +1,126 @@
+"""A real Podium server for end-to-end tests of the command-line clients: uvicorn in a
+subprocess on SQLite with the scoring thread, seeded with a host, two participants and a
+competition that has an answer key and data files."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from app.auth.service import create_user
+from app.db import make_engine, make_session_factory, unit_of_work
+from app.migrate import upgrade
+from app.models import Role, Submission, SubmissionStatus
+from tests.helpers import KEY, csv_bytes
+
+SLUG = "churn"
+SECRET = "live-server-test-secret"
+TRAIN = csv_bytes(["id", "x", "target"], *[[f"t{i}", i % 7, i % 2] for i in range(300)])
+TEST = csv_bytes(["id", "x"], *[[k, i] for i, k in enumerate("abcdef")])
+
+
+@dataclass
+class LiveServer:
+    url: str
+    root: Path
+    database_url: str
+    tokens: dict[str, str]
+    log: Path
+
+    def session(self) -> Session:
+        return Session(create_engine(self.database_url))
+
+    def wait_until_done(self, submission_id: int, timeout: float = 60.0) -> Submission:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.session() as session:
+                sub = session.get(Submission, submission_id)
+                if sub is not None and sub.status in (
+                    SubmissionStatus.scored,
+                    SubmissionStatus.failed,
+                ):
+                    session.expunge(sub)
+                    return sub
+            time.sleep(0.1)
+        raise AssertionError(f"submission {submission_id} was not scored within {timeout} s")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def live_server(root: Path, port: int, *, daily_limit: int = 3) -> Iterator[LiveServer]:
+    database_url = f"sqlite:///{root}/podium.db"
+    env = {
+        **os.environ,
+        "PODIUM_ENV": "test",
+        "PODIUM_DATABASE_URL": database_url,
+        "PODIUM_DATA_DIR": str(root / "data"),
+        "PODIUM_SECRET_KEY": SECRET,
+        "PODIUM_SCORING_BACKEND": "thread",
+    }
+    upgrade(database_url)
+    tokens: dict[str, str] = {}
+    engine = make_engine(database_url)
+    with unit_of_work(make_session_factory(engine)) as session:
+        for name, role in (
+            ("host", Role.organiser),
+            ("alice", Role.participant),
+            ("bob", Role.participant),
+        ):
+            _user, tokens[name] = create_user(session, name=name, role=role, secret_key=SECRET)
+    engine.dispose()
+    log = root / "server.log"
+    url = f"http://127.0.0.1:{port}"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory"]
+            + ["--host", "127.0.0.1", "--port", str(port)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        for _ in range(300):
+            if process.poll() is not None:
+                raise AssertionError(f"the server did not start:\n{log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        headers = {"Authorization": f"Bearer {tokens['host']}"}
+        with httpx.Client(base_url=f"{url}/api/v1", headers=headers) as api:
+            for slug, title in ((SLUG, "Churn prediction"), ("other", "Another one")):
+                body = {
+                    "slug": slug,
+                    "title": title,
+                    "metric": {"name": "roc_auc"},
+                    "daily_submission_limit": daily_limit,
+                }
+                assert api.post("/competitions", json=body).status_code == 201
+            key = api.put(f"/competitions/{SLUG}/answer-key", files={"file": ("key.csv", KEY)})
+            assert key.status_code == 201, key.text
+            for name, content in (("train.csv", TRAIN), ("test.csv", TEST)):
+                assert (
+                    api.put(f"/competitions/{SLUG}/files/{name}", content=content).status_code
+                    == 201
+                )
+        yield LiveServer(url, root, database_url, tokens, log)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    text = log.read_text()
+    assert "Traceback" not in text and " 500 " not in text, text[-3000:]
