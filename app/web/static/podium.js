@@ -117,8 +117,8 @@ function renderRows(table, rows) {
   for (const s of rows) {
     const tr = body.insertRow();
     tr.dataset.id = s.id; tr.dataset.status = s.status;
-    tr.append(cell("td", "num", String(s.id)), cell("td", "nowrap", fmtWhen(s.created_at)));
-    const desc = cell("td", "", s.description || "");
+    tr.append(cell("td", "num", String(s.id)), cell("td", "nowrap hide-narrow", fmtWhen(s.created_at)));
+    const desc = cell("td", "hide-narrow", s.description || "");
     if (s.late) desc.append(" ", cell("span", "badge late", "late"));
     tr.append(desc);
     const status = cell("td", "status");
