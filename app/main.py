@@ -4,10 +4,8 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from fastapi import APIRouter, FastAPI
-from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
@@ -33,7 +31,7 @@ from app.stats.router import router as stats_router
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.upload_guard import UploadGuard
-from app.web.router import router as web_router
+from app.web import install_web
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +79,9 @@ def create_app(
         version=__version__,
         description="Self-hosted evaluation service for machine-learning competitions.",
         lifespan=lifespan,
+        # Served by app.web with their assets from an installed package: no CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.add_middleware(AbsoluteFormTargets)
@@ -106,8 +107,5 @@ def create_app(
     api.include_router(stats_router)
     api.include_router(kaggle_router)
     app.include_router(api)
-    app.include_router(web_router)
-    app.mount(
-        "/static", StaticFiles(directory=Path(__file__).parent / "web" / "static"), name="static"
-    )
+    install_web(app)
     return app

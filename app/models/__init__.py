@@ -8,7 +8,7 @@ from app.models.standing import Standing
 from app.models.stats import ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, TeamNotice
-from app.models.user import ApiToken, Role, User
+from app.models.user import ApiToken, Role, User, WebSession
 
 __all__ = [
     "AnswerKey",
@@ -30,4 +30,5 @@ __all__ = [
     "TeamMember",
     "TeamNotice",
     "User",
+    "WebSession",
 ]
