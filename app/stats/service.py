@@ -137,7 +137,7 @@ def shakeup_report(
         if s.rank is not None
     }
     teams = sorted(set(public) & set(private))
-    finals = [private[t].entry.submission_id for t in teams]
+    finals = [private[t].submission_id for t in teams]
     ident = (competition.id, key.id, tuple(finals), competition.score_intervals)
     with _lock:
         if ident in _cache:
