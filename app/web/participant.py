@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from sqlalchemy.orm import Session
 
 from app.deps import SessionDep, SettingsDep
-from app.errors import Unprocessable
+from app.errors import Unprocessable, error_response
 from app.models import Competition, User
 from app.submissions import selection, service, views
 from app.submissions.quota import quota_for
@@ -84,7 +84,7 @@ def upload(
 ) -> Response:
     if file is None or not file.filename:
         raise Unprocessable("choose a file to upload")
-    submission = service.create_submission(
+    upload = service.create_submission(
         session,
         competition=competition,
         user=user,
@@ -95,6 +95,12 @@ def upload(
         queue=request.app.state.scoring_queue,
         baseline=baseline,
     )
+    submission = upload.submission
+    if upload.refusal is not None:
+        # Not raised: the failed submission stays in the team's history (the session commits).
+        if wants_json(request):
+            return error_response(upload.refusal)
+        return redirect(request, f"/c/{competition.slug}/submissions", error=upload.refusal.detail)
     if wants_json(request):
         return JSONResponse({"id": submission.id, "status": submission.status}, status_code=202)
     return redirect(
