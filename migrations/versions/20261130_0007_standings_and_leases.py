@@ -1,7 +1,7 @@
 """materialised standings; scoring leases
 
 Revision ID: 0007
-Revises: 0006
+Revises: 0005
 Create Date: 2026-11-30 15:30:00
 
 Standings: one row per (answer-key version, board, team), kept by app.leaderboard.standings and
@@ -19,7 +19,7 @@ import app.models.types
 
 
 revision: str = '0007'
-down_revision: str | None = '0006'
+down_revision: str | None = '0005'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
