@@ -5,6 +5,7 @@ import time
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.ops.logs import request_id_context, request_id_from
+from app.ops.router import PROMETHEUS_PATH
 from app.ops.telemetry import REQUEST_SECONDS, UPLOAD_BYTES, UPLOADS
 
 _UPLOAD_ROUTE = "/api/v1/competitions/{slug}/submissions"
@@ -19,6 +20,11 @@ class RequestTelemetry:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
+        accept = headers.get(b"accept", b"")
+        if scope.get("path") == "/metrics" and (
+            b"openmetrics" in accept or b"text/plain" in accept
+        ):
+            scope = {**scope, "path": PROMETHEUS_PATH, "raw_path": PROMETHEUS_PATH.encode()}
         raw = headers.get(b"x-request-id")
         request_id = request_id_from(raw.decode("latin-1") if raw else None)
         status = 500

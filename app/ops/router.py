@@ -10,6 +10,9 @@ from app.ops.telemetry import QUEUE_DEPTH
 router = APIRouter(tags=["ops"])
 
 RETRY_AFTER_SECONDS = 5
+# `/metrics` is the web catalogue of metrics for a browser; a scraper asking for the Prometheus
+# text formats is routed here by app.ops.middleware.
+PROMETHEUS_PATH = "/metrics/prometheus"
 
 
 @router.get("/healthz")
@@ -30,7 +33,7 @@ def readyz(request: Request) -> JSONResponse:
     )
 
 
-@router.get("/metrics", response_class=Response)
+@router.get(PROMETHEUS_PATH, response_class=Response)
 def metrics(request: Request) -> Response:
     try:
         depth = readiness.queue_depth(request.app.state.session_factory)

@@ -123,7 +123,7 @@ def test_metrics_expose_latency_by_route_uploads_and_queue_depth(client, host, a
     ready_competition(client, host.headers)
     assert submit(client, alice.headers, PERFECT).status_code == 202
     client.get(f"{API}/competitions/churn/leaderboard", headers=alice.headers)
-    response = client.get("/metrics")
+    response = client.get("/metrics", headers={"Accept": "text/plain;version=0.0.4"})
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
     text = response.text
     assert (
