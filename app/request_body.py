@@ -16,9 +16,12 @@ class _RawBody:
         self._buffer = bytearray()
         self._done = False
 
+    async def _anext(self) -> bytes:
+        return await self._chunks.__anext__()
+
     def _next_chunk(self) -> bytes | None:
         try:
-            return anyio.from_thread.run(self._chunks.__anext__)
+            return anyio.from_thread.run(self._anext)
         except StopAsyncIteration:
             return None
 
@@ -56,5 +59,5 @@ async def upload_source(request: Request, max_bytes: int) -> BinaryIO:
         part = form.get("file")
         if part is None or isinstance(part, str):
             raise BadRequest("a multipart upload needs its bytes in a part named 'file'")
-        return cast(BinaryIO, part.file)
+        return part.file
     return cast(BinaryIO, _RawBody(request))

@@ -4,7 +4,6 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -104,12 +103,18 @@ def open_blob(key: str, *, settings: Settings) -> BinaryIO:
         raise NotFound("the stored file is missing") from None
 
 
-def iter_blob(key: str, *, settings: Settings) -> Iterator[bytes]:
-    """The blob's bytes in chunks, for a streamed response."""
-    with open_blob(key, settings=settings) as source:
-        while chunk := source.read(CHUNK):
-            yield chunk
-
-
 def delete_blob(key: str, *, settings: Settings) -> None:
     _blob_path(settings, key).unlink(missing_ok=True)
+
+
+def list_blobs(prefix: str, *, settings: Settings) -> list[tuple[str, float]]:
+    """The blobs under ``prefix`` ("a/b") with their last-modified times (epoch seconds)."""
+    root = Path(settings.data_dir) / "blobs"
+    directory = root / prefix
+    if not directory.is_dir():
+        return []
+    return [
+        (path.relative_to(root).as_posix(), path.stat().st_mtime)
+        for path in directory.iterdir()
+        if path.is_file() and not path.name.endswith(".part")
+    ]

@@ -3,6 +3,7 @@ permission, quota and deadline rule is the one Podium's API applies, nothing is 
 
 import csv
 import io
+import time
 import uuid
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -16,13 +17,13 @@ from sqlalchemy.orm import Session
 from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
 from app.datafiles import service as datafiles
-from app.errors import NotFound, PayloadTooLarge
+from app.errors import NotFound, PayloadTooLarge, TooManyRequests
 from app.kaggle import schemas as k
 from app.kaggle.signing import sign, verify
 from app.leaderboard.service import leaderboard
 from app.models import Competition, DataFile, Submission, SubmissionStatus, Team, User
 from app.scoring.queue import ScoringQueue
-from app.storage import CHUNK, delete_blob, open_blob
+from app.storage import CHUNK, delete_blob, list_blobs, open_blob
 from app.submissions import service as submissions
 from app.submissions.quota import quota_for
 from app.submissions.views import view
@@ -202,6 +203,9 @@ class _Sink:
     def flush(self) -> None:
         pass
 
+    def close(self) -> None:
+        pass
+
     def take(self) -> bytes:
         out = b"".join(self._parts)
         self._parts.clear()
@@ -219,7 +223,7 @@ def zip_stream(files: list[DataFile], settings: Settings) -> Iterator[bytes]:
 
 def _zip_chunks(entries: list[tuple[str, str, datetime]], settings: Settings) -> Iterator[bytes]:
     sink = _Sink()
-    with zipfile.ZipFile(sink, "w", allowZip64=True) as archive:  # type: ignore[arg-type]
+    with zipfile.ZipFile(sink, "w", allowZip64=True) as archive:
         for name, key, created_at in entries:
             entry = zipfile.ZipInfo(name, date_time=created_at.astimezone(UTC).timetuple()[:6])
             # Compressing an already compressed file again gains nothing.
@@ -240,8 +244,27 @@ def _zip_chunks(entries: list[tuple[str, str, datetime]], settings: Settings) ->
 # --- submitting -----------------------------------------------------------------------------
 
 
-def _staged_key(nonce: str) -> str:
-    return f"kaggle-uploads/{nonce}"
+MAX_PENDING_UPLOADS = 3
+
+
+def _staged_key(user_id: int, nonce: str) -> str:
+    return f"kaggle-uploads/{user_id}/{nonce}"
+
+
+def _make_room_for_an_upload(user: User, settings: Settings) -> None:
+    """Forget the user's expired staged uploads; refuse a new one while too many are pending,
+    so bytes PUT and never turned into a submission cannot fill the disk."""
+    now = time.time()
+    pending = 0
+    for key, modified in list_blobs(f"kaggle-uploads/{user.id}", settings=settings):
+        if now - modified > UPLOAD_TTL:
+            delete_blob(key, settings=settings)
+        else:
+            pending += 1
+    if pending >= MAX_PENDING_UPLOADS:
+        raise TooManyRequests(
+            f"you have {pending} uploads that were never submitted; they expire within an hour"
+        )
 
 
 def start_submission_upload_call(
@@ -251,6 +274,7 @@ def start_submission_upload_call(
     limit = ctx.settings.max_upload_bytes
     if req.content_length > limit:
         raise PayloadTooLarge(f"the file is larger than the {limit:,}-byte upload limit")
+    _make_room_for_an_upload(user, ctx.settings)
     token = sign(
         {
             "p": "upload",
@@ -269,7 +293,7 @@ def start_submission_upload_call(
 
 def staged_upload_key(token: str, settings: Settings) -> str:
     payload = verify(token, secret_key=settings.secret_key, purpose="upload")
-    return _staged_key(str(payload["n"]))
+    return _staged_key(int(payload["u"]), str(payload["n"]))
 
 
 def create_submission_call(
@@ -279,7 +303,7 @@ def create_submission_call(
     payload = verify(req.blob_file_tokens, secret_key=ctx.settings.secret_key, purpose="upload")
     if payload.get("u") != user.id or payload.get("c") != competition.id:
         raise NotFound("this upload belongs to another user or competition")
-    key = _staged_key(str(payload["n"]))
+    key = _staged_key(user.id, str(payload["n"]))
     try:
         with open_blob(key, settings=ctx.settings) as source:
             submission = submissions.create_submission(
@@ -363,25 +387,36 @@ def get_submission_limits_call(
 # --- leaderboard ----------------------------------------------------------------------------
 
 
-def _board_rows(session: Session, user: User, competition: Competition) -> list[dict[str, object]]:
+@dataclass(frozen=True)
+class _BoardRow:
+    rank: int | None
+    team_id: int
+    team_name: str
+    date: datetime
+    score: str
+    entries: int
+
+
+def _board_rows(session: Session, user: User, competition: Competition) -> list[_BoardRow]:
     board = leaderboard(session, competition=competition, board="public", user=user)
     names = [row.team for row in board.rows]
-    ids = dict(
-        session.execute(
+    ids: dict[str, int] = {
+        name: team_id
+        for name, team_id in session.execute(
             select(Team.name, Team.id).where(
                 Team.competition_id == competition.id, Team.name.in_(names)
             )
-        ).all()
-    )
+        )
+    }
     return [
-        {
-            "rank": row.rank,
-            "team_id": ids.get(row.team, 0),
-            "team_name": row.team,
-            "date": row.last_submission_at,
-            "score": _score(row.score),
-            "entries": row.entries,
-        }
+        _BoardRow(
+            rank=row.rank,
+            team_id=ids.get(row.team, 0),
+            team_name=row.team,
+            date=row.last_submission_at,
+            score=_score(row.score),
+            entries=row.entries,
+        )
         for row in board.rows
     ]
 
@@ -395,10 +430,7 @@ def get_leaderboard_call(
     return k.GetLeaderboardResponse(
         submissions=[
             k.ApiLeaderboardSubmission(
-                team_id=r["team_id"],  # type: ignore[arg-type]
-                team_name=r["team_name"],  # type: ignore[arg-type]
-                submission_date=r["date"],  # type: ignore[arg-type]
-                score=r["score"],  # type: ignore[arg-type]
+                team_id=r.team_id, team_name=r.team_name, submission_date=r.date, score=r.score
             )
             for r in page
         ],
@@ -417,16 +449,14 @@ def leaderboard_zip(
         ["Rank", "TeamId", "TeamName", "LastSubmissionDate", "Score", "SubmissionCount"]
     )
     for r in _board_rows(session, user, competition):
-        date = r["date"]
-        assert isinstance(date, datetime)
         writer.writerow(
             [
-                "" if r["rank"] is None else r["rank"],
-                r["team_id"],
-                r["team_name"],
-                date.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
-                r["score"],
-                r["entries"],
+                "" if r.rank is None else r.rank,
+                r.team_id,
+                r.team_name,
+                r.date.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+                r.score,
+                r.entries,
             ]
         )
     out = io.BytesIO()

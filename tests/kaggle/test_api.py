@@ -1,6 +1,7 @@
 """The kaggle client's endpoints at the HTTP level: auth, error shapes, signed links."""
 
 import base64
+import os
 
 from sqlalchemy import select
 
@@ -134,3 +135,18 @@ def test_submission_limits_follow_the_quota(client, alice, host):
     ready_competition(client, host.headers, daily_submission_limit=2, total_submission_limit=3)
     before = call(client, "GetSubmissionLimits", {"competitionName": "churn"}, alice.headers).json()
     assert before == {"numToday": 0, "numTotal": 0, "numAllowedNow": 2, "limitedByTotal": False}
+
+
+def test_uploads_never_submitted_cannot_pile_up(client, alice, host, settings):
+    ready_competition(client, host.headers)
+    for _ in range(3):
+        started = start_upload(client, alice)
+        assert client.put(started["createUrl"], content=PERFECT).status_code == 200
+    body = {"competitionName": "churn", "contentLength": len(PERFECT)}
+    refused = call(client, "StartSubmissionUpload", body, alice.headers)
+    assert refused.status_code == 429 and "never submitted" in refused.json()["message"]
+    staged = settings.data_dir / "blobs" / "kaggle-uploads"
+    (old,) = [p for p in staged.rglob("*") if p.is_file()][:1]
+    os.utime(old, (0, 0))  # one of them has expired: it is cleared to make room
+    assert call(client, "StartSubmissionUpload", body, alice.headers).status_code == 200
+    assert not old.exists()

@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,18 +28,30 @@ MISSING_COLUMN = csv_bytes(["id", "prediction"], *[[k, 0.5] for k in "abcdef"])
 UNKNOWN_ID = predictions(a=0.9, b=0.1, c=0.8, d=0.2, e=0.7, zzz=0.3)
 
 
+PORT_80_WAIT_SECONDS = 180
+
+
 def _check_port_80() -> None:
-    probe = socket.socket()
-    try:
-        probe.bind(("127.0.0.1", 80))
-    except PermissionError:
-        pytest.fail(
-            "this test serves Podium on port 80 (the kaggle client's http://localhost): run it as root"
-        )
-    except OSError as exc:
-        pytest.fail(f"port 80 is busy ({exc}): the kaggle client only talks to http://localhost:80")
-    finally:
-        probe.close()
+    """Port 80 must be ours. Another run of this module (a second checkout on the same machine)
+    may hold it for a minute: wait for it a while, then fail saying why."""
+    deadline = time.monotonic() + PORT_80_WAIT_SECONDS
+    while True:
+        probe = socket.socket()
+        try:
+            probe.bind(("127.0.0.1", 80))
+            return
+        except PermissionError:
+            pytest.fail(
+                "this test serves Podium on port 80 (the kaggle client's http://localhost): run it as root"
+            )
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"port 80 is busy ({exc}): the kaggle client only talks to http://localhost:80"
+                )
+        finally:
+            probe.close()
+        time.sleep(0.5)
 
 
 @pytest.fixture(scope="module")
