@@ -17,12 +17,12 @@ def whoami(user: CurrentUser) -> UserPublic:
 
 @router.get("/auth/tokens", response_model=list[TokenPublic])
 def my_tokens(user: CurrentUser, session: SessionDep) -> list[TokenPublic]:
-    return [TokenPublic.model_validate(t) for t in service.tokens_of(session, user=user)]
+    return [TokenPublic.model_validate(t) for t in service.list_tokens(session, user=user)]
 
 
 @router.delete(
     "/auth/tokens/{token_id}", response_model=TokenPublic, responses=error_responses(404)
 )
 def revoke_token(token_id: int, user: CurrentUser, session: SessionDep) -> TokenPublic:
-    token = service.revoke_own_token(session, user=user, token_id=token_id)
+    token = service.revoke_token(session, user=user, token_id=token_id)
     return TokenPublic.model_validate(token)

@@ -5,7 +5,7 @@ from app.models.competition import AnswerKey, Competition
 from app.models.datafile import DataFile
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, TeamNotice
-from app.models.user import ApiToken, Role, User
+from app.models.user import ApiToken, Role, User, WebSession
 
 __all__ = [
     "AnswerKey",
@@ -23,4 +23,5 @@ __all__ = [
     "TeamMember",
     "TeamNotice",
     "User",
+    "WebSession",
 ]
