@@ -4,7 +4,7 @@ from fastapi import APIRouter
 
 from app.auth import service
 from app.auth.schemas import TokenPublic, UserPublic
-from app.deps import CurrentUser, SessionDep
+from app.deps import CurrentUser, IdPath, SessionDep
 from app.errors import error_responses
 
 router = APIRouter(tags=["auth"])
@@ -23,6 +23,6 @@ def my_tokens(user: CurrentUser, session: SessionDep) -> list[TokenPublic]:
 @router.delete(
     "/auth/tokens/{token_id}", response_model=TokenPublic, responses=error_responses(404)
 )
-def revoke_token(token_id: int, user: CurrentUser, session: SessionDep) -> TokenPublic:
+def revoke_token(token_id: IdPath, user: CurrentUser, session: SessionDep) -> TokenPublic:
     token = service.revoke_own_token(session, user=user, token_id=token_id)
     return TokenPublic.model_validate(token)

@@ -102,8 +102,11 @@ def install_error_pages(app: FastAPI) -> None:
         return RedirectResponse(f"/signin?next={quote(exc.next_path)}", status_code=303)
 
     async def crash(request: Request, exc: Exception) -> Response:
+        browser = is_browser_route(request) and not wants_json(request)
+        if not browser and api_crash is not None:
+            return await api_crash(request, exc)  # type: ignore[no-any-return]  # it logs
         log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-        if is_browser_route(request) and not wants_json(request):
+        if browser:
             return error_page(
                 request, 500, "The server failed to answer this request. It has been logged."
             )

@@ -33,7 +33,7 @@ def _competition(client, caller, slug="pets"):  # type: ignore[no-untyped-def]
 def test_the_keys_labels_are_published_by_default(client, host, alice):
     _pets(client, host)
     assert _competition(client, alice)["labels"] == ["cat", "dog", "fish"]
-    assert "cat, dog, fish" in client.get("/c/pets").text
+    assert "cat, dog, fish" in client.get("/c/pets/evaluation").text
 
 
 def test_the_hosts_labels_are_published_when_given(client, host, alice):
