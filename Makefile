@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export PODIUM_DATABASE_URL ?= sqlite:///./.podium/podium.db
 export PODIUM_DATA_DIR ?= ./.podium/data
 
-.PHONY: run test install install-test bench docs clean
+.PHONY: run test lint install install-test bench docs clean
 
 $(BIN)/podium: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ run: install
 
 test: install-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The gate CI runs before the tests: lint, format and strict types on the engine.
+lint: install-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: install-test
 	$(BIN)/python bench/bench_metrics.py

@@ -131,7 +131,8 @@ def _load_truth(path: Path) -> np.ndarray:
 def run_podium(task: str, key: Path, sub: Path, cache: Path) -> float:
     from app.metrics import get_metric
     from app.scoring.core import score_aligned
-    from app.scoring.intake import load_cached_key, read_submission
+    from app.scoring.intake import read_submission
+    from app.scoring.intake_cache import load_cached_key
 
     metric = get_metric(TASKS[task])
     params = metric.parse_params(None)

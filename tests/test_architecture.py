@@ -163,21 +163,3 @@ def test_the_engine_imports_nothing_from_the_service(module: str) -> None:
         elif target == "app":
             continue
     assert bad == [], f"{module} imports service code: {sorted(set(bad))}"
-
-
-def _domain(module: str) -> str:
-    # app.competitions.service -> app.competitions; app.db -> app.db
-    return ".".join(module.split(".")[:2])
-
-
-def test_no_two_domains_import_each_other() -> None:
-    # Routers are the HTTP layer on top of every domain and of app.deps: left out here.
-    graph: dict[str, set[str]] = {}
-    for name, edges in _app_graph().items():
-        if name.endswith(".router"):
-            continue
-        graph.setdefault(_domain(name), set()).update(
-            _domain(t) for t in edges if _domain(t) != _domain(name)
-        )
-    cycles = _strongly_connected(graph)
-    assert cycles == [], "domain cycles: " + "; ".join(" <-> ".join(c) for c in cycles)

@@ -12,20 +12,20 @@ from pydantic import BaseModel
 from app.metrics import Metric, MetricInputError, get_metric
 from app.metrics.errors import LabelAbsent
 from app.scoring.intake import (
-    DEFAULT_LIMITS,
     IGNORED,
     PRIVATE,
     PUBLIC,
     AnswerKeyTable,
     IntakeError,
     IntakeLimits,
-    load_cached_key,
     read_answer_key,
     read_submission,
 )
 from app.scoring.intake_align import arrow_indices
+from app.scoring.intake_cache import load_cached_key
 from app.scoring.intake_errors import MAX_MESSAGE, SHOWN, cut, first_few
 from app.scoring.intake_labels import check_labels
+from app.scoring.intake_source import DEFAULT_LIMITS
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,8 @@ def score_aligned(
 ) -> ScoreResult:
     """Score predictions already aligned with ``key``: overall, public and private."""
     check_predictions(metric, params, key, y_pred)
+    public: float | None
+    private: float | None
     if key.usage is None:
         overall = _compute(metric, params, key, y_pred, None)
         public = private = overall

@@ -46,7 +46,6 @@ __all__ = [
     "align",
     "check_submission_header",
     "check_upload",
-    "load_cached_key",
     "read_answer_key",
     "read_header",
     "read_submission",
@@ -502,27 +501,3 @@ def align(
     order = np.empty(len(key_ids), dtype=np.int64)
     order[rows] = np.arange(len(rows))
     return order
-
-
-def load_cached_key(
-    source_csv: Path,
-    cache_dir: Path,
-    *,
-    metric: Metric,
-    params: BaseModel,
-    id_column: str | None = None,
-    sha256: str | None = None,
-    limits: IntakeLimits = DEFAULT_LIMITS,
-) -> AnswerKeyTable:
-    """The answer key parsed once per version and cached on disk: see :mod:`.intake_cache`."""
-    from app.scoring import intake_cache  # it builds on this module
-
-    return intake_cache.load_cached_key(
-        source_csv,
-        cache_dir,
-        metric=metric,
-        params=params,
-        id_column=id_column,
-        sha256=sha256,
-        limits=limits,
-    )

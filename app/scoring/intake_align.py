@@ -9,6 +9,7 @@ to Arrow's exact (slower) ``index_in``. The result is therefore always exact.
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -23,7 +24,7 @@ _HEAD_WORDS = 4  # the first 32 bytes of an id are hashed, plus its last 8 bytes
 def _string_buffers(array: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(offsets relative to the data buffer as int64, data bytes) of a string array."""
     if pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type):
-        offset_type = np.int64
+        offset_type: type[np.signedinteger[Any]] = np.int64
     else:
         offset_type = np.int32
     _, offsets_buf, data_buf = array.buffers()
@@ -72,7 +73,7 @@ def _hash_piece(array: pa.Array) -> np.ndarray:
     h ^= h >> np.uint64(27)
     h *= _C3
     h ^= h >> np.uint64(31)
-    return h
+    return np.asarray(h)
 
 
 def _mix_fixed_width(h: np.ndarray, data: np.ndarray, width: int) -> None:
@@ -116,7 +117,7 @@ def _masked_word(words: np.ndarray, at: np.ndarray, remaining: np.ndarray) -> np
     keep = np.clip(remaining, 0, 8)
     value = words[np.minimum(at, words.size - 1)]
     drop = ((8 - keep) * 8).astype(np.uint64)  # a shift by 64 gives 0 in numpy
-    return (value << drop) >> drop
+    return np.asarray((value << drop) >> drop)
 
 
 def _mix(h: np.ndarray, word: np.ndarray, *, where: np.ndarray | None = None) -> None:
@@ -210,7 +211,7 @@ def positions_exact(sub_ids: pa.Array | pa.ChunkedArray, key_ids: pa.Array) -> n
     found = pc.index_in(sub_ids, value_set=key_ids)
     if isinstance(found, pa.ChunkedArray):
         found = found.combine_chunks()
-    return found.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def arrow_indices(values: np.ndarray) -> pa.Array:
@@ -250,7 +251,7 @@ def _verified(chunk: pa.Array, key_ids: pa.Array, found: np.ndarray, key_width: 
         return np.array_equal(
             expected.view(np.uint8), _rows_as_bytes(chunk, key_width).view(np.uint8)
         )
-    return key_ids.take(arrow_indices(found)).equals(chunk)
+    return bool(key_ids.take(arrow_indices(found)).equals(chunk))
 
 
 # Rows joined at a time: bounds the temporaries of a 10M-row join to a few tens of MB.
@@ -284,7 +285,7 @@ def in_key_order(sub_ids: pa.Array | pa.ChunkedArray, key_ids: pa.Array) -> bool
     if len(sub_ids) != len(key_ids):
         return False
     if isinstance(sub_ids, pa.Array):
-        return sub_ids.equals(key_ids)
+        return bool(sub_ids.equals(key_ids))
     start = 0
     for chunk in sub_ids.chunks:
         if not chunk.equals(key_ids.slice(start, len(chunk))):

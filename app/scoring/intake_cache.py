@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -176,7 +177,8 @@ def _load(entry: Path, metric: Metric) -> AnswerKeyTable:
         mapped = np.load(entry / f"{name}.npy", mmap_mode="r")
         mappings.append(mapped._mmap)
         arrays.append(np.asarray(mapped))  # a plain view: numpy.memmap slows indexing down
-    index = KeyIndex(*arrays, bits=meta["bits"], id_width=meta["id_width"])
+    hashes, rows, bucket_starts = arrays
+    index = KeyIndex(hashes, rows, bucket_starts, bits=meta["bits"], id_width=meta["id_width"])
     return AnswerKeyTable(
         id_column=meta["id_column"],
         target_columns=meta["target_columns"],
@@ -194,7 +196,7 @@ def _map(path: Path) -> mmap.mmap:
         return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
 
 
-def _drop_resident_pages(mappings: list[mmap.mmap | None]) -> None:
+def _drop_resident_pages(mappings: Sequence[mmap.mmap | None]) -> None:
     """Let the kernel take the mapped key's pages out of this process's resident set.
 
     The files are read-only and unchanged, so nothing is lost: the pages stay in the OS page

@@ -159,7 +159,7 @@ def primitive(chunk: pa.Array) -> np.ndarray:
     if chunk.null_count or not (
         pa.types.is_floating(chunk.type) or pa.types.is_integer(chunk.type)
     ):
-        return chunk.to_numpy(zero_copy_only=False)
+        return np.asarray(chunk.to_numpy(zero_copy_only=False))
     dtype = np.dtype(chunk.type.to_pandas_dtype())
     return np.frombuffer(
         chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
@@ -174,8 +174,8 @@ def chunk_values(chunk: pa.Array, cell: str) -> np.ndarray:
         labels = np.array(
             [sys.intern(s) for s in chunk.dictionary.to_pylist()] or [""], dtype=object
         )
-        return labels[primitive(chunk.indices)]
-    return chunk.to_numpy(zero_copy_only=False)
+        return np.asarray(labels[primitive(chunk.indices)])
+    return np.asarray(chunk.to_numpy(zero_copy_only=False))
 
 
 def stack(

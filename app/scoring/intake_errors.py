@@ -66,7 +66,7 @@ def quote(value: object) -> str:
     return cut(repr(value), LONGEST_QUOTED)
 
 
-def first_few(values: Sequence | np.ndarray, *, total: int | None = None) -> str:
+def first_few(values: Sequence[object] | np.ndarray, *, total: int | None = None) -> str:
     """``'a', 'b', 'c' (and 7 more)``: the first :data:`SHOWN` values, quoted and cut.
 
     ``total`` is how many there are when ``values`` holds only the first few of them.

@@ -6,7 +6,8 @@ the wrong number of fields, which cells are not numbers, where the first non-UTF
 """
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -148,7 +149,7 @@ def _stream_batches(
     column_types: dict[str, pa.DataType],
     limits: IntakeLimits,
     *,
-    invalid_row_handler=None,  # type: ignore[no-untyped-def]
+    invalid_row_handler: Callable[[Any], str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The file batch by batch, single-threaded and in order, so memory stays at one batch."""
     with open_stream(source, limits=limits) as stream:
@@ -296,7 +297,7 @@ def _count_non_numeric(
 
 
 def _nonempty(cells: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    return pc.not_equal(pc.utf8_length(cells), 0).to_numpy(zero_copy_only=False)
+    return np.asarray(pc.not_equal(pc.utf8_length(cells), 0).to_numpy(zero_copy_only=False))
 
 
 def describe_rows(

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import numpy as np
 
@@ -260,7 +260,7 @@ def open_stream(source: Source, *, limits: IntakeLimits) -> Iterator[LimitedRead
     elif source.container == "zip":
         zf = zipfile.ZipFile(source.path)
         try:
-            raw = zf.open(source.member or "")
+            raw = cast(BinaryIO, zf.open(source.member or ""))
         except (zipfile.BadZipFile, NotImplementedError, RuntimeError) as exc:
             zf.close()
             raise IntakeError(

@@ -16,11 +16,11 @@ from app.scoring.intake import (
     IntakeError,
     IntakeLimits,
     check_upload,
-    load_cached_key,
     read_answer_key,
     read_header,
     read_submission,
 )
+from app.scoring.intake_cache import load_cached_key
 from app.scoring.intake_source import line_numbers, sniff
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -226,7 +226,8 @@ def test_intake_never_imports_pandas(tmp_path):
         "import sys\n"
         "from pathlib import Path\n"
         "from app.metrics import get_metric\n"
-        "from app.scoring.intake import load_cached_key, read_submission\n"
+        "from app.scoring.intake import read_submission\n"
+        "from app.scoring.intake_cache import load_cached_key\n"
         "m = get_metric('roc_auc'); p = m.parse_params(None)\n"
         f"args = (Path({str(key_path)!r}), Path({str(tmp_path / 'c')!r}))\n"
         "for _ in range(2):\n"
