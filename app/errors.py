@@ -119,6 +119,7 @@ _DESCRIPTIONS = {
     422: "The request or its file is invalid",
     429: "Quota exceeded",
     500: "Unexpected failure (a generic body, never a traceback)",
+    503: "Unavailable for now: retry after Retry-After seconds",
 }
 
 

@@ -95,9 +95,10 @@ def test_an_unexpected_failure_is_a_generic_500_without_a_traceback(settings, se
     def broken() -> None:
         raise RuntimeError("secret internals at /srv/podium")
 
-    app.add_api_route("/broken", broken)
+    # Under the API: a browser page that fails gets the web app's HTML error page instead.
+    app.add_api_route("/api/v1/broken", broken)
     with TestClient(app, raise_server_exceptions=False) as client:
-        response = client.get("/broken")
+        response = client.get("/api/v1/broken")
     assert response.status_code == 500
     body = response.json()
     assert body == {"detail": "internal server error", "code": "internal_error"}

@@ -16,6 +16,7 @@ ID_ROUTES = [
     ("DELETE", "/competitions/churn/team/invitations/{id}"),
     ("POST", "/invitations/{id}/accept"),
     ("POST", "/invitations/{id}/decline"),
+    ("DELETE", "/auth/tokens/{id}"),
 ]
 
 

@@ -4,6 +4,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from app.errors import error_responses
 from app.ops import readiness
 from app.ops.telemetry import QUEUE_DEPTH
 
@@ -15,25 +16,29 @@ RETRY_AFTER_SECONDS = 5
 PROMETHEUS_PATH = "/metrics/prometheus"
 
 
-@router.get("/healthz")
+@router.get("/healthz", responses=error_responses(500))
 def healthz() -> dict[str, str]:
     """Alive: answers without touching the database, so a slow database never fails it."""
     return {"status": "ok"}
 
 
-@router.get("/readyz", responses={503: {"description": "a dependency is unreachable"}})
+@router.get("/readyz", responses=error_responses(500, 503))
 def readyz(request: Request) -> JSONResponse:
     state = request.app.state
     checks = readiness.check_all(state.settings, state.session_factory)
     ready = all(c == "ok" for c in checks.values())
+    failing = ", ".join(f"{name}: {state}" for name, state in checks.items() if state != "ok")
+    body = {"status": "ready" if ready else "unavailable", "checks": checks}
+    if not ready:  # the one error body, with the checks beside it
+        body = {"detail": f"not ready: {failing}", "code": "unavailable", **body}
     return JSONResponse(
-        {"status": "ready" if ready else "unavailable", "checks": checks},
+        body,
         status_code=200 if ready else 503,
         headers=None if ready else {"Retry-After": str(RETRY_AFTER_SECONDS)},
     )
 
 
-@router.get(PROMETHEUS_PATH, response_class=Response)
+@router.get(PROMETHEUS_PATH, response_class=Response, responses=error_responses(500))
 def metrics(request: Request) -> Response:
     try:
         depth = readiness.queue_depth(request.app.state.session_factory)

@@ -56,6 +56,11 @@ OPEN_ROUTES = {
     ("GET", "/competitions/{slug}"),
     ("GET", "/competitions/{slug}/sample-submission"),
     ("GET", "/competitions/{slug}/leaderboard"),
+    ("GET", "/competitions/{slug}/leaderboard.csv"),
+    ("GET", "/competitions/{slug}/compare"),  # hosts any pair; a participant their own team's
+    ("GET", "/competitions/{slug}/shakeup"),  # hosts any time; everyone after the deadline
+    ("GET", "/auth/tokens"),  # the caller's own tokens only
+    ("DELETE", "/auth/tokens/{token_id}"),
     ("POST", "/competitions/{slug}/submissions"),
     ("GET", "/competitions/{slug}/submissions"),
     ("GET", "/competitions/{slug}/quota"),

@@ -50,8 +50,11 @@ def test_a_label_outside_the_set_is_refused_at_upload_naming_it_and_its_rows(
     body = response.json()
     assert body["kind"] == "unknown_labels" and body["code"] == "unprocessable"
     assert "'hamster' in 1 row(s)" in body["detail"] and "'fish'" in body["detail"]
+    # Issue 9: a refused file shows in the team's history with its reason and costs no quota.
     with session_factory() as session:
-        assert session.scalars(select(Submission)).all() == []
+        (refused,) = session.scalars(select(Submission)).all()
+        assert refused.id == body["submission_id"] and refused.status == "failed"
+        assert "hamster" in (refused.error or "")
     quota = client.get(f"{API}/competitions/pets/quota", headers=alice.headers).json()
     assert quota["used_today"] == 0
 
