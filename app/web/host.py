@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Form, Request, Response, UploadFile
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
 
 from app.audit.service import entries
 from app.competitions import service as competitions
@@ -17,7 +18,8 @@ from app.datafiles import service as datafiles
 from app.deps import SessionDep, SettingsDep
 from app.errors import Conflict, NotFound, Unprocessable
 from app.leaderboard import moderation, rescore
-from app.models import Competition, Submission, User
+from app.models import AuditEntry, Competition, Submission, User
+from app.pagination import MAX_LIMIT, Page
 from app.submissions import service as submissions
 from app.submissions import views
 from app.teams.service import list_teams
@@ -331,10 +333,8 @@ def hide(
     hidden: Annotated[bool, Form()] = True,
     reason: Annotated[str, Form(max_length=500)] = "",
 ) -> Response:
-    _hosted_submission(session, competition, user, submission_id)
-    moderation.set_hidden(
-        session, submission_id=submission_id, hidden=hidden, reason=reason, actor=user
-    )
+    submission = _hosted_submission(session, competition, user, submission_id)
+    moderation.set_hidden(session, submission=submission, hidden=hidden, reason=reason, actor=user)
     verb = "hidden from the boards" if hidden else "shown on the boards again"
     return redirect(
         request,
@@ -435,6 +435,13 @@ def audit_page(
         "host/audit.html",
         {
             **_host(request, session, competition, user, "audit"),
-            "entries": list(reversed(entries(session, competition=competition))),
+            "entries": _newest_entries(session, competition),
         },
     )
+
+
+def _newest_entries(session: Session, competition: Competition) -> list[AuditEntry]:
+    """The log's newest entries, newest first (the API pages it oldest first)."""
+    total = entries(session, competition=competition, page=Page(limit=1)).total
+    newest = Page(limit=MAX_LIMIT, offset=max(0, total - MAX_LIMIT))
+    return list(reversed(entries(session, competition=competition, page=newest).items))

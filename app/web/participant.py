@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from app.deps import SessionDep, SettingsDep
 from app.errors import Unprocessable, error_response
 from app.models import Competition, User
+from app.pagination import MAX_LIMIT, Page
 from app.submissions import selection, service, views
 from app.submissions.quota import quota_for
 from app.teams import merge
@@ -134,7 +135,9 @@ def team_page(
     request: Request, competition: PageCompetition, session: SessionDep, user: SignedInUser
 ) -> Response:
     team = teams.find_team(session, competition=competition, user=user)
-    received = teams.invitations_for(session, competition=competition, user=user)
+    received = teams.invitations_for(
+        session, competition=competition, user=user, page=Page(limit=MAX_LIMIT)
+    ).items
     return render(
         request,
         "team.html",

@@ -211,9 +211,9 @@ def test_the_competition_page_shows_intervals_bands_and_the_ladder(client, host,
     _competition(client, host, slug="lad2", public_board_mode="ladder", ladder_step=0.25)
     _submit(client, alice, _predictions(19))
     _submit(client, alice, _predictions(19), slug="lad2")
-    exact = client.get("/c/lad").text
+    exact = client.get("/c/lad/leaderboard").text
     assert "95 % interval" in exact and "Band:" in exact and "0.95" in exact
-    ladder = client.get("/c/lad2").text
+    ladder = client.get("/c/lad2/leaderboard").text
     assert "This public board is a Ladder" in ladder
     assert "0.95" not in ladder and '<td class="num">1.0</td>' in ladder
 
@@ -224,9 +224,9 @@ def test_the_competition_page_shows_the_shakeup_after_the_deadline(
     _competition(client, host)
     _submit(client, alice, _predictions(20, 12))
     _submit(client, bob, _predictions(14, 18))
-    assert "Shake-up" not in client.get("/c/lad").text
+    assert "Shake-up" not in client.get("/c/lad/leaderboard").text
     close_now(session_factory)
-    page = client.get("/c/lad").text
+    page = client.get("/c/lad/leaderboard").text
     assert "Shake-up" in page and "Spearman -1.000" in page
     assert page.count("<circle") == 2 and "alice: 1 → 2" in page
 
