@@ -155,29 +155,71 @@ def users_create(
     admin: Annotated[
         bool, typer.Option("--admin", help="A site admin: acts as a host of every competition.")
     ] = False,
+    password: Annotated[
+        bool,
+        typer.Option("--password", help="Ask for a password, to sign in to the web pages."),
+    ] = False,
 ) -> None:
     """Create a user and print their API token (shown once, stored only hashed)."""
-    from app.auth.service import create_user
+    from app.auth.service import create_user, set_password
     from app.config import get_settings
     from app.db import make_engine, make_session_factory, unit_of_work
     from app.errors import AppError
     from app.migrate import upgrade
     from app.models import Role
 
+    secret = _ask_password() if password else None
     settings = get_settings()
     upgrade(settings.database_url)
     factory = make_session_factory(make_engine(settings.database_url))
     try:
         with unit_of_work(factory) as session:
-            _user, token = create_user(
+            user, token = create_user(
                 session,
                 name=name,
                 role=Role.admin if admin else Role.organiser if organiser else Role.participant,
                 secret_key=settings.secret_key,
             )
+            if secret is not None:
+                set_password(user, password=secret)
     except AppError as exc:
         _fail(exc.detail)
     typer.echo(token)
+
+
+def _ask_password() -> str:
+    # Read from the terminal without echo, or from standard input when piped.
+    first = str(typer.prompt("Password", hide_input=True))
+    if sys.stdin.isatty() and typer.prompt("Repeat it", hide_input=True) != first:
+        _fail("the two passwords differ")
+    return first
+
+
+@users_app.command("password")
+def users_password(name: Annotated[str, typer.Argument(help="The user's name.")]) -> None:
+    """Set or change a user's web sign-in password."""
+    from sqlalchemy import select
+
+    from app.auth.service import set_password
+    from app.config import get_settings
+    from app.db import make_engine, make_session_factory, unit_of_work
+    from app.errors import AppError
+    from app.migrate import upgrade
+    from app.models import User
+
+    secret = _ask_password()
+    settings = get_settings()
+    upgrade(settings.database_url)
+    factory = make_session_factory(make_engine(settings.database_url))
+    try:
+        with unit_of_work(factory) as session:
+            user = session.scalar(select(User).where(User.name == name))
+            if user is None:
+                _fail(f"no user named '{name}'")
+            set_password(user, password=secret)
+    except AppError as exc:
+        _fail(exc.detail)
+    typer.echo(f"password set for {name}")
 
 
 # The participant commands (login, competitions, files, download, submit, ...).

@@ -5,11 +5,9 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from pathlib import Path
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
-from fastapi.staticfiles import StaticFiles
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,7 +26,7 @@ from app.scoring.jobs import pending_submissions
 from app.scoring.queue import ScoringQueue, make_queue
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
-from app.web.router import router as web_router
+from app.web import install_web
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +58,9 @@ def create_app(
         version=__version__,
         description="Self-hosted evaluation service for machine-learning competitions.",
         lifespan=lifespan,
+        # Served by app.web with their assets from an installed package: no CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.add_middleware(AbsoluteFormTargets)
@@ -90,8 +91,5 @@ def create_app(
     api.include_router(datafiles_router)
     api.include_router(kaggle_router)
     app.include_router(api)
-    app.include_router(web_router)
-    app.mount(
-        "/static", StaticFiles(directory=Path(__file__).parent / "web" / "static"), name="static"
-    )
+    install_web(app)
     return app

@@ -1,11 +1,13 @@
 """Creating users and resolving bearer tokens to users."""
 
-from sqlalchemy import select
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from app.auth.tokens import hash_token, new_token
-from app.errors import Conflict, Unauthorized
-from app.models import ApiToken, Role, User
+from app.errors import Conflict, NotFound, Unauthorized, Unprocessable
+from app.models import ApiToken, Role, User, WebSession
 
 
 def create_user(session: Session, *, name: str, role: Role, secret_key: str) -> tuple[User, str]:
@@ -42,3 +44,75 @@ def user_for_token(session: Session, *, token: str, secret_key: str) -> User:
     if row is None:
         raise Unauthorized("unknown or revoked token")
     return row.user
+
+
+# --- Passwords, browser sessions and token management (the web pages use these) -------------
+
+WEB_SESSION_DAYS = 14
+
+
+def set_password(user: User, *, password: str) -> None:
+    from app.auth.passwords import MIN_PASSWORD_LENGTH, hash_password
+
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise Unprocessable(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
+    user.password_hash = hash_password(password)
+
+
+def user_for_password(session: Session, *, name: str, password: str) -> User:
+    from app.auth.passwords import verify_password
+
+    user = session.scalar(select(User).where(User.name == name))
+    if not verify_password(password, user.password_hash if user else None) or user is None:
+        raise Unauthorized("wrong user name or password")
+    return user
+
+
+def start_web_session(session: Session, *, user: User, secret_key: str) -> str:
+    """A new browser session for ``user``; the returned secret goes into the cookie only."""
+    secret = new_token()
+    now = datetime.now(UTC)
+    session.add(
+        WebSession(
+            user_id=user.id,
+            token_hash=hash_token(secret, secret_key=secret_key),
+            created_at=now,
+            expires_at=now + timedelta(days=WEB_SESSION_DAYS),
+        )
+    )
+    session.flush()
+    return secret
+
+
+def user_for_web_session(session: Session, *, secret: str, secret_key: str) -> User | None:
+    row = session.scalar(
+        select(WebSession).where(WebSession.token_hash == hash_token(secret, secret_key=secret_key))
+    )
+    if row is None or row.expires_at <= datetime.now(UTC):
+        return None
+    return row.user
+
+
+def end_web_session(session: Session, *, secret: str, secret_key: str) -> None:
+    session.execute(
+        delete(WebSession).where(WebSession.token_hash == hash_token(secret, secret_key=secret_key))
+    )
+
+
+def list_tokens(session: Session, *, user: User) -> list[ApiToken]:
+    return list(
+        session.scalars(
+            select(ApiToken).where(ApiToken.user_id == user.id).order_by(ApiToken.id.desc())
+        )
+    )
+
+
+def revoke_token(session: Session, *, user: User, token_id: int) -> ApiToken:
+    """Revoke one of the user's own tokens; anyone else's is reported as not existing."""
+    token = session.get(ApiToken, token_id)
+    if token is None or token.user_id != user.id:
+        raise NotFound(f"no token {token_id}")
+    if token.revoked_at is None:
+        token.revoked_at = datetime.now(UTC)
+        session.flush()
+    return token

@@ -6,7 +6,7 @@ from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, HostRole
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember
-from app.models.user import ApiToken, Role, User
+from app.models.user import ApiToken, Role, User, WebSession
 
 __all__ = [
     "AnswerKey",
@@ -25,4 +25,5 @@ __all__ = [
     "Team",
     "TeamMember",
     "User",
+    "WebSession",
 ]

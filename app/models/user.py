@@ -24,6 +24,8 @@ class User(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(64), unique=True)
     role: Mapped[Role] = mapped_column(Enum(Role, name="user_role", native_enum=False, length=16))
+    # An Argon2 hash for signing in to the web pages; None: the user signs in with a token only.
+    password_hash: Mapped[str | None] = mapped_column(String(255), default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     tokens: Mapped[list["ApiToken"]] = relationship(back_populates="user")
@@ -51,3 +53,18 @@ class ApiToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
     user: Mapped[User] = relationship(back_populates="tokens")
+
+
+class WebSession(Base):
+    """A signed-in browser. The cookie holds a random secret; only its keyed hash is stored, so
+    signing out (deleting the row) ends the session everywhere at once."""
+
+    __tablename__ = "web_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    user: Mapped[User] = relationship()

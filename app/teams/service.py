@@ -315,3 +315,27 @@ def invitation_view(session: Session, *, invitation: TeamInvitation) -> Invitati
         created_at=invitation.created_at,
         responded_at=invitation.responded_at,
     )
+
+
+def team_counts(session: Session, *, competition_ids: list[int]) -> dict[int, int]:
+    """How many teams each competition has (for the competitions list)."""
+    if not competition_ids:
+        return {}
+    rows = session.execute(
+        select(Team.competition_id, func.count(Team.id))
+        .where(Team.competition_id.in_(competition_ids))
+        .group_by(Team.competition_id)
+    )
+    return {competition_id: count for competition_id, count in rows}
+
+
+def list_teams(session: Session, *, competition: Competition) -> list[tuple[Team, int]]:
+    """Every team of a competition with its member count, by name (for hosts)."""
+    rows = session.execute(
+        select(Team, func.count(TeamMember.id))
+        .outerjoin(TeamMember, TeamMember.team_id == Team.id)
+        .where(Team.competition_id == competition.id)
+        .group_by(Team.id)
+        .order_by(Team.name)
+    )
+    return [(team, count) for team, count in rows]

@@ -26,7 +26,7 @@ def test_competition_page_shows_the_public_board_but_not_the_private_one_before_
 ):
     ready_competition(client, host.headers, deadline=FUTURE)
     submit(client, alice.headers, PUBLIC_HALF)  # public 0.5, private 1.0
-    page = client.get("/c/churn").text
+    page = client.get("/c/churn/leaderboard").text
     assert "Public leaderboard" in page and "alice" in page and "0.5" in page
     assert "Private leaderboard" not in page and "opens when the competition closes" in page
 
@@ -37,7 +37,7 @@ def test_competition_page_shows_the_private_board_after_the_deadline(
     ready_competition(client, host.headers, deadline=FUTURE)
     submit(client, alice.headers, PERFECT)
     close_now(session_factory)
-    assert "Private leaderboard" in client.get("/c/churn").text
+    assert "Private leaderboard" in client.get("/c/churn/leaderboard?board=private").text
 
 
 def test_pages_show_rounded_scores(client, host, alice):
@@ -46,7 +46,7 @@ def test_pages_show_rounded_scores(client, host, alice):
         client, host.headers, "reg", csv_bytes(["id", "y"], ["a", 0.0], ["b", 0.0], ["c", 0.0])
     )
     submit(client, alice.headers, csv_bytes(["id", "y"], ["a", 1], ["b", 1], ["c", 0]), slug="reg")
-    page = client.get("/c/reg").text
+    page = client.get("/c/reg/leaderboard").text
     assert "0.82" in page and "0.816" not in page
 
 

@@ -1,0 +1,106 @@
+"""Signing in (password or API token), signing out, and the user's API tokens."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request, Response
+from fastapi.responses import HTMLResponse
+
+from app.auth.service import (
+    WEB_SESSION_DAYS,
+    end_web_session,
+    issue_token,
+    list_tokens,
+    revoke_token,
+    start_web_session,
+    user_for_password,
+    user_for_token,
+)
+from app.deps import SessionDep, SettingsDep
+from app.errors import Unauthorized
+from app.web.session import (
+    SESSION_COOKIE,
+    CsrfChecked,
+    SignedInUser,
+    WebUser,
+    redirect,
+    set_cookie,
+)
+from app.web.templating import render
+
+router = APIRouter(include_in_schema=False)
+
+
+def _safe_next(target: str | None) -> str:
+    # Only a path on this site: never an open redirect to another host.
+    if target and target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/"
+
+
+@router.get("/signin", response_class=HTMLResponse)
+def signin_page(request: Request, user: WebUser, next: str = "/") -> Response:
+    return render(request, "signin.html", {"next": _safe_next(next), "error": None})
+
+
+@router.post("/signin", dependencies=[CsrfChecked])
+def signin(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    name: Annotated[str, Form(max_length=64)] = "",
+    password: Annotated[str, Form(max_length=1024)] = "",
+    token: Annotated[str, Form(max_length=256)] = "",
+    next: Annotated[str, Form(max_length=2000)] = "/",
+) -> Response:
+    try:
+        if token.strip():
+            user = user_for_token(session, token=token.strip(), secret_key=settings.secret_key)
+        else:
+            user = user_for_password(session, name=name.strip(), password=password)
+    except Unauthorized as exc:
+        return render(
+            request,
+            "signin.html",
+            {"next": _safe_next(next), "error": exc.detail, "name": name},
+            status_code=401,
+        )
+    secret = start_web_session(session, user=user, secret_key=settings.secret_key)
+    response = redirect(request, _safe_next(next), ok=f"Signed in as {user.name}.")
+    set_cookie(request, response, SESSION_COOKIE, secret, max_age=WEB_SESSION_DAYS * 86400)
+    return response
+
+
+@router.post("/signout", dependencies=[CsrfChecked])
+def signout(request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    secret = request.cookies.get(SESSION_COOKIE)
+    if secret:
+        end_web_session(session, secret=secret, secret_key=settings.secret_key)
+    response = redirect(request, "/", ok="Signed out.")
+    response.delete_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+@router.get("/account/tokens", response_class=HTMLResponse)
+def tokens_page(request: Request, session: SessionDep, user: SignedInUser) -> Response:
+    return render(
+        request, "tokens.html", {"tokens": list_tokens(session, user=user), "new_token": None}
+    )
+
+
+@router.post("/account/tokens", dependencies=[CsrfChecked])
+def make_token(
+    request: Request, session: SessionDep, settings: SettingsDep, user: SignedInUser
+) -> Response:
+    request.state.back = "/account/tokens"
+    token = issue_token(session, user=user, secret_key=settings.secret_key)
+    # Shown on this response only (never stored in the clear, never put in a cookie or a URL).
+    return render(
+        request, "tokens.html", {"tokens": list_tokens(session, user=user), "new_token": token}
+    )
+
+
+@router.post("/account/tokens/{token_id}/revoke", dependencies=[CsrfChecked])
+def revoke(request: Request, token_id: int, session: SessionDep, user: SignedInUser) -> Response:
+    request.state.back = "/account/tokens"
+    token = revoke_token(session, user=user, token_id=token_id)
+    return redirect(request, "/account/tokens", ok=f"Token {token.prefix}… is revoked.")
