@@ -14,7 +14,7 @@ from app.competitions import service as competitions
 from app.competitions.metric import is_custom
 from app.competitions.schemas import CompetitionUpdate
 from app.datafiles import service as datafiles
-from app.deps import SessionDep, SettingsDep
+from app.deps import IdPath, SessionDep, SettingsDep
 from app.errors import Conflict, NotFound, Unprocessable
 from app.leaderboard import moderation, rescore
 from app.models import Competition, Submission, User
@@ -293,7 +293,7 @@ def submissions_page(
 def submission_page(
     request: Request,
     competition: HostedCompetition,
-    submission_id: int,
+    submission_id: IdPath,
     session: SessionDep,
     user: SignedInUser,
 ) -> Response:
@@ -325,16 +325,14 @@ def submission_page(
 def hide(
     request: Request,
     competition: HostedCompetition,
-    submission_id: int,
+    submission_id: IdPath,
     session: SessionDep,
     user: SignedInUser,
     hidden: Annotated[bool, Form()] = True,
     reason: Annotated[str, Form(max_length=500)] = "",
 ) -> Response:
-    _hosted_submission(session, competition, user, submission_id)
-    moderation.set_hidden(
-        session, submission_id=submission_id, hidden=hidden, reason=reason, actor=user
-    )
+    submission = _hosted_submission(session, competition, user, submission_id)
+    moderation.set_hidden(session, submission=submission, hidden=hidden, reason=reason, actor=user)
     verb = "hidden from the boards" if hidden else "shown on the boards again"
     return redirect(
         request,
