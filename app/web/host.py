@@ -15,7 +15,7 @@ from app.competitions import service as competitions
 from app.competitions.metric import is_custom
 from app.competitions.schemas import CompetitionUpdate
 from app.datafiles import service as datafiles
-from app.deps import SessionDep, SettingsDep
+from app.deps import IdPath, SessionDep, SettingsDep
 from app.errors import Conflict, NotFound, Unprocessable
 from app.leaderboard import moderation, rescore
 from app.models import AuditEntry, Competition, Submission, User
@@ -295,7 +295,7 @@ def submissions_page(
 def submission_page(
     request: Request,
     competition: HostedCompetition,
-    submission_id: int,
+    submission_id: IdPath,
     session: SessionDep,
     user: SignedInUser,
 ) -> Response:
@@ -327,7 +327,7 @@ def submission_page(
 def hide(
     request: Request,
     competition: HostedCompetition,
-    submission_id: int,
+    submission_id: IdPath,
     session: SessionDep,
     user: SignedInUser,
     hidden: Annotated[bool, Form()] = True,

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Form, Request, Response, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse
 from sqlalchemy.orm import Session
 
-from app.deps import SessionDep, SettingsDep
+from app.deps import IdPath, SessionDep, SettingsDep
 from app.errors import Unprocessable, error_response
 from app.models import Competition, User
 from app.pagination import MAX_LIMIT, Page
@@ -118,7 +118,7 @@ def upload(
 def select(
     request: Request,
     competition: PageCompetition,
-    submission_id: int,
+    submission_id: IdPath,
     session: SessionDep,
     user: SignedInUser,
     selected: Annotated[bool, Form()] = True,
