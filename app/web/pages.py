@@ -21,6 +21,7 @@ from app.leaderboard.history import best_public_over_time
 from app.leaderboard.service import MAX_PAGE, leaderboard
 from app.metrics.docs import render_markdown as metrics_markdown
 from app.models import Competition, User
+from app.stats.board import hides_public_scores
 from app.stats.schemas import ShakeupPublic
 from app.stats.service import shakeup_report
 from app.teams.service import find_team, team_counts
@@ -158,6 +159,9 @@ def leaderboard_page(
         metric=public.metric,
         end=min(datetime.now(UTC), competition.deadline or datetime.now(UTC)),
     )
+    if hides_public_scores(competition, context["is_host"]):
+        # The history holds exact public scores: on a Ladder board only hosts may see them.
+        chart, series = None, {}
     return render(
         request,
         "leaderboard.html",

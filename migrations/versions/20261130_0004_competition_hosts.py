@@ -1,7 +1,7 @@
 """competition hosts: the owner (creator) and co-hosts of each competition
 
 Revision ID: 0004
-Revises: 0006
+Revises: 0005
 Create Date: 2026-11-30 15:20:00
 """
 
@@ -14,7 +14,7 @@ import app.models.types
 
 
 revision: str = '0004'
-down_revision: str | None = '0006'
+down_revision: str | None = '0005'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

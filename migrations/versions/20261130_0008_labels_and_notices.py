@@ -1,7 +1,7 @@
 """label sets and team notices
 
 Revision ID: 0008
-Revises: 0004
+Revises: 0006
 Create Date: 2026-11-30 15:30:00
 """
 
@@ -14,7 +14,7 @@ import app.models.types
 
 
 revision: str = '0008'
-down_revision: str | None = '0004'
+down_revision: str | None = '0006'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -168,7 +168,7 @@ def test_a_crash_on_a_page_is_an_html_500_and_on_the_api_a_json_one(client, host
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr("app.web.pages.list_competitions", broken)
-    monkeypatch.setattr("app.competitions.router.service.list_competitions", broken)
+    monkeypatch.setattr("app.competitions.router.service.competitions_page", broken)
     quiet = TestClient(client.app, raise_server_exceptions=False)
     page = quiet.get("/")
     assert page.status_code == 500 and "text/html" in page.headers["content-type"]
