@@ -92,7 +92,8 @@ def jail_command(
         "--die-with-parent",
         "--new-session",  # no TIOCSTI into a terminal the server may have
         "--clearenv",
-        *_system_mounts(),
+        # The private /tmp first: the system and Python mounts may lie below /tmp (a checkout
+        # there, its venv) and must stay visible on top of it.
         "--proc",
         "/proc",
         "--dev",
@@ -101,6 +102,7 @@ def jail_command(
         str(TMP_BYTES),
         "--tmpfs",
         "/tmp",
+        *_system_mounts(),
         "--ro-bind",
         str(_APP_ROOT / "app" / "__init__.py"),
         f"{CODE_DIR}/app/__init__.py",
