@@ -52,6 +52,7 @@ _SCORE_FIELDS = ("public_score", "private_score", "submission_id", "answer_key_i
 _COMPETITION_FIELDS = ("final_selection_limit", "custom_metric_direction", "metric_name")
 # A bulk statement touching more teams than this rebuilds their competitions in one go.
 _MANY_TEAMS = 200
+_IDS_PER_QUERY = 10_000
 
 
 @dataclass
@@ -238,11 +239,14 @@ def apply_pending(session: Session) -> None:
         if not pending:
             return
         teams = set(pending.teams)
-        if pending.submissions:
+        ids = sorted(pending.submissions)
+        # In slices: PostgreSQL takes at most 65,535 parameters a statement, and a bulk load
+        # or a rescore can touch more submissions than that in one transaction.
+        for start in range(0, len(ids), _IDS_PER_QUERY):
             teams.update(
                 session.execute(
                     select(Submission.competition_id, Submission.team_id).where(
-                        Submission.id.in_(sorted(pending.submissions))
+                        Submission.id.in_(ids[start : start + _IDS_PER_QUERY])
                     )
                 ).all()
             )

@@ -186,3 +186,61 @@ def test_standings_always_match_a_rebuild_from_scratch(client, host, make_user, 
         session.rollback()
     assert {board for _, board, *_ in kept} == {"public", "private"}
     assert len({team for _, _, team, *_ in kept}) == 3  # the banned team left
+
+
+def test_a_bulk_load_larger_than_one_statements_parameters_keeps_the_standings_true(
+    client, host, alice, session_factory
+):
+    """70,000 scores written in one transaction: more ids than PostgreSQL takes as parameters of
+    one statement (65,535), so the standings must look them up in slices."""
+    from sqlalchemy import func, insert
+
+    from app.models import AnswerKey, Score, Team
+    from app.models.submission import SubmissionStatus
+
+    ready_competition(client, host.headers)
+    assert submit(client, alice.headers, _file(0.9, 0.1, 0.8)).status_code == 202
+    count = 70_000
+    with session_factory() as session:
+        competition = session.scalar(select(Competition))
+        key = session.scalar(select(AnswerKey).where(AnswerKey.competition_id == competition.id))
+        team = session.scalar(select(Team).where(Team.competition_id == competition.id))
+        first = session.scalar(select(func.max(Submission.id))) + 1
+        template = session.get(Submission, first - 1)
+        rows = [
+            {
+                "id": first + i,
+                "competition_id": competition.id,
+                "team_id": team.id,
+                "user_id": template.user_id,
+                "description": "",
+                "filename": "sub.csv",
+                "path": "sub.csv",
+                "size_bytes": 1,
+                "sha256": "0" * 64,
+                "status": SubmissionStatus.scored,
+                "created_at": template.created_at,
+                "attempts": 1,
+            }
+            for i in range(count)
+        ]
+        session.execute(insert(Submission), rows)
+        session.execute(
+            insert(Score),
+            [
+                {
+                    "submission_id": first + i,
+                    "answer_key_id": key.id,
+                    "score": 0.5,
+                    "public_score": 1.0 if i == count - 1 else 0.5,
+                    "private_score": 0.5,
+                    "created_at": template.created_at,
+                }
+                for i in range(count)
+            ],
+        )
+        session.commit()
+    board = _board(client, alice)
+    assert board["total"] == 1
+    assert board["rows"][0]["score"] == 1.0  # the last row written is the team's best
+    assert board["rows"][0]["entries"] == count + 1
