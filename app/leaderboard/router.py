@@ -6,7 +6,8 @@ from pydantic import BaseModel
 from app.competitions.schemas import AnswerKeyPublic
 from app.deps import CompetitionDep, CurrentUser, HostedCompetitionDep, SessionDep
 from app.errors import error_responses
-from app.leaderboard import moderation, rescore, service
+from app.jobs import rescore
+from app.leaderboard import moderation, service
 from app.leaderboard.schemas import Board, Leaderboard, RescorePreview, RescoreStarted
 
 router = APIRouter(tags=["leaderboard"], responses=error_responses(403, 404, 409))

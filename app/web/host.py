@@ -12,12 +12,13 @@ from sqlalchemy.orm import Session
 
 from app.audit.service import entries
 from app.competitions import service as competitions
-from app.competitions.metric import is_custom
 from app.competitions.schemas import CompetitionUpdate
 from app.datafiles import service as datafiles
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.errors import Conflict, NotFound, Unprocessable
-from app.leaderboard import moderation, rescore
+from app.evaluation.metric import is_custom
+from app.jobs import rescore
+from app.leaderboard import moderation
 from app.models import AuditEntry, Competition, Submission, User
 from app.pagination import MAX_LIMIT, Page
 from app.submissions import service as submissions
