@@ -26,7 +26,7 @@ from app.models import Competition, DataFile, Submission, SubmissionStatus, Team
 from app.storage import CHUNK, delete_blob, list_blobs, open_blob
 from app.submissions import service as submissions
 from app.submissions.quota import quota_for
-from app.submissions.views import view
+from app.submissions.visibility import view
 from app.teams.service import find_team
 
 UPLOAD_TTL = 3600

@@ -17,7 +17,7 @@ from app.deps import (
 from app.errors import NotFound, error_response, error_responses
 from app.leaderboard import moderation
 from app.pagination import PAGE_HEADERS, PageDep
-from app.submissions import selection, service, views
+from app.submissions import selection, service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
     QuotaPublic,
@@ -79,7 +79,7 @@ def list_submissions(
 ) -> list[SubmissionPublic]:
     found = service.team_submissions_page(session, competition=competition, user=user, page=page)
     page.tell_total(found.total)
-    return views.views(session, submissions=found.items, competition=competition, user=user)
+    return visibility.views(session, submissions=found.items, competition=competition, user=user)
 
 
 @router.get("/competitions/{slug}/quota", response_model=QuotaPublic)
@@ -93,7 +93,9 @@ def get_submission(
     submission_id: IdPath, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
     submission = service.visible_submission(session, submission_id=submission_id, user=user)
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
 
 
 @router.get("/submissions/{submission_id}/file", response_class=FileResponse)
@@ -108,7 +110,7 @@ def download_submission(
 
 @router.get("/submissions/{submission_id}/scores", response_model=list[ScoreVersion])
 def submission_scores(submission: HostedSubmissionDep, session: SessionDep) -> list[ScoreVersion]:
-    return views.score_versions(session, submission=submission)
+    return visibility.score_versions(session, submission=submission)
 
 
 @router.post("/submissions/{submission_id}/select", response_model=SubmissionView)
@@ -118,7 +120,9 @@ def select_submission(
     submission = selection.set_selected(
         session, submission_id=submission_id, user=user, selected=True
     )
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
 
 
 @router.delete("/submissions/{submission_id}/select", response_model=SubmissionView)
@@ -128,7 +132,9 @@ def unselect_submission(
     submission = selection.set_selected(
         session, submission_id=submission_id, user=user, selected=False
     )
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
 
 
 @router.post("/submissions/{submission_id}/hide", response_model=SubmissionView)
@@ -145,7 +151,9 @@ def hide_submission(
         reason=(body or HideRequest()).reason,
         actor=user,
     )
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
 
 
 @router.delete("/submissions/{submission_id}/hide", response_model=SubmissionView)
@@ -153,4 +161,6 @@ def unhide_submission(
     submission: HostedSubmissionDep, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
     moderation.set_hidden(session, submission=submission, hidden=False, reason="", actor=user)
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
