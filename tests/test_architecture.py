@@ -268,3 +268,25 @@ def test_the_engine_imports_nothing_from_the_service(module: str) -> None:
         elif target == "app":
             continue
     assert bad == [], f"{module} imports service code: {sorted(set(bad))}"
+
+
+def _pydantic_classes(name: str) -> list[str]:
+    tree = ast.parse(MODULES[name].read_text(), filename=str(MODULES[name]))
+    return [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(
+            isinstance(b, ast.Name | ast.Attribute) and ast.unparse(b).endswith("BaseModel")
+            for b in node.bases
+        )
+    ]
+
+
+def test_request_and_response_schemas_live_in_schemas_modules() -> None:
+    found = {
+        name: classes
+        for name in MODULES
+        if name.rsplit(".", 1)[-1] in ("router", "service") and (classes := _pydantic_classes(name))
+    }
+    assert found == {}, f"pydantic models outside schemas.py: {found}"

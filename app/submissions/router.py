@@ -4,7 +4,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, UploadFile, status
 from fastapi.responses import FileResponse, JSONResponse
-from pydantic import BaseModel
 
 from app.deps import (
     CompetitionDep,
@@ -20,22 +19,16 @@ from app.pagination import PAGE_HEADERS, PageDep
 from app.submissions import selection, service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
+    HideRequest,
     QuotaPublic,
     ScoreVersion,
     SubmissionAccepted,
-    SubmissionHost,
     SubmissionPublic,
-    SubmissionRevealed,
+    SubmissionView,
 )
 from app.teams.service import find_team
 
 router = APIRouter(tags=["submissions"], responses=error_responses(403, 404, 409))
-
-SubmissionView = SubmissionHost | SubmissionRevealed | SubmissionPublic
-
-
-class HideRequest(BaseModel):
-    reason: str = ""
 
 
 @router.post(
