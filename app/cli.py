@@ -56,10 +56,10 @@ def score(
 ) -> None:
     """Score SUBMISSION against ANSWER_KEY and print one JSON object."""
     from app.config import get_settings
+    from app.evaluation.keys import intake_limits
     from app.metrics import MetricParamsError, UnknownMetric
     from app.scoring.core import ScoringError, score_files
     from app.scoring.intake_labels import parse_label_list
-    from app.scoring.keys import intake_limits
 
     parsed: dict[str, Any] = {}
     if params:
@@ -311,8 +311,8 @@ def worker(
     from prometheus_client import start_http_server
 
     from app.config import get_settings
+    from app.jobs.celery_app import make_celery
     from app.ops.logs import configure_logging
-    from app.scoring.celery_app import make_celery
 
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
@@ -342,8 +342,8 @@ def beat(
     import tempfile
 
     from app.config import get_settings
+    from app.jobs.celery_app import make_celery
     from app.ops.logs import configure_logging
-    from app.scoring.celery_app import make_celery
 
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level)
@@ -356,8 +356,8 @@ def sweep() -> None:
     """One sweep now: re-enqueue queued submissions never delivered and lapsed leases."""
     from app.config import get_settings
     from app.db import make_engine, make_session_factory
-    from app.scoring.queue import CeleryQueue
-    from app.scoring.sweep import sweep as sweep_once
+    from app.jobs.queue import CeleryQueue
+    from app.jobs.sweep import sweep as sweep_once
 
     settings = get_settings()
     factory = make_session_factory(make_engine(settings.database_url))

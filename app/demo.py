@@ -17,8 +17,8 @@ from app.competitions.service import (
 from app.config import Settings
 from app.datafiles.service import put_file
 from app.db import make_engine, make_session_factory, unit_of_work
+from app.jobs.queue import EagerQueue
 from app.models import Competition, Role
-from app.scoring.queue import EagerQueue
 from app.submissions.service import create_submission
 
 DEMO_SLUG = "demo-churn"

@@ -9,8 +9,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.auth.hosts import require_host
 from app.auth.service import user_for_token
-from app.competitions.hosts import require_host
 from app.config import Settings
 from app.db import run_after_commit
 from app.errors import Forbidden, NotFound, Unauthorized

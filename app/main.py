@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app import __version__
+from app.analysis.router import router as stats_router
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.competitions.router import router as competitions_router
@@ -18,6 +19,8 @@ from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
 from app.error_handlers import install_error_handlers
 from app.errors import error_responses
+from app.jobs.queue import ScoringQueue, make_queue
+from app.jobs.sweep import Sweeper, sweep
 from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
 from app.leaderboard.router import router as leaderboard_router
@@ -25,9 +28,6 @@ from app.ops import unavailable
 from app.ops.logs import configure_logging
 from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
-from app.scoring.queue import ScoringQueue, make_queue
-from app.scoring.sweep import Sweeper, sweep
-from app.stats.router import router as stats_router
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.upload_guard import UploadGuard

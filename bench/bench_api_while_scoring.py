@@ -1,7 +1,7 @@
 """The API while the server scores: issue 8's 60-second custom metric, and a large submission.
 
 Starts a real server (uvicorn, SQLite, the scoring thread) as the tests do
-(``tests/scoring/test_server_while_scoring.py``) and measures:
+(``tests/jobs/test_server_while_scoring.py``) and measures:
 
 - ``slow metric``: a custom metric (in its jail) that sleeps ``--metric-seconds``; meanwhile reads
   (competition, leaderboard, list) are timed back to back, and one upload; p50/p99/max in ms.
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.helpers import API, csv_bytes  # noqa: E402
-from tests.scoring.test_server_while_scoring import (  # noqa: E402
+from tests.jobs.test_server_while_scoring import (  # noqa: E402
     KEY,
     _big_files,
     _rss_bytes,

@@ -37,9 +37,9 @@ from sqlalchemy.engine import make_url  # noqa: E402
 from sqlalchemy.orm import Session  # noqa: E402
 
 from app.auth.service import create_user  # noqa: E402
-from app.competitions.metric import metric_for  # noqa: E402
 from app.config import Settings  # noqa: E402
 from app.db import make_engine, make_session_factory  # noqa: E402
+from app.evaluation.metric import metric_for  # noqa: E402
 from app.leaderboard import service  # noqa: E402
 from app.leaderboard.standings import rebuild  # noqa: E402
 from app.main import create_app  # noqa: E402

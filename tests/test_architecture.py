@@ -1,5 +1,6 @@
-"""The shape of the code, checked by a machine: no import cycles (delayed imports included), and
-the pure scoring engine imports nothing from the service around it.
+"""The shape of the code, checked by a machine: no import cycles (delayed imports included),
+between modules or between the domain packages, and the pure scoring engine imports nothing from
+the service around it.
 
 Imports are read from the source with ``ast``, so an import hidden inside a function counts the
 same as one at the top of a module: a delayed import is how a cycle hides, not how it is broken.
@@ -14,11 +15,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "app"
 
-# The pure engine: bytes or arrays in, numbers or typed errors out.
+# The pure engine: bytes or arrays in, numbers or typed errors out. app.scoring holds nothing
+# else (the jobs and queues that run it are app.jobs).
 ENGINE_PREFIXES = (
     "app.metrics",
-    "app.scoring.intake",
-    "app.scoring.core",
+    "app.scoring",
 )
 # What the engine must never reach: the database, HTTP, queues and settings objects.
 SERVICE_THIRD_PARTY = ("fastapi", "starlette", "sqlalchemy", "celery", "pydantic_settings", "redis")
@@ -141,6 +142,110 @@ def test_no_module_of_the_app_is_part_of_an_import_cycle() -> None:
     assert cycles == [], "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
 
 
+# The layer on top: the HTTP routes and the entry points. They wire the domains together and may
+# import any of them; they are left out of the package graph (a router importing app.deps, which
+# imports app.auth, is wiring, not a dependency of its domain on auth), and no domain imports them.
+TOP_MODULES = ("app.main", "app.cli", "app.cli_attack", "app.deps")
+TOP_PACKAGES = ("app.web",)
+
+
+def _on_top(name: str) -> bool:
+    return (
+        name.rsplit(".", 1)[-1] == "router"
+        or name in TOP_MODULES
+        or name.startswith(tuple(p + "." for p in TOP_PACKAGES))
+        or name in TOP_PACKAGES
+    )
+
+
+def _package(name: str) -> str:
+    """The domain a module belongs to: app.jobs.score -> app.jobs; app.config is its own."""
+    return ".".join(name.split(".")[:2])
+
+
+def _package_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """Each package-to-package import below the top layer, with the module imports behind it."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, targets in graph.items():
+        if _on_top(name):
+            continue
+        for target in targets:
+            if _on_top(target) or _package(target) == _package(name):
+                continue
+            edges.setdefault((_package(name), _package(target)), []).append(f"{name} -> {target}")
+    return edges
+
+
+def _package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    packages: dict[str, set[str]] = {_package(n): set() for n in graph if not _on_top(n)}
+    for source, target in _package_edges(graph):
+        packages[source].add(target)
+        packages.setdefault(target, set())
+    return packages
+
+
+def test_the_package_graph_sees_a_cycle_through_any_module() -> None:
+    graph = {
+        "app.a.x": {"app.b.y"},
+        "app.b.y": set(),
+        "app.b.z": {"app.a.w"},  # another module of b: the packages still form a cycle
+        "app.a.w": set(),
+        "app.a.router": {"app.c.v"},  # routes sit on top and add no edge
+        "app.c.v": {"app.a.w"},
+    }
+    assert _strongly_connected(_package_graph(graph)) == [["app.a", "app.b"]]
+
+
+def _one_cycle(graph: dict[str, set[str]], members: set[str]) -> list[str]:
+    """A shortest cycle through the first of ``members`` (a strongly connected component)."""
+    start = min(members)
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for child in sorted(graph[node] & members):
+                if child == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return [*reversed(path), start]
+                if child not in previous:
+                    previous[child] = node
+                    following.append(child)
+        frontier = following
+    raise AssertionError(f"{sorted(members)} is not a cycle")
+
+
+def test_one_cycle_is_a_path_back_to_its_start() -> None:
+    graph = {"a": {"b"}, "b": {"c", "a"}, "c": {"a"}}
+    assert _one_cycle(graph, {"a", "b", "c"}) == ["a", "b", "a"]
+
+
+def test_no_domain_package_is_part_of_an_import_cycle() -> None:
+    """app.X -> app.Y whenever any module of X imports one of Y, delayed imports included: the
+    domains form layers (engine, evaluation, stats, boards, jobs, ...) that import downwards."""
+    graph = _app_graph()
+    packages, edges = _package_graph(graph), _package_edges(graph)
+    report = []
+    for component in _strongly_connected(packages):
+        cycle = _one_cycle(packages, set(component))
+        steps = [f"{a} -> {b} ({edges[a, b][0]})" for a, b in zip(cycle, cycle[1:], strict=False)]
+        report.append(", then ".join(steps))
+    assert report == [], "package import cycles: " + " | ".join(report)
+
+
+def test_no_domain_imports_the_routes_or_entry_points() -> None:
+    bad = [
+        f"{name} -> {target}"
+        for name, targets in _app_graph().items()
+        if not _on_top(name)
+        for target in targets
+        if _on_top(target) and _package(target) != _package(name)
+    ]
+    assert bad == [], f"domain modules importing the top layer: {bad}"
+
+
 ENGINE_MODULES = sorted(n for n in MODULES if n.startswith(ENGINE_PREFIXES))
 
 
@@ -163,3 +268,25 @@ def test_the_engine_imports_nothing_from_the_service(module: str) -> None:
         elif target == "app":
             continue
     assert bad == [], f"{module} imports service code: {sorted(set(bad))}"
+
+
+def _pydantic_classes(name: str) -> list[str]:
+    tree = ast.parse(MODULES[name].read_text(), filename=str(MODULES[name]))
+    return [
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef)
+        and any(
+            isinstance(b, ast.Name | ast.Attribute) and ast.unparse(b).endswith("BaseModel")
+            for b in node.bases
+        )
+    ]
+
+
+def test_request_and_response_schemas_live_in_schemas_modules() -> None:
+    found = {
+        name: classes
+        for name in MODULES
+        if name.rsplit(".", 1)[-1] in ("router", "service") and (classes := _pydantic_classes(name))
+    }
+    assert found == {}, f"pydantic models outside schemas.py: {found}"

@@ -2,7 +2,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Form, Response, UploadFile, status
 
-from app.competitions import hosts, service
+from app.auth import hosts
+from app.competitions import service
 from app.competitions.schemas import (
     AnswerKeyPublic,
     CompetitionCreate,

@@ -11,8 +11,7 @@ from sqlalchemy import Select, false, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from app.audit.service import record
-from app.competitions.hosts import make_owner
-from app.competitions.metric import CUSTOM, custom_metric, is_custom, label_set, metric_for
+from app.auth.hosts import make_owner
 from app.competitions.schemas import (
     CompetitionCreate,
     CompetitionPublic,
@@ -27,15 +26,16 @@ from app.custom_metrics.sandbox import (
     validate_metric_source,
 )
 from app.errors import Conflict, NotFound, Unprocessable
+from app.evaluation.custom import check_key_with_custom_metric, custom_metrics_refused
+from app.evaluation.keys import cached_key, key_table
+from app.evaluation.metric import CUSTOM, custom_metric, is_custom, label_set, metric_for
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
 from app.models import AnswerKey, Competition, Submission, Team, User
 from app.pagination import Page, Paged, paginate
 from app.scoring.core import ScoringError
-from app.scoring.custom import check_key_with_custom_metric, custom_metrics_refused
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
 from app.scoring.intake_errors import first_few, plural
 from app.scoring.intake_labels import distinct_labels
-from app.scoring.keys import cached_key, key_table
 from app.storage import remove_quietly, store_stream
 from app.teams.notices import notify
 

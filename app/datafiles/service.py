@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.audit.service import record
-from app.competitions.hosts import is_host
+from app.auth.hosts import is_host
 from app.config import Settings
 from app.db import after_commit
 from app.errors import Forbidden, NotFound, Unprocessable

@@ -18,15 +18,15 @@ from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
 from app.datafiles import service as datafiles
 from app.errors import NotFound, PayloadTooLarge, TooManyRequests
+from app.jobs.queue import ScoringQueue
 from app.kaggle import schemas as k
 from app.kaggle.signing import sign, verify
 from app.leaderboard.service import leaderboard
 from app.models import Competition, DataFile, Submission, SubmissionStatus, Team, User
-from app.scoring.queue import ScoringQueue
 from app.storage import CHUNK, delete_blob, list_blobs, open_blob
 from app.submissions import service as submissions
 from app.submissions.quota import quota_for
-from app.submissions.views import view
+from app.submissions.visibility import view
 from app.teams.service import find_team
 
 UPLOAD_TTL = 3600

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.competitions.metric import metric_for
+from app.evaluation.metric import metric_for
 from app.models import Competition, Score, Submission, Team
 
 

@@ -1,13 +1,19 @@
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
-from pydantic import BaseModel
 
 from app.competitions.schemas import AnswerKeyPublic
 from app.deps import CompetitionDep, CurrentUser, HostedCompetitionDep, SessionDep
 from app.errors import error_responses
-from app.leaderboard import moderation, rescore, service
-from app.leaderboard.schemas import Board, Leaderboard, RescorePreview, RescoreStarted
+from app.jobs import rescore
+from app.leaderboard import moderation, service
+from app.leaderboard.schemas import (
+    BanRequest,
+    Board,
+    Leaderboard,
+    RescorePreview,
+    RescoreStarted,
+)
 
 router = APIRouter(tags=["leaderboard"], responses=error_responses(403, 404, 409))
 
@@ -41,11 +47,6 @@ def get_leaderboard_csv(
         media_type="text/csv",
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )
-
-
-class BanRequest(BaseModel):
-    team: str
-    reason: str = ""
 
 
 @router.post("/competitions/{slug}/bans", status_code=201)

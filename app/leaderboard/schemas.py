@@ -56,3 +56,8 @@ class RescorePreview(BaseModel):
 class RescoreStarted(BaseModel):
     version: int
     queued: int
+
+
+class BanRequest(BaseModel):
+    team: str
+    reason: str = ""

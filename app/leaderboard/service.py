@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from sqlalchemy import String, func, select, tuple_, type_coerce
 from sqlalchemy.orm import Session, aliased
 
-from app.competitions.hosts import is_host
-from app.competitions.metric import metric_for
+from app.auth.hosts import is_host
 from app.errors import Forbidden
+from app.evaluation.metric import metric_for
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
 from app.leaderboard.standings import apply_pending
 from app.models import AnswerKey, Competition, Standing, Team, TeamMember, User

@@ -41,7 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, UOWTransaction
 
-from app.competitions.metric import metric_for
+from app.evaluation.metric import metric_for
 from app.models import Competition, Score, Standing, Submission, Team
 
 log = logging.getLogger(__name__)

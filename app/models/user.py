@@ -33,7 +33,7 @@ class User(Base):
     @property
     def is_organiser(self) -> bool:
         """May create competitions. What a user may do in one competition is decided by
-        :func:`app.competitions.hosts.is_host`, never by this."""
+        :func:`app.auth.hosts.is_host`, never by this."""
         return self.role in (Role.organiser, Role.admin)
 
     @property

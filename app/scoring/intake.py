@@ -43,7 +43,6 @@ __all__ = [
     "AnswerKeyTable",
     "IntakeError",
     "IntakeLimits",
-    "align",
     "check_submission_header",
     "check_upload",
     "read_answer_key",
@@ -482,22 +481,3 @@ def _id_problems(
     if not problems:  # cannot happen: _align_rows only calls here on a problem
         problems.append(("unknown_ids", "the submission's ids do not match the answer key's"))
     return IntakeError("; ".join(text for _, text in problems), kind=problems[0][0])
-
-
-def align(
-    sub_ids: pa.Array | pa.ChunkedArray, key_ids: pa.Array, *, index: KeyIndex | None = None
-) -> np.ndarray | None:
-    """Positions that put the submission's rows in key order, or None when they already are.
-
-    ``aligned = y_sub[order]``. The fast path compares the ids with the key's as they stand;
-    otherwise a vectorised hash join (``index``, built here when not given) finds each id.
-    """
-    if isinstance(sub_ids, pa.Array):
-        sub_ids = pa.chunked_array([sub_ids], type=sub_ids.type)
-    key = AnswerKeyTable("id", [], key_ids, np.zeros(0), None, index=index)
-    rows = _align_rows(None, sub_ids, key, DEFAULT_LIMITS)
-    if rows is None:
-        return None
-    order = np.empty(len(key_ids), dtype=np.int64)
-    order[rows] = np.arange(len(rows))
-    return order

@@ -1,3 +1,4 @@
 """Honest leaderboards in the service: what the Ladder shows participants, the intervals the
-scoring queue adds after each score, rank bands, comparisons and the shake-up report. The
-statistics themselves live in the pure engine, :mod:`app.honest`."""
+scoring job adds after each score, and rank bands. Comparisons and the shake-up report, built on
+these, are in :mod:`app.analysis`; the statistics themselves live in the pure engine,
+:mod:`app.honest`."""

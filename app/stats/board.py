@@ -8,7 +8,7 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.competitions.metric import metric_for
+from app.evaluation.metric import metric_for
 from app.honest.compare import rank_bands
 from app.models import AnswerKey, Competition, Score, ScoreStats, Submission
 from app.stats.jobs import from_bytes

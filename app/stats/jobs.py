@@ -14,16 +14,16 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.competitions.metric import is_custom, metric_for
 from app.config import Settings
 from app.db import unit_of_work
+from app.evaluation.keys import intake_limits, key_table
+from app.evaluation.metric import is_custom, metric_for
 from app.honest.intervals import bootstrap_interval
 from app.honest.plans import make_plan, supports_intervals
 from app.honest.replicates import run
 from app.honest.resample import Resamples, seed_for
 from app.models import AnswerKey, Competition, Score, ScoreStats, Submission
 from app.scoring.intake import PRIVATE, PUBLIC, read_submission
-from app.scoring.keys import intake_limits, key_table
 from app.stats.ladder import replay
 
 log = logging.getLogger(__name__)

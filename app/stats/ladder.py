@@ -16,7 +16,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.competitions.metric import metric_for
+from app.evaluation.metric import metric_for
 from app.honest.ladder import LadderState, advance, default_step
 from app.models import AnswerKey, Competition, Score, ScoreStats, Submission, SubmissionStatus
 

@@ -4,7 +4,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, UploadFile, status
 from fastapi.responses import FileResponse, JSONResponse
-from pydantic import BaseModel
 
 from app.deps import (
     CompetitionDep,
@@ -17,25 +16,19 @@ from app.deps import (
 from app.errors import NotFound, error_response, error_responses
 from app.leaderboard import moderation
 from app.pagination import PAGE_HEADERS, PageDep
-from app.submissions import selection, service, views
+from app.submissions import selection, service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
+    HideRequest,
     QuotaPublic,
     ScoreVersion,
     SubmissionAccepted,
-    SubmissionHost,
     SubmissionPublic,
-    SubmissionRevealed,
+    SubmissionView,
 )
 from app.teams.service import find_team
 
 router = APIRouter(tags=["submissions"], responses=error_responses(403, 404, 409))
-
-SubmissionView = SubmissionHost | SubmissionRevealed | SubmissionPublic
-
-
-class HideRequest(BaseModel):
-    reason: str = ""
 
 
 @router.post(
@@ -79,7 +72,7 @@ def list_submissions(
 ) -> list[SubmissionPublic]:
     found = service.team_submissions_page(session, competition=competition, user=user, page=page)
     page.tell_total(found.total)
-    return views.views(session, submissions=found.items, competition=competition, user=user)
+    return visibility.views(session, submissions=found.items, competition=competition, user=user)
 
 
 @router.get("/competitions/{slug}/quota", response_model=QuotaPublic)
@@ -93,7 +86,9 @@ def get_submission(
     submission_id: IdPath, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
     submission = service.visible_submission(session, submission_id=submission_id, user=user)
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
 
 
 @router.get("/submissions/{submission_id}/file", response_class=FileResponse)
@@ -108,7 +103,7 @@ def download_submission(
 
 @router.get("/submissions/{submission_id}/scores", response_model=list[ScoreVersion])
 def submission_scores(submission: HostedSubmissionDep, session: SessionDep) -> list[ScoreVersion]:
-    return views.score_versions(session, submission=submission)
+    return visibility.score_versions(session, submission=submission)
 
 
 @router.post("/submissions/{submission_id}/select", response_model=SubmissionView)
@@ -118,7 +113,9 @@ def select_submission(
     submission = selection.set_selected(
         session, submission_id=submission_id, user=user, selected=True
     )
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
 
 
 @router.delete("/submissions/{submission_id}/select", response_model=SubmissionView)
@@ -128,7 +125,9 @@ def unselect_submission(
     submission = selection.set_selected(
         session, submission_id=submission_id, user=user, selected=False
     )
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
 
 
 @router.post("/submissions/{submission_id}/hide", response_model=SubmissionView)
@@ -145,7 +144,9 @@ def hide_submission(
         reason=(body or HideRequest()).reason,
         actor=user,
     )
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
 
 
 @router.delete("/submissions/{submission_id}/hide", response_model=SubmissionView)
@@ -153,4 +154,6 @@ def unhide_submission(
     submission: HostedSubmissionDep, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
     moderation.set_hidden(session, submission=submission, hidden=False, reason="", actor=user)
-    return views.view(session, submission=submission, competition=submission.competition, user=user)
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )

@@ -69,3 +69,11 @@ class QuotaPublic(BaseModel):
     resets_at: datetime
     used_total: int
     total_limit: int | None
+
+
+# Which of the three a caller gets is decided by app.submissions.visibility.
+SubmissionView = SubmissionHost | SubmissionRevealed | SubmissionPublic
+
+
+class HideRequest(BaseModel):
+    reason: str = ""

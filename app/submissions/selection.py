@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.competitions.hosts import is_host
+from app.auth.hosts import is_host
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Submission, SubmissionStatus, User
 from app.submissions.service import is_member

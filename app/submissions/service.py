@@ -8,19 +8,19 @@ from typing import BinaryIO
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
-from app.competitions.hosts import is_host
-from app.competitions.metric import is_custom, label_set
+from app.auth.hosts import is_host
 from app.config import Settings
 from app.db import after_commit
 from app.errors import AppError, Conflict, Forbidden, NotFound, PayloadTooLarge, Unprocessable
+from app.evaluation.keys import intake_limits
+from app.evaluation.metric import is_custom, label_set
+from app.jobs.queue import ScoringQueue
 from app.models import Competition, Submission, SubmissionStatus, TeamMember, User
 from app.ops.logs import current_request_id
 from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
-from app.scoring.keys import intake_limits
-from app.scoring.queue import ScoringQueue
 from app.storage import store_stream
 from app.submissions.quota import charge, check_upload_rate
 from app.teams.service import locked_team_for

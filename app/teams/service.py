@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
-from app.competitions.hosts import is_host
+from app.auth.hosts import is_host
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Competition, InvitationStatus, Team, TeamInvitation, TeamMember, User
 from app.pagination import Page, Paged, paginate

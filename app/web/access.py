@@ -1,9 +1,9 @@
 """Who may host a competition: the one question every host page asks, answered by the same
-rule as the API (owner, co-hosts and site admins: :func:`app.competitions.hosts.is_host`)."""
+rule as the API (owner, co-hosts and site admins: :func:`app.auth.hosts.is_host`)."""
 
 from sqlalchemy.orm import Session
 
-from app.competitions.hosts import is_host
+from app.auth.hosts import is_host
 from app.models import Competition, User
 
 

@@ -12,16 +12,17 @@ from sqlalchemy.orm import Session
 
 from app.audit.service import entries
 from app.competitions import service as competitions
-from app.competitions.metric import is_custom
 from app.competitions.schemas import CompetitionUpdate
 from app.datafiles import service as datafiles
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.errors import Conflict, NotFound, Unprocessable
-from app.leaderboard import moderation, rescore
+from app.evaluation.metric import is_custom
+from app.jobs import rescore
+from app.leaderboard import moderation
 from app.models import AuditEntry, Competition, Submission, User
 from app.pagination import MAX_LIMIT, Page
 from app.submissions import service as submissions
-from app.submissions import views
+from app.submissions import visibility
 from app.teams.service import list_teams
 from app.web.charts import confusion_heatmap
 from app.web.competition import HostedCompetition, back_to, tab_context
@@ -282,7 +283,8 @@ def submissions_page(
         {
             **_host(request, session, competition, user, "submissions"),
             "submissions": [
-                views.view(session, submission=s, competition=competition, user=user) for s in shown
+                visibility.view(session, submission=s, competition=competition, user=user)
+                for s in shown
             ],
             "page": page,
             "pages": pages,
@@ -300,7 +302,7 @@ def submission_page(
     user: SignedInUser,
 ) -> Response:
     submission = _hosted_submission(session, competition, user, submission_id)
-    view = views.view(session, submission=submission, competition=competition, user=user)
+    view = visibility.view(session, submission=submission, competition=competition, user=user)
     details = getattr(view, "details", None) or {}
     heatmap = None
     if details.get("labels") and details.get("confusion_matrix"):
@@ -315,7 +317,7 @@ def submission_page(
             "s": view,
             "details": details,
             "heatmap": heatmap,
-            "versions": views.score_versions(session, submission=submission),
+            "versions": visibility.score_versions(session, submission=submission),
         },
     )
 

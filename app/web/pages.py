@@ -11,6 +11,8 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 from sqlalchemy.orm import Session
 
+from app.analysis.schemas import ShakeupPublic
+from app.analysis.service import shakeup_report
 from app.competitions.service import list_competitions, sample_submission_csv, to_public
 from app.config import Settings
 from app.datafiles import service as datafiles
@@ -22,8 +24,6 @@ from app.leaderboard.service import MAX_PAGE, leaderboard
 from app.metrics.docs import render_markdown as metrics_markdown
 from app.models import Competition, User
 from app.stats.board import hides_public_scores
-from app.stats.schemas import ShakeupPublic
-from app.stats.service import shakeup_report
 from app.teams.service import find_team, team_counts
 from app.web.charts import PALETTE, score_over_time
 from app.web.competition import VISITOR, PageCompetition, tab_context

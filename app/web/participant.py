@@ -13,7 +13,7 @@ from app.deps import IdPath, SessionDep, SettingsDep
 from app.errors import Unprocessable, error_response
 from app.models import Competition, User
 from app.pagination import MAX_LIMIT, Page
-from app.submissions import selection, service, views
+from app.submissions import selection, service, visibility
 from app.submissions.quota import quota_for
 from app.teams import merge
 from app.teams import service as teams
@@ -33,7 +33,7 @@ def _own_submissions(session: Session, competition: Competition, user: User) -> 
     # Organisers' service view is every submission; this page is only ever one's own team's.
     rows = service.team_submissions(session, competition=competition, user=user)
     return [
-        views.view(session, submission=s, competition=competition, user=user)
+        visibility.view(session, submission=s, competition=competition, user=user)
         for s in rows
         if s.team_id == team.id
     ]

@@ -8,8 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.metrics import get_metric
-from app.scoring.intake import IntakeError, align, read_answer_key, read_submission
+from app.scoring.intake import (
+    AnswerKeyTable,
+    IntakeError,
+    _align_rows,
+    read_answer_key,
+    read_submission,
+)
 from app.scoring.intake_align import KeyIndex, hash_ids, in_key_order, positions, positions_exact
+from app.scoring.intake_source import DEFAULT_LIMITS
 
 # Any string can be an id: empty, unicode, long, with spaces, commas or quotes.
 any_ids = st.lists(st.text(max_size=60), min_size=1, max_size=150, unique=True)
@@ -18,6 +25,18 @@ any_ids = st.lists(st.text(max_size=60), min_size=1, max_size=150, unique=True)
 long_ids = st.lists(
     st.text(alphabet="ab", min_size=1, max_size=12), min_size=1, max_size=60, unique=True
 ).map(lambda tails: ["x" * 40 + t + "y" * 10 for t in tails])
+
+
+def align(sub_ids: pa.Array, key_ids: pa.Array) -> np.ndarray | None:
+    """Positions that put the submission's rows in key order (``y_sub[order]``), or None when they
+    already are: the intake's alignment on bare id arrays, without a file around them."""
+    key = AnswerKeyTable("id", [], key_ids, np.zeros(0), None)
+    rows = _align_rows(None, pa.chunked_array([sub_ids], type=sub_ids.type), key, DEFAULT_LIMITS)
+    if rows is None:
+        return None
+    order = np.empty(len(key_ids), dtype=np.int64)
+    order[rows] = np.arange(len(rows))
+    return order
 
 
 def _pandas_positions(sub_ids: list[str], key_ids: list[str]) -> np.ndarray:

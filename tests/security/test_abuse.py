@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from tests.helpers import API
-from tests.scoring.test_server_while_scoring import running_server
+from tests.jobs.test_server_while_scoring import running_server
 
 MB = 1 << 20
 GIB = 1 << 30

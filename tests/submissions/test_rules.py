@@ -87,7 +87,7 @@ def test_failures_on_our_side_are_refunded(client, host, alice, monkeypatch):
     def explode(*_args, **_kwargs):
         raise RuntimeError("worker fell over")
 
-    monkeypatch.setattr("app.scoring.jobs.score_submission_file", explode)
+    monkeypatch.setattr("app.jobs.score.score_submission_file", explode)
     failed = submit(client, alice.headers, PERFECT).json()["id"]
     assert (
         client.get(f"{API}/submissions/{failed}", headers=alice.headers).json()["status"]

@@ -21,9 +21,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import unit_of_work
+from app.jobs.lease import give_up, now
 from app.models import Submission, SubmissionStatus
 from app.ops.telemetry import SWEEP_ACTIONS
-from app.scoring.lease import give_up, now
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Scoring one large submission in a child process, so the server's memory returns after it.
 
-Started by :mod:`app.scoring.jobs` as ``python -m app.scoring.isolated``: reads the plan and the
+Started by :mod:`app.jobs.score` as ``python -m app.jobs.isolated``: reads the plan and the
 settings as JSON on stdin, writes the outcome as JSON on stdout, and exits. Whatever the parse of
 a big file took goes back to the system with the process, however the allocators held on to it.
 """
@@ -29,7 +29,7 @@ def main() -> int:
     os.dup2(2, 1)
 
     from app.config import Settings
-    from app.scoring.jobs import ScoringPlan, evaluate_here
+    from app.jobs.score import ScoringPlan, evaluate_here
 
     outcome = evaluate_here(
         ScoringPlan(**request["plan"]),

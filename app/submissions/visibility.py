@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.competitions.hosts import is_host
+from app.auth.hosts import is_host
 from app.models import Competition, Score, ScoreStats, Submission, User
 from app.stats.board import hides_public_scores, submission_ladder
 from app.submissions.schemas import (

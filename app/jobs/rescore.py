@@ -9,10 +9,10 @@ from sqlalchemy.orm import Session
 from app.audit.service import record
 from app.db import after_commit
 from app.errors import Conflict
+from app.jobs.queue import ScoringQueue
 from app.leaderboard.schemas import Board, RankChange, RescorePreview, RescoreStarted
 from app.leaderboard.service import standings
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus, User
-from app.scoring.queue import ScoringQueue
 
 
 def _versions(competition: Competition) -> tuple[AnswerKey, AnswerKey]:

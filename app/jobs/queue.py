@@ -11,7 +11,7 @@ from typing import Protocol
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.scoring.jobs import run_job
+from app.jobs.score import run_job
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class CeleryQueue:
     """
 
     def __init__(self, settings: Settings) -> None:
-        from app.scoring.celery_app import make_celery
+        from app.jobs.celery_app import make_celery
 
         self.celery = make_celery(settings)
 

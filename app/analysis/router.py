@@ -1,8 +1,8 @@
 from fastapi import APIRouter
 
+from app.analysis import service
+from app.analysis.schemas import ComparisonPublic, ShakeupPublic
 from app.deps import CompetitionDep, CurrentUser, SessionDep, SettingsDep
-from app.stats import service
-from app.stats.schemas import ComparisonPublic, ShakeupPublic
 
 router = APIRouter(tags=["leaderboard"])
 

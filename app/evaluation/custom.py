@@ -2,7 +2,6 @@
 
 from pathlib import Path
 
-from app.competitions.metric import metric_for
 from app.config import Settings
 from app.custom_metrics.sandbox import (
     SandboxLimits,
@@ -10,6 +9,7 @@ from app.custom_metrics.sandbox import (
     jail_problem,
     run_custom_metric,
 )
+from app.evaluation.metric import metric_for
 from app.models import Competition
 from app.scoring.core import ScoreResult, ScoringError
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from app.config import Settings
+from app.evaluation.metric import metric_for
 from app.metrics import Metric
 from app.models import AnswerKey, Competition
 from app.scoring.core import load_key
@@ -60,8 +61,6 @@ def cached_key(
 
 def key_table(competition: Competition, key: AnswerKey, settings: Settings) -> AnswerKeyTable:
     """The parsed table of one stored key version, as the competition's metric reads it."""
-    from app.competitions.metric import metric_for  # competitions builds on scoring
-
     metric = metric_for(competition)
     return cached_key(
         path=Path(key.path),

@@ -46,13 +46,13 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
 
     @celery.task(name=SCORE_TASK, shared=False)
     def score_submission_task(submission_id: int, key_id: int | None = None) -> None:
-        from app.scoring.jobs import run_job
+        from app.jobs.score import run_job
 
         run_job(session_factory(), submission_id, key_id, settings)
 
     @celery.task(name=SWEEP_TASK, shared=False)
     def sweep_task() -> dict[str, int]:
-        from app.scoring.sweep import sweep
+        from app.jobs.sweep import sweep
 
         report = sweep(
             session_factory(),
@@ -65,7 +65,7 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
 
 
 def __getattr__(name: str) -> Celery:
-    # `celery -A app.scoring.celery_app` looks up `app`; build it only when asked.
+    # `celery -A app.jobs.celery_app` looks up `app`; build it only when asked.
     if name == "app":
         return make_celery(get_settings())
     raise AttributeError(name)

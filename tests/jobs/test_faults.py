@@ -24,10 +24,10 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.auth.service import create_user
 from app.config import Settings
 from app.db import make_engine, make_session_factory, unit_of_work
+from app.jobs.sweep import sweep
 from app.main import create_app
 from app.migrate import upgrade
 from app.models import Role, Score, Submission, SubmissionStatus
-from app.scoring.sweep import sweep
 from tests.conftest import _throwaway_postgres
 from tests.helpers import API, PERFECT, predictions, ready_competition
 

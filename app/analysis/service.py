@@ -10,10 +10,12 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.competitions.hosts import is_host
-from app.competitions.metric import is_custom, metric_for
+from app.analysis.schemas import ComparisonPublic, ShakeupPublic, SplitComparison
+from app.auth.hosts import is_host
 from app.config import Settings
 from app.errors import Conflict, Forbidden, NotFound
+from app.evaluation.keys import intake_limits, key_table
+from app.evaluation.metric import is_custom, metric_for
 from app.honest.compare import compare
 from app.honest.plans import make_plan, supports_intervals
 from app.honest.replicates import Replicates
@@ -21,11 +23,9 @@ from app.honest.shakeup import null_gaps, shakeup
 from app.leaderboard.service import standings
 from app.models import AnswerKey, Competition, Score, Submission, Team, User
 from app.scoring.intake import IGNORED, PUBLIC, read_submission
-from app.scoring.keys import intake_limits, key_table
 from app.stats.board import stats_of
 from app.stats.jobs import from_bytes
 from app.stats.ladder import uses_ladder
-from app.stats.schemas import ComparisonPublic, ShakeupPublic, SplitComparison
 from app.teams.service import find_team
 
 RESPLITS = 1000

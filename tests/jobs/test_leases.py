@@ -8,13 +8,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
 from app.db import make_engine, make_session_factory, unit_of_work
+from app.jobs import score as jobs
+from app.jobs.lease import try_claim
+from app.jobs.sweep import sweep
 from app.main import create_app
 from app.models import Competition, Score, Submission, SubmissionStatus
-from app.scoring import jobs
-from app.scoring.lease import try_claim
-from app.scoring.sweep import sweep
 from tests.helpers import API, PERFECT, ParkedQueue, ready_competition, submit
-from tests.scoring.test_jobs import _file_settings, _headers
+from tests.jobs.test_jobs import _file_settings, _headers
 
 SLOW_METRIC = b"""
 import time

@@ -4,7 +4,7 @@ The database is the truth. A scorer claims a submission with one conditional UPD
 scoring with a lapsed lease), which bumps ``attempts``; that number is the claim's token. The
 holder renews the lease while it scores, and writes its outcome only while the token is still
 the submission's (a scorer whose lease lapsed and was taken over writes nothing). A sweep puts
-back what nobody holds any more (:mod:`app.scoring.sweep`).
+back what nobody holds any more (:mod:`app.jobs.sweep`).
 """
 
 import logging

@@ -8,11 +8,11 @@ from celery.contrib.testing.worker import start_worker
 from fastapi.testclient import TestClient
 
 from app.config import Settings
+from app.jobs.queue import CeleryQueue
 from app.main import create_app
 from app.migrate import upgrade
-from app.scoring.queue import CeleryQueue
 from tests.helpers import API, PERFECT, ready_competition, submit
-from tests.scoring.test_jobs import _headers
+from tests.jobs.test_jobs import _headers
 
 REDIS_ENV = "PODIUM_TEST_REDIS_URL"
 

@@ -7,7 +7,7 @@ No session is open while a file is parsed or scored: the claim reads what scorin
 :class:`ScoringPlan` and commits, the scoring runs with no connection, and the outcome is written
 in a second short transaction. On SQLite, where every transaction holds the write lock, the API
 therefore never waits for a scoring job. A large submission is scored in a child process
-(:mod:`app.scoring.isolated`), so the memory its parsing takes is returned when the child exits.
+(:mod:`app.jobs.isolated`), so the memory its parsing takes is returned when the child exits.
 """
 
 import gzip
@@ -32,18 +32,18 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 import app
-from app.competitions.metric import is_custom, metric_for
 from app.config import Settings
 from app.custom_metrics.sandbox import CustomMetricFailure
 from app.db import unit_of_work
+from app.evaluation.custom import score_with_custom_metric
+from app.evaluation.keys import intake_limits, key_table
+from app.evaluation.metric import is_custom, metric_for
+from app.jobs.lease import Lease, claimable, give_up, held, renewing, try_claim
+from app.jobs.lease import now as lease_now
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
 from app.scoring.core import ScoreResult, ScoringError, score_submission_file
-from app.scoring.custom import score_with_custom_metric
-from app.scoring.keys import intake_limits, key_table
-from app.scoring.lease import Lease, claimable, give_up, held, renewing, try_claim
-from app.scoring.lease import now as lease_now
 from app.stats.jobs import add_score_stats
 
 log = logging.getLogger(__name__)
@@ -288,7 +288,7 @@ def _evaluate_in_child(
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_APP_ROOT), env.get("PYTHONPATH")]))
     try:
         process = subprocess.run(
-            [sys.executable, "-m", "app.scoring.isolated"],
+            [sys.executable, "-m", "app.jobs.isolated"],
             input=json.dumps(request).encode(),
             capture_output=True,
             env=env,
