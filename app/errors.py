@@ -72,6 +72,24 @@ class RateLimited(TooManyRequests):
         self.headers = {"Retry-After": str(retry_after)}
 
 
+class StorageUnavailable(AppError):
+    """The file store cannot be reached or is failing (an object store down, refusing, 5xx):
+    a condition that passes, so the caller is told to come back and nothing was accepted."""
+
+    status_code = 503
+    code = "unavailable"
+
+    def __init__(
+        self,
+        detail: str = "file storage is unavailable; try again shortly",
+        *,
+        reason: str = "storage_unreachable",
+        retry_after: int = 5,
+    ) -> None:
+        super().__init__(detail, extra={"reason": reason})
+        self.headers = {"Retry-After": str(retry_after)}
+
+
 def error_response(exc: AppError) -> JSONResponse:
     """The one JSON body of every error: ``detail``, ``code`` and any extra fields."""
     headers = dict(getattr(exc, "headers", None) or {})

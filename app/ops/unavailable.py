@@ -1,22 +1,27 @@
 """Outages answer 503 with a reason and ``Retry-After``, never a bare 500.
 
-An unreachable or locked database, and a full disk, are conditions that pass: the caller is told
-to come back, nothing it sent was accepted (no 202 went out), and the service recovers by itself
-when the cause goes (connections are re-checked by the pool's pre-ping).
+An unreachable or locked database, an unreachable or failing object store, and a full disk, are
+conditions that pass: the caller is told to come back, nothing it sent was accepted (no 202 went
+out), and the service recovers by itself when the cause goes (connections are re-checked by the
+pool's pre-ping; the object store is asked again on the next request).
 """
 
 import errno
 import logging
 
+from botocore.exceptions import ClientError
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from app.storage.s3 import OUTAGES, is_outage
+
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
 _FULL = {errno.ENOSPC, errno.EDQUOT}
+STORAGE_DETAIL = "file storage is unavailable; try again shortly"
 
 
 def unavailable(detail: str, reason: str) -> JSONResponse:
@@ -42,6 +47,22 @@ def install(app: FastAPI) -> None:
             raise exc
         log.warning("database connection lost: %s", exc)
         return unavailable("the database is unavailable; try again shortly", "database_unreachable")
+
+    # The S3 backend raises StorageUnavailable (an AppError, answered the same way); these catch
+    # what reaches here from boto without passing through it.
+    @app.exception_handler(ClientError)
+    async def storage_failing(_request: Request, exc: ClientError) -> JSONResponse:
+        if not is_outage(exc):
+            raise exc
+        log.warning("storage failing: %s", exc)
+        return unavailable(STORAGE_DETAIL, "storage_unreachable")
+
+    for outage in OUTAGES:
+
+        @app.exception_handler(outage)
+        async def storage_unreachable(_request: Request, exc: Exception) -> JSONResponse:
+            log.warning("storage unreachable: %s", exc)
+            return unavailable(STORAGE_DETAIL, "storage_unreachable")
 
     @app.exception_handler(OSError)
     async def storage_full(_request: Request, exc: OSError) -> JSONResponse:
