@@ -3,14 +3,19 @@ streamed in parts, and scorers that fetch what they parse from the store."""
 
 import hashlib
 import io
+import shutil
+import time
 
 import pytest
+from celery.contrib.testing.worker import start_worker
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from app.errors import PayloadTooLarge
 from app.main import create_app
+from app.migrate import upgrade
 from app.models import AnswerKey, Competition, Submission
+from app.scoring.celery_app import make_celery
 from app.scoring.jobs import score_submission
 from app.storage import local_file, save_blob
 from tests.helpers import (
@@ -19,10 +24,12 @@ from tests.helpers import (
     PERFECT,
     ParkedQueue,
     create_competition,
+    csv_bytes,
     ready_competition,
     submit,
     upload_key,
 )
+from tests.scoring.test_jobs import _headers
 from tests.storage.moto_store import BUCKET, PART, keys, store
 
 TRAIN = b"id,feature\n" + b"".join(f"r{i},{i * 0.25}\n".encode() for i in range(2000))
@@ -121,6 +128,38 @@ def test_a_refused_upload_leaves_no_object_behind(client, host, alice, settings)
     assert download.status_code == 404
 
 
+MAE = b"""
+def score(solution, submission, row_id_column_name, **params):
+    return float((solution["y"] - submission["y"]).abs().mean())
+"""
+CUSTOM_KEY = csv_bytes(["id", "y", "Usage"], ["a", 1, "Public"], ["b", 2, "Private"])
+
+
+def test_a_custom_metric_lives_in_the_bucket_and_is_fetched_to_score(
+    client, host, alice, settings, session_factory
+):
+    create_competition(client, host.headers, "own", metric={"name": "custom", "params": {}})
+    assert upload_key(client, host.headers, "own", CUSTOM_KEY).status_code == 201
+    shutil.rmtree(settings.data_dir / "store-cache")  # checking the metric fetches the key
+    metric = client.put(
+        f"{API}/competitions/own/custom-metric",
+        files={"file": ("metric.py", MAE, "text/x-python")},
+        data={"direction": "minimize"},
+        headers=host.headers,
+    )
+    assert metric.status_code == 200, metric.text
+    with session_factory() as session:
+        cid = session.scalar(select(Competition.id))
+        assert session.scalar(select(Competition.custom_metric_path)) == (
+            f"s3://{BUCKET}/metrics/{cid}/{_sha(MAE)}.py"
+        )
+    shutil.rmtree(settings.data_dir / "store-cache")  # scoring fetches the key and the metric
+    accepted = submit(client, alice.headers, csv_bytes(["id", "y"], ["a", 2], ["b", 2]), "own")
+    assert accepted.status_code == 202, accepted.text
+    view = client.get(f"{API}/submissions/{accepted.json()['id']}", headers=alice.headers).json()
+    assert view["status"] == "scored" and view["public_score"] == 1.0
+
+
 class _WatchedSource(io.RawIOBase):
     """A large upload that, as it is read, asks the store how much of it has arrived there."""
 
@@ -217,3 +256,29 @@ def test_the_cache_reuses_a_fetched_file(settings):
     store(settings).delete_object(Bucket=BUCKET, Key=blob_ref.split("/", 3)[3])
     again = local_file(blob_ref, settings=settings)  # no second fetch: it would find nothing
     assert again == first and again.read_bytes() == data
+
+
+def test_a_celery_worker_on_another_machine_scores_from_the_bucket(settings, tmp_path, redis_url):
+    api = settings.model_copy(
+        update={
+            "database_url": f"sqlite:///{tmp_path}/celery.db",
+            "scoring_backend": "celery",
+            "celery_broker_url": redis_url,
+        }
+    )
+    upgrade(api.database_url)
+    host, alice = _headers(api, "host", True), _headers(api, "alice")
+    # The worker shares the database, the broker and the bucket; its data directory is its own.
+    worker = make_celery(api.model_copy(update={"data_dir": tmp_path / "worker"}))
+    with TestClient(create_app(api)) as client:
+        ready_competition(client, host)
+        submission_id = submit(client, alice, PERFECT).json()["id"]
+        with start_worker(worker, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                view = client.get(f"{API}/submissions/{submission_id}", headers=alice).json()
+                if view["status"] == "scored":
+                    break
+                time.sleep(0.1)
+    assert view["status"] == "scored" and view["public_score"] == 1.0
+    assert (tmp_path / "worker" / "store-cache" / f"{_sha(PERFECT)}.upload").exists()
