@@ -11,13 +11,13 @@ from celery.contrib.testing.worker import start_worker
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from app.errors import PayloadTooLarge
+from app.errors import NotFound, PayloadTooLarge
 from app.main import create_app
 from app.migrate import upgrade
 from app.models import AnswerKey, Competition, Submission
 from app.scoring.celery_app import make_celery
 from app.scoring.jobs import score_submission
-from app.storage import local_file, save_blob
+from app.storage import delete_blob, list_blobs, local_file, open_blob, save_blob
 from tests.helpers import (
     API,
     KEY,
@@ -282,3 +282,28 @@ def test_a_celery_worker_on_another_machine_scores_from_the_bucket(settings, tmp
                 time.sleep(0.1)
     assert view["status"] == "scored" and view["public_score"] == 1.0
     assert (tmp_path / "worker" / "store-cache" / f"{_sha(PERFECT)}.upload").exists()
+
+
+@pytest.mark.parametrize("kind", ["local", "s3"])
+def test_named_blobs_behave_the_same_on_both_backends(settings, kind):
+    settings = settings.model_copy(update={"storage": kind})
+    for nonce in ("n1", "n2"):
+        save_blob(
+            io.BytesIO(nonce.encode()),
+            key=f"kaggle-uploads/7/{nonce}",
+            settings=settings,
+            max_bytes=10,
+        )
+    listed = list_blobs("kaggle-uploads/7", settings=settings)
+    assert sorted(key for key, _modified in listed) == [
+        "kaggle-uploads/7/n1",
+        "kaggle-uploads/7/n2",
+    ]
+    assert all(modified > 0 for _key, modified in listed)
+    with open_blob("kaggle-uploads/7/n2", settings=settings) as source:
+        assert source.read() == b"n2"
+    delete_blob("kaggle-uploads/7/n2", settings=settings)
+    delete_blob("kaggle-uploads/7/n2", settings=settings)  # a missing one is fine
+    with pytest.raises(NotFound):
+        open_blob("kaggle-uploads/7/n2", settings=settings)
+    assert list_blobs("kaggle-uploads/8", settings=settings) == []
