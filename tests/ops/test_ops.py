@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError
 from fastapi.testclient import TestClient
 from sqlalchemy import event, func, select
 
@@ -145,6 +146,49 @@ def _token_headers(factory, settings, name: str) -> dict[str, str]:  # type: ign
         _user, token = create_user(session, name=name, role=role, secret_key=settings.secret_key)
         session.commit()
     return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        EndpointConnectionError(endpoint_url="http://127.0.0.1:1/bucket"),
+        ClientError(
+            {"Error": {"Code": "SlowDown"}, "ResponseMetadata": {"HTTPStatusCode": 503}},
+            "PutObject",
+        ),
+        ClientError(
+            {"Error": {"Code": "InternalError"}, "ResponseMetadata": {"HTTPStatusCode": 500}},
+            "PutObject",
+        ),
+    ],
+)
+def test_a_store_error_that_reaches_the_handlers_raw_answers_503(
+    client, host, alice, monkeypatch, error
+):
+    ready_competition(client, host.headers)
+
+    def failing(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise error
+
+    monkeypatch.setattr("app.submissions.service.store_stream", failing)
+    response = submit(client, alice.headers, PERFECT)
+    assert response.status_code == 503, response.text
+    assert response.json()["reason"] == "storage_unreachable" and "retry-after" in response.headers
+
+
+def test_a_refusal_from_the_store_is_not_dressed_up_as_an_outage(client, host, alice, monkeypatch):
+    ready_competition(client, host.headers)
+    denied = ClientError(
+        {"Error": {"Code": "AccessDenied"}, "ResponseMetadata": {"HTTPStatusCode": 403}},
+        "PutObject",
+    )
+
+    def failing(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise denied
+
+    monkeypatch.setattr("app.submissions.service.store_stream", failing)
+    with pytest.raises(ClientError):
+        submit(client, alice.headers, PERFECT)
 
 
 def test_other_os_errors_are_not_dressed_up_as_outages(client, host, alice, monkeypatch):
