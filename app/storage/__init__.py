@@ -24,8 +24,6 @@ from app.storage.base import CHUNK, Backend, Blob, HashingReader
 from app.storage.local import LocalBackend
 from app.storage.s3 import SCHEME, S3Backend, split_ref
 
-__all__ = ["CHUNK", "Blob", "StoredFile", "backend_for", "iter_chunks", "local_file"]
-
 _BLOBS = "blobs"
 
 
