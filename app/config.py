@@ -4,7 +4,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET_KEY = "change-me-podium-development-secret"
@@ -17,6 +17,20 @@ class Settings(BaseSettings):
     database_url: str = "sqlite:///./.podium/podium.db"
     data_dir: Path = Path(".podium/data")
     secret_key: str = DEFAULT_SECRET_KEY
+
+    # Where answer keys, data files and submissions live: "local" (under data_dir) or "s3" (any
+    # S3-compatible store; the bucket mirrors data_dir's layout). Credentials left unset fall back
+    # to boto3's own chain (AWS_* variables, an instance profile). With "s3", scorers fetch what
+    # they parse into data_dir/store-cache, kept under storage_cache_bytes.
+    storage: Literal["local", "s3"] = "local"
+    s3_bucket: str = "podium"
+    s3_endpoint_url: str | None = None
+    s3_region: str = "us-east-1"
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: str | None = None
+    # Uploads larger than one part go up as a multipart upload, one part in memory at a time.
+    s3_part_bytes: int = Field(default=8 * 1024 * 1024, ge=5 * 1024 * 1024)
+    storage_cache_bytes: int = 10 * 1024 * 1024 * 1024
 
     # "thread": a scoring thread inside the server process (the embedded default);
     # "eager": score inside the request's commit hook (tests, one-shot tools);

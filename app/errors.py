@@ -72,6 +72,30 @@ class RateLimited(TooManyRequests):
         self.headers = {"Retry-After": str(retry_after)}
 
 
+class ServiceUnavailable(AppError):
+    """A condition that passes (the database or the file store away, a full disk): the caller is
+    told why (``reason``) and when to come back, and nothing it sent was accepted."""
+
+    status_code = 503
+    code = "unavailable"
+
+    def __init__(self, detail: str, *, reason: str, retry_after: int = 5) -> None:
+        super().__init__(detail, extra={"reason": reason})
+        self.headers = {"Retry-After": str(retry_after)}
+
+
+class StorageUnavailable(ServiceUnavailable):
+    """The file store cannot be reached or is failing (an object store down, refusing, 5xx)."""
+
+    def __init__(
+        self,
+        detail: str = "file storage is unavailable; try again shortly",
+        *,
+        reason: str = "storage_unreachable",
+    ) -> None:
+        super().__init__(detail, reason=reason)
+
+
 def error_response(exc: AppError) -> JSONResponse:
     """The one JSON body of every error: ``detail``, ``code`` and any extra fields."""
     headers = dict(getattr(exc, "headers", None) or {})

@@ -22,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from app.auth.service import user_for_token
 from app.config import Settings
 from app.errors import AppError, PayloadTooLarge, Unauthorized, error_response
+from app.ops.unavailable import outage
 
 # The routes that take a file: submissions, answer keys and metric files.
 UPLOAD_ROUTES = re.compile(r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric)/?$")
@@ -71,6 +72,12 @@ class UploadGuard:
             await run_in_threadpool(self._check_token, token.strip())
         except Unauthorized as exc:
             return exc
+        except Exception as exc:
+            # Out here no exception handler runs: a database outage is answered 503 all the same.
+            refusal = outage(exc)
+            if refusal is None:
+                raise
+            return refusal
         return None
 
     def _check_token(self, token: str) -> None:

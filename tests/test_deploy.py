@@ -35,3 +35,25 @@ def test_compose_runs_migrate_once_then_api_worker_and_beat_on_postgres_and_redi
         assert services[name]["environment"]["PODIUM_SCORING_BACKEND"] == "celery"
     assert services["worker"]["command"] == ["podium", "worker"]
     assert services["beat"]["command"] == ["podium", "beat"]
+
+
+def test_compose_keeps_the_files_in_a_minio_bucket_created_before_the_app_starts():
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    assert {"minio", "createbucket"} <= set(services)
+    assert "healthcheck" in services["minio"]
+    assert services["createbucket"]["depends_on"]["minio"]["condition"] == "service_healthy"
+    make_bucket = " ".join(services["createbucket"]["command"])
+    for name in ("api", "worker", "beat"):
+        env = services[name]["environment"]
+        assert env["PODIUM_STORAGE"] == "s3"
+        assert env["PODIUM_S3_ENDPOINT_URL"] == "http://minio:9000"
+        assert f"mc mb --ignore-existing podium/{env['PODIUM_S3_BUCKET']}" in make_bucket
+        # The app signs in with the credentials MinIO was started with.
+        assert env["PODIUM_S3_ACCESS_KEY_ID"] == services["minio"]["environment"]["MINIO_ROOT_USER"]
+        assert (
+            env["PODIUM_S3_SECRET_ACCESS_KEY"]
+            == services["minio"]["environment"]["MINIO_ROOT_PASSWORD"]
+        )
+        assert services[name]["depends_on"]["createbucket"]["condition"] == (
+            "service_completed_successfully"
+        )

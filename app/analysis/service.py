@@ -3,7 +3,6 @@
 import math
 import threading
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,6 +25,7 @@ from app.scoring.intake import IGNORED, PUBLIC, read_submission
 from app.stats.board import stats_of
 from app.stats.jobs import from_bytes
 from app.stats.ladder import uses_ladder
+from app.storage import local_file
 from app.teams.service import find_team
 
 RESPLITS = 1000
@@ -237,7 +237,10 @@ def _null(
     for sid in finals:
         path = session.scalar(select(Submission.path).where(Submission.id == sid))
         y_pred = read_submission(
-            Path(str(path)), key=table, metric=metric, limits=intake_limits(settings)
+            local_file(str(path), settings=settings),
+            key=table,
+            metric=metric,
+            limits=intake_limits(settings),
         )
         plans.append(make_plan(metric.name, params, table.y_true[counted], y_pred[counted]))
     return null_gaps(

@@ -1,7 +1,6 @@
 """Creating competitions, storing versioned answer keys, building sample submissions."""
 
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -36,7 +35,7 @@ from app.scoring.core import ScoringError
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
 from app.scoring.intake_errors import first_few, plural
 from app.scoring.intake_labels import distinct_labels
-from app.storage import remove_quietly, store_stream
+from app.storage import local_file, remove_stored, store_stream
 from app.teams.notices import notify
 
 
@@ -266,8 +265,12 @@ def upload_answer_key(
     settings: Settings,
 ) -> AnswerKey:
     """Validate and store a new key version; the first version goes live at once."""
-    directory = Path(settings.data_dir) / "answer-keys" / str(competition.id)
-    stored = store_stream(source, directory=directory, max_bytes=settings.max_upload_bytes)
+    stored = store_stream(
+        source,
+        prefix=f"answer-keys/{competition.id}",
+        settings=settings,
+        max_bytes=settings.max_upload_bytes,
+    )
     metric = metric_for(competition)
     params = metric.parse_params(competition.metric_params)
     try:
@@ -282,24 +285,24 @@ def upload_answer_key(
         if is_custom(competition) and competition.custom_metric_path:
             check_key_with_custom_metric(
                 competition,
-                metric_path=Path(competition.custom_metric_path),
+                metric_path=local_file(competition.custom_metric_path, settings=settings),
                 key_path=stored.path,
                 settings=settings,
             )
     except CustomMetricFailure as exc:
-        if not _is_referenced(session, stored.path):
-            remove_quietly(stored.path)
+        if not _is_referenced(session, stored.ref):
+            remove_stored(stored.ref, settings=settings)
         raise Unprocessable(f"answer key rejected by your metric: {exc.host_message}") from None
     except ScoringError as exc:
-        if not _is_referenced(session, stored.path):
-            remove_quietly(stored.path)
+        if not _is_referenced(session, stored.ref):
+            remove_stored(stored.ref, settings=settings)
         raise Unprocessable(f"answer key rejected: {exc.message}") from None
     key_labels = distinct_labels(table.y_true) if metric.cell == "label" else None
     try:
         _check_key_within(key_labels, competition.labels)
     except Unprocessable:
-        if not _is_referenced(session, stored.path):
-            remove_quietly(stored.path)
+        if not _is_referenced(session, stored.ref):
+            remove_stored(stored.ref, settings=settings)
         raise
     latest = session.scalar(
         select(func.max(AnswerKey.version)).where(AnswerKey.competition_id == competition.id)
@@ -309,7 +312,7 @@ def upload_answer_key(
     key = AnswerKey(
         competition_id=competition.id,
         version=(latest or 0) + 1,
-        path=str(stored.path),
+        path=stored.ref,
         sha256=stored.sha256,
         id_column=table.id_column,
         target_columns=table.target_columns,
@@ -361,23 +364,29 @@ def upload_custom_metric(
     refused = custom_metrics_refused(settings)
     if refused is not None:
         raise Conflict(refused)
-    directory = Path(settings.data_dir) / "metrics" / str(competition.id)
     # A .py name: the sandbox imports the file as a module.
     stored = store_stream(
-        source, directory=directory, max_bytes=MAX_METRIC_FILE_BYTES, suffix=".py"
+        source,
+        prefix=f"metrics/{competition.id}",
+        settings=settings,
+        max_bytes=MAX_METRIC_FILE_BYTES,
+        suffix=".py",
     )
     try:
         validate_metric_source(stored.path.read_bytes())
         key = competition.board_key
         if key is not None:
             check_key_with_custom_metric(
-                competition, metric_path=stored.path, key_path=Path(key.path), settings=settings
+                competition,
+                metric_path=stored.path,
+                key_path=local_file(key.path, settings=settings),
+                settings=settings,
             )
     except InvalidMetricSource as exc:
-        remove_quietly(stored.path)
+        remove_stored(stored.ref, settings=settings)
         raise Unprocessable(f"metric file rejected: {exc}") from None
     except CustomMetricFailure as exc:
-        remove_quietly(stored.path)
+        remove_stored(stored.ref, settings=settings)
         raise Unprocessable(
             f"metric file cannot score the answer key: {exc.host_message}"
         ) from None
@@ -385,7 +394,7 @@ def upload_custom_metric(
         "sha256": competition.custom_metric_sha256,
         "direction": competition.custom_metric_direction,
     }
-    competition.custom_metric_path = str(stored.path)
+    competition.custom_metric_path = stored.ref
     competition.custom_metric_sha256 = stored.sha256
     competition.custom_metric_direction = direction
     session.flush()
@@ -401,9 +410,9 @@ def upload_custom_metric(
     return competition
 
 
-def _is_referenced(session: Session, path: Path) -> bool:
+def _is_referenced(session: Session, ref: str) -> bool:
     # Identical uploads share one stored file; never delete one an earlier version still uses.
-    return session.scalar(select(AnswerKey.id).where(AnswerKey.path == str(path))) is not None
+    return session.scalar(select(AnswerKey.id).where(AnswerKey.path == ref)) is not None
 
 
 def sample_submission_csv(competition: Competition, settings: Settings) -> bytes:

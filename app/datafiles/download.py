@@ -1,21 +1,13 @@
 """A stored data file as a streamed HTTP response, with the headers download clients rely on."""
 
 import mimetypes
-from collections.abc import Iterator
 from email.utils import format_datetime
-from typing import BinaryIO
 
 from fastapi.responses import StreamingResponse
 
 from app.config import Settings
 from app.models import DataFile
-from app.storage import CHUNK, open_blob
-
-
-def _chunks(source: BinaryIO) -> Iterator[bytes]:
-    with source:
-        while chunk := source.read(CHUNK):
-            yield chunk
+from app.storage import iter_chunks, open_blob
 
 
 def file_response(datafile: DataFile, settings: Settings) -> StreamingResponse:
@@ -23,7 +15,7 @@ def file_response(datafile: DataFile, settings: Settings) -> StreamingResponse:
     source = open_blob(datafile.storage_key, settings=settings)
     media_type = mimetypes.guess_type(datafile.name)[0] or "application/octet-stream"
     return StreamingResponse(
-        _chunks(source),
+        iter_chunks(source),
         media_type=media_type,
         headers={
             "Content-Length": str(datafile.size_bytes),

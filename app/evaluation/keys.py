@@ -13,6 +13,7 @@ from app.metrics import Metric
 from app.models import AnswerKey, Competition
 from app.scoring.core import load_key
 from app.scoring.intake import AnswerKeyTable, IntakeLimits
+from app.storage import local_file
 
 _CACHE_SIZE = 8
 _cache: OrderedDict[tuple, AnswerKeyTable] = OrderedDict()  # type: ignore[type-arg]
@@ -63,7 +64,7 @@ def key_table(competition: Competition, key: AnswerKey, settings: Settings) -> A
     """The parsed table of one stored key version, as the competition's metric reads it."""
     metric = metric_for(competition)
     return cached_key(
-        path=Path(key.path),
+        path=local_file(key.path, settings=settings),
         sha256=key.sha256,
         metric=metric,
         params=metric.parse_params(competition.metric_params),

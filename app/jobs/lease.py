@@ -114,6 +114,23 @@ def renewing(
         thread.join(timeout=5)
 
 
+def put_back(factory: sessionmaker[Session], lease: Lease) -> bool:
+    """Hand the submission back to the queue without using up an attempt, for the next sweep to
+    deliver: what stopped it was neither its fault nor the scorer's (the file store was down)."""
+    with unit_of_work(factory) as session:
+        result = session.execute(
+            update(Submission)
+            .where(held(lease))
+            .values(
+                status=SubmissionStatus.queued,
+                attempts=Submission.attempts - 1,
+                lease_expires_at=now(),
+            )
+            .execution_options(synchronize_session=False)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
 GAVE_UP = "scoring failed because of a problem on our side; the host has been notified"
 
 

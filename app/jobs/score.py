@@ -23,7 +23,7 @@ import traceback
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,16 +35,18 @@ import app
 from app.config import Settings
 from app.custom_metrics.sandbox import CustomMetricFailure
 from app.db import unit_of_work
+from app.errors import StorageUnavailable
 from app.evaluation.custom import score_with_custom_metric
 from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom, metric_for
-from app.jobs.lease import Lease, claimable, give_up, held, renewing, try_claim
+from app.jobs.lease import Lease, claimable, give_up, held, put_back, renewing, try_claim
 from app.jobs.lease import now as lease_now
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
 from app.scoring.core import ScoreResult, ScoringError, score_submission_file
 from app.stats.jobs import add_score_stats
+from app.storage import local_file
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +113,17 @@ class ScoringPlan:
             id_column=competition.id_column,
             custom_metric_path=competition.custom_metric_path,
             custom_metric_direction=competition.custom_metric_direction,
+        )
+
+    def fetched(self, settings: Settings) -> "ScoringPlan":
+        """The same plan naming local files: those kept in an object store are fetched into this
+        machine's cache first (raises StorageUnavailable while the store is down)."""
+        metric = self.custom_metric_path
+        return replace(
+            self,
+            submission_path=str(local_file(self.submission_path, settings=settings)),
+            key_path=str(local_file(self.key_path, settings=settings)),
+            custom_metric_path=str(local_file(metric, settings=settings)) if metric else None,
         )
 
     def competition(self) -> Competition:
@@ -345,11 +358,18 @@ def score_submission(
         )
         started = time.perf_counter()
         with renewing(factory, claim.lease, until=claim.time_limit):
+            try:
+                plan = claim.plan.fetched(settings)
+            except StorageUnavailable:
+                # Not the submission's fault: back to the queue, scored once the store returns.
+                log.warning("submission %s: the file store is unavailable; put back", submission_id)
+                put_back(factory, claim.lease)
+                return
             outcome = _evaluate(
-                claim.plan, settings, submission_id=submission_id, time_limit=claim.time_limit
+                plan, settings, submission_id=submission_id, time_limit=claim.time_limit
             )
         seconds = time.perf_counter() - started
-        _observe(claim.plan, outcome, seconds)
+        _observe(plan, outcome, seconds)
         if not _settle(factory, claim, outcome):
             log.warning(
                 "submission %s: the lease was lost while scoring; another scorer has it",
@@ -433,7 +453,8 @@ def rescore_submission(
     plan = _rescore_plan(factory, submission_id, key_id)
     if plan is None:
         return
-    outcome = _evaluate(plan, settings, submission_id=submission_id)
+    # A store outage propagates: nothing is written, so starting the rescore again completes it.
+    outcome = _evaluate(plan.fetched(settings), settings, submission_id=submission_id)
     with unit_of_work(factory) as session:
         _write_score(session, submission_id, key_id, outcome)
     if outcome.result is not None:

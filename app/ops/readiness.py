@@ -1,11 +1,11 @@
 """Whether the database, the broker and the storage answer, each within a short timeout."""
 
 import logging
-import os
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from app import storage
 from app.config import Settings
 from app.models import Submission, SubmissionStatus
 
@@ -25,19 +25,9 @@ def _broker(settings: Settings) -> None:
     ).ping()
 
 
-def _storage(settings: Settings) -> None:
-    directory = settings.data_dir
-    directory.mkdir(parents=True, exist_ok=True)
-    if not os.access(directory, os.W_OK):
-        raise PermissionError(f"{directory} is not writable")
-    usage = os.statvfs(directory)
-    if usage.f_bavail * usage.f_frsize < 16 * 1024 * 1024:
-        raise OSError(f"{directory} has less than 16 MB free")
-
-
 def check_all(settings: Settings, factory: sessionmaker[Session]) -> dict[str, str]:
     """``{"database": "ok" | reason, "broker": ..., "storage": ...}``."""
-    checks = {"database": lambda: _database(factory), "storage": lambda: _storage(settings)}
+    checks = {"database": lambda: _database(factory), "storage": lambda: storage.check(settings)}
     if settings.scoring_backend == "celery":
         checks["broker"] = lambda: _broker(settings)
     result = {}

@@ -1,51 +1,55 @@
 """Outages answer 503 with a reason and ``Retry-After``, never a bare 500.
 
-An unreachable or locked database, and a full disk, are conditions that pass: the caller is told
-to come back, nothing it sent was accepted (no 202 went out), and the service recovers by itself
-when the cause goes (connections are re-checked by the pool's pre-ping).
+An unreachable or locked database, an unreachable or failing object store, and a full disk, are
+conditions that pass: the caller is told to come back, nothing it sent was accepted (no 202 went
+out), and the service recovers by itself when the cause goes (connections are re-checked by the
+pool's pre-ping; the object store is asked again on the next request).
 """
 
 import errno
 import logging
 
+from botocore.exceptions import ClientError
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from app.errors import ServiceUnavailable, StorageUnavailable, error_response
+from app.storage.s3 import OUTAGES, is_outage
+
 log = logging.getLogger(__name__)
 
-RETRY_AFTER_SECONDS = 5
 _FULL = {errno.ENOSPC, errno.EDQUOT}
+DATABASE_DETAIL = "the database is unavailable; try again shortly"
 
 
-def unavailable(detail: str, reason: str) -> JSONResponse:
-    return JSONResponse(
-        status_code=503,
-        content={"detail": detail, "code": "unavailable", "reason": reason},
-        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-    )
+def outage(exc: BaseException) -> ServiceUnavailable | None:
+    """The 503 that ``exc`` deserves when it is a condition that passes; None otherwise."""
+    if isinstance(exc, ServiceUnavailable):
+        return exc
+    if isinstance(exc, OperationalError | PoolTimeout):
+        text = str(exc).lower()
+        reason = "database_busy" if "locked" in text or "busy" in text else "database_unreachable"
+        return ServiceUnavailable(DATABASE_DETAIL, reason=reason)
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return ServiceUnavailable(DATABASE_DETAIL, reason="database_unreachable")
+    # The S3 backend raises StorageUnavailable itself; these are boto's errors that reach here
+    # without passing through it.
+    if isinstance(exc, OUTAGES) or isinstance(exc, ClientError) and is_outage(exc):
+        return StorageUnavailable()
+    if isinstance(exc, OSError) and exc.errno in _FULL:
+        return ServiceUnavailable("storage is full; try again later", reason="storage_full")
+    return None
 
 
 def install(app: FastAPI) -> None:
-    @app.exception_handler(OperationalError)
-    @app.exception_handler(PoolTimeout)
-    async def database_unavailable(_request: Request, exc: Exception) -> JSONResponse:
-        log.warning("database unavailable: %s", exc)
-        text = str(exc).lower()
-        reason = "database_busy" if "locked" in text or "busy" in text else "database_unreachable"
-        return unavailable("the database is unavailable; try again shortly", reason)
-
-    @app.exception_handler(DBAPIError)
-    async def database_disconnected(_request: Request, exc: DBAPIError) -> JSONResponse:
-        if not exc.connection_invalidated:
+    async def answer(_request: Request, exc: Exception) -> JSONResponse:
+        found = outage(exc)
+        if found is None:
             raise exc
-        log.warning("database connection lost: %s", exc)
-        return unavailable("the database is unavailable; try again shortly", "database_unreachable")
+        log.warning("unavailable (%s): %s", found.extra["reason"], exc)
+        return error_response(found)
 
-    @app.exception_handler(OSError)
-    async def storage_full(_request: Request, exc: OSError) -> JSONResponse:
-        if exc.errno not in _FULL:
-            raise exc
-        log.error("storage full: %s", exc)
-        return unavailable("storage is full; try again later", "storage_full")
+    for kind in (OperationalError, PoolTimeout, DBAPIError, ClientError, *OUTAGES, OSError):
+        app.add_exception_handler(kind, answer)

@@ -8,7 +8,6 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from sqlalchemy import select
@@ -25,6 +24,7 @@ from app.honest.resample import Resamples, seed_for
 from app.models import AnswerKey, Competition, Score, ScoreStats, Submission
 from app.scoring.intake import PRIVATE, PUBLIC, read_submission
 from app.stats.ladder import replay
+from app.storage import local_file
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,10 @@ def _compute(job: _Job, settings: Settings) -> tuple[dict, dict]:  # type: ignor
     params = metric.parse_params(job.competition.metric_params)
     table = key_table(job.competition, job.key, settings)
     y_pred = read_submission(
-        Path(job.submission_path), key=table, metric=metric, limits=intake_limits(settings)
+        local_file(job.submission_path, settings=settings),
+        key=table,
+        metric=metric,
+        limits=intake_limits(settings),
     )
     intervals: dict[str, dict[str, float | int]] = {}
     replicates: dict[str, bytes] = {}

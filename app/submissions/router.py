@@ -1,9 +1,9 @@
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request, UploadFile, status
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from app.deps import (
     CompetitionDep,
@@ -13,9 +13,10 @@ from app.deps import (
     SessionDep,
     SettingsDep,
 )
-from app.errors import NotFound, error_response, error_responses
+from app.errors import error_response, error_responses
 from app.leaderboard import moderation
 from app.pagination import PAGE_HEADERS, PageDep
+from app.storage import iter_chunks
 from app.submissions import selection, service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
@@ -91,14 +92,33 @@ def get_submission(
     )
 
 
-@router.get("/submissions/{submission_id}/file", response_class=FileResponse)
+@router.get(
+    "/submissions/{submission_id}/file",
+    response_class=StreamingResponse,
+    responses=error_responses(503),
+)
 def download_submission(
-    submission_id: IdPath, user: CurrentUser, session: SessionDep
-) -> FileResponse:
-    submission = service.visible_submission(session, submission_id=submission_id, user=user)
-    if not submission.path or not Path(submission.path).is_file():
-        raise NotFound(f"submission {submission_id} was refused at upload; its file is not kept")
-    return FileResponse(Path(submission.path), filename=submission.filename, media_type="text/csv")
+    submission_id: IdPath, user: CurrentUser, session: SessionDep, settings: SettingsDep
+) -> StreamingResponse:
+    submission, source = service.submission_file(
+        session, submission_id=submission_id, user=user, settings=settings
+    )
+    return StreamingResponse(
+        iter_chunks(source),
+        media_type="text/csv",
+        headers={
+            "Content-Length": str(submission.size_bytes),
+            "Content-Disposition": _attachment(submission.filename),
+        },
+    )
+
+
+def _attachment(filename: str) -> str:
+    # As Starlette's FileResponse spells it: a name that is not plain ASCII goes RFC 5987-encoded.
+    quoted = quote(filename)
+    if quoted != filename:
+        return f"attachment; filename*=utf-8''{quoted}"
+    return f'attachment; filename="{filename}"'
 
 
 @router.get("/submissions/{submission_id}/scores", response_model=list[ScoreVersion])

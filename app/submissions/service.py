@@ -2,7 +2,6 @@
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import BinaryIO
 
 from sqlalchemy import Select, select
@@ -21,7 +20,7 @@ from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
-from app.storage import store_stream
+from app.storage import open_stored, remove_stored, store_stream
 from app.submissions.quota import charge, check_upload_rate
 from app.teams.service import locked_team_for
 
@@ -69,7 +68,6 @@ def create_submission(
     check_upload_rate(session, team=team, now=now, per_minute=settings.uploads_per_minute)
     if not baseline:
         charge(session, competition=competition, team=team, now=now)
-    directory = Path(settings.data_dir) / "submissions" / str(competition.id) / str(team.id)
     submission = Submission(
         competition_id=competition.id,
         team_id=team.id,
@@ -82,12 +80,17 @@ def create_submission(
         request_id=current_request_id(),
     )
     try:
-        stored = store_stream(source, directory=directory, max_bytes=settings.max_upload_bytes)
+        stored = store_stream(
+            source,
+            prefix=f"submissions/{competition.id}/{team.id}",
+            settings=settings,
+            max_bytes=settings.max_upload_bytes,
+        )
     except (PayloadTooLarge, Unprocessable) as exc:
         submission.path, submission.size_bytes, submission.sha256 = "", 0, ""
         return _failed(session, submission, exc, now=now)
     submission.path, submission.size_bytes, submission.sha256 = (
-        str(stored.path),
+        stored.ref,
         stored.size,
         stored.sha256,
     )
@@ -105,7 +108,7 @@ def create_submission(
             )
     except IntakeError as exc:
         # Refused files are not kept (a flood of them would fill the disk); the row is.
-        _discard(session, stored.path)
+        _discard(session, stored.ref, settings)
         refusal = Unprocessable(exc.message, extra={"kind": exc.kind})
         return _failed(session, submission, refusal, now=now)
     session.add(submission)
@@ -138,10 +141,10 @@ def _failed(
     return Upload(submission, refusal)
 
 
-def _discard(session: Session, path: Path) -> None:
+def _discard(session: Session, ref: str, settings: Settings) -> None:
     # The same bytes may already be stored for an earlier submission of this team.
-    if session.scalar(select(Submission.id).where(Submission.path == str(path))) is None:
-        path.unlink(missing_ok=True)
+    if session.scalar(select(Submission.id).where(Submission.path == ref)) is None:
+        remove_stored(ref, settings=settings)
 
 
 def visible_submission(session: Session, *, submission_id: int, user: User) -> Submission:
@@ -154,6 +157,20 @@ def visible_submission(session: Session, *, submission_id: int, user: User) -> S
     ):
         return submission
     raise NotFound(f"no submission {submission_id}")
+
+
+def submission_file(
+    session: Session, *, submission_id: int, user: User, settings: Settings
+) -> tuple[Submission, BinaryIO]:
+    """A visible submission and its file, streamed from the store."""
+    submission = visible_submission(session, submission_id=submission_id, user=user)
+    refused = NotFound(f"submission {submission_id} was refused at upload; its file is not kept")
+    if not submission.path:
+        raise refused
+    try:
+        return submission, open_stored(submission.path, settings=settings)
+    except NotFound:
+        raise refused from None
 
 
 def team_submissions(session: Session, *, competition: Competition, user: User) -> list[Submission]:

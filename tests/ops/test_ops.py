@@ -4,14 +4,19 @@ logs, and outages answered with 503 and Retry-After instead of 500."""
 import errno
 import json
 import logging
+import subprocess
+import sys
 
 import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
+from app.auth.service import create_user
 from app.db import make_engine, make_session_factory
 from app.main import create_app
-from app.models import Submission
+from app.migrate import upgrade
+from app.models import Role, Submission
 from app.ops import readiness
 from app.ops.logs import JsonFormatter
 from tests.helpers import API, PERFECT, ready_competition, submit
@@ -82,6 +87,108 @@ def test_a_full_disk_answers_503_and_accepts_nothing(
         assert session.scalar(select(func.count()).select_from(Submission)) == 0
     monkeypatch.undo()
     assert submit(client, alice.headers, PERFECT).status_code == 202  # recovers by itself
+
+
+# Another process holds SQLite's write lock until its standard input closes.
+LOCK_HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+conn.rollback()
+"""
+
+
+def test_a_sqlite_database_locked_by_another_process_answers_503_and_recovers(tmp_path, settings):
+    path = tmp_path / "locked.db"
+    url = f"sqlite:///{path}"
+    upgrade(url)
+    engine = make_engine(url)
+
+    @event.listens_for(engine, "connect")
+    def _wait_briefly(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+        # The server waits 30 s for the lock before giving up; the test need not.
+        dbapi_connection.execute("PRAGMA busy_timeout=300")
+
+    factory = make_session_factory(engine)
+    host, alice = (_token_headers(factory, settings, name) for name in ("host", "alice"))
+    app = create_app(settings.model_copy(update={"database_url": url}), session_factory=factory)
+    with TestClient(app) as client:
+        ready_competition(client, host)
+        holder = subprocess.Popen(
+            [sys.executable, "-c", LOCK_HOLDER, str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline() == b"locked\n"
+            refused = submit(client, alice, PERFECT)
+            assert refused.status_code == 503, refused.text
+            assert refused.json()["reason"] == "database_busy"
+            assert refused.headers["retry-after"].isdigit()
+            assert client.get("/healthz").status_code == 200
+        finally:
+            holder.communicate(timeout=30)  # closes its stdin: the lock goes
+        accepted = submit(client, alice, PERFECT)
+        assert accepted.status_code == 202, accepted.text
+        view = client.get(f"{API}/submissions/{accepted.json()['id']}", headers=alice).json()
+        assert view["status"] == "scored"
+    with factory() as session:
+        # Nothing half-accepted while the lock was held: only the second upload is there.
+        assert session.scalar(select(func.count()).select_from(Submission)) == 1
+    engine.dispose()
+
+
+def _token_headers(factory, settings, name: str) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    role = Role.organiser if name == "host" else Role.participant
+    with factory() as session:
+        _user, token = create_user(session, name=name, role=role, secret_key=settings.secret_key)
+        session.commit()
+    return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        EndpointConnectionError(endpoint_url="http://127.0.0.1:1/bucket"),
+        ClientError(
+            {"Error": {"Code": "SlowDown"}, "ResponseMetadata": {"HTTPStatusCode": 503}},
+            "PutObject",
+        ),
+        ClientError(
+            {"Error": {"Code": "InternalError"}, "ResponseMetadata": {"HTTPStatusCode": 500}},
+            "PutObject",
+        ),
+    ],
+)
+def test_a_store_error_that_reaches_the_handlers_raw_answers_503(
+    client, host, alice, monkeypatch, error
+):
+    ready_competition(client, host.headers)
+
+    def failing(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise error
+
+    monkeypatch.setattr("app.submissions.service.store_stream", failing)
+    response = submit(client, alice.headers, PERFECT)
+    assert response.status_code == 503, response.text
+    assert response.json()["reason"] == "storage_unreachable" and "retry-after" in response.headers
+
+
+def test_a_refusal_from_the_store_is_not_dressed_up_as_an_outage(client, host, alice, monkeypatch):
+    ready_competition(client, host.headers)
+    denied = ClientError(
+        {"Error": {"Code": "AccessDenied"}, "ResponseMetadata": {"HTTPStatusCode": 403}},
+        "PutObject",
+    )
+
+    def failing(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise denied
+
+    monkeypatch.setattr("app.submissions.service.store_stream", failing)
+    with pytest.raises(ClientError):
+        submit(client, alice.headers, PERFECT)
 
 
 def test_other_os_errors_are_not_dressed_up_as_outages(client, host, alice, monkeypatch):
