@@ -213,14 +213,14 @@ def test_responses_carry_the_callers_request_id_or_a_new_one(client):
 
 def test_the_request_id_reaches_the_scoring_jobs_log_lines(client, host, alice, caplog):
     ready_competition(client, host.headers)
-    caplog.set_level(logging.INFO, logger="app.scoring")
+    caplog.set_level(logging.INFO, logger="app.jobs")
     response = client.post(
         f"{API}/competitions/churn/submissions",
         files={"file": ("sub.csv", PERFECT, "text/csv")},
         headers={**alice.headers, "X-Request-ID": "upload-7"},
     )
     assert response.status_code == 202
-    scoring = [r for r in caplog.records if r.name.startswith("app.scoring")]
+    scoring = [r for r in caplog.records if r.name.startswith("app.jobs")]
     assert scoring and all(r.request_id == "upload-7" for r in scoring)
     line = json.loads(JsonFormatter().format(scoring[-1]))
     assert line["request_id"] == "upload-7" and line["level"] == "INFO"
