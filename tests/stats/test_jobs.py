@@ -15,7 +15,10 @@ IDS = [f"r{i:02d}" for i in range(N)]
 TRUTH = ["x" if i % 2 else "y" for i in range(N)]
 KEY = csv_bytes(
     ["id", "label", "Usage"],
-    *[[i, t, "Public" if n < N // 2 else "Private"] for n, (i, t) in enumerate(zip(IDS, TRUTH))],
+    *[
+        [i, t, "Public" if n < N // 2 else "Private"]
+        for n, (i, t) in enumerate(zip(IDS, TRUTH, strict=True))
+    ],
 )
 
 
@@ -123,13 +126,15 @@ def test_an_auc_board_uses_delongs_paired_standard_error(client, host, alice, se
     y = rng.integers(0, 2, N)
     y[:4] = [0, 1, 0, 1]  # both classes among the public rows
     usage = ["Public" if n < N // 2 else "Private" for n in range(N)]
-    key = csv_bytes(["id", "target", "Usage"], *[[i, t, u] for i, t, u in zip(IDS, y, usage)])
+    key = csv_bytes(
+        ["id", "target", "Usage"], *[[i, t, u] for i, t, u in zip(IDS, y, usage, strict=True)]
+    )
     create_competition(client, host.headers, "auc", public_board_mode="ladder_free")
     assert upload_key(client, host.headers, "auc", key).status_code == 201
     a = np.round(y + rng.normal(0, 1.0, N), 2)
     b = np.round(a + rng.normal(0, 0.5, N), 2)
     ids = [
-        _submit(client, alice, csv_bytes(["id", "target"], *zip(IDS, s)), slug="auc")
+        _submit(client, alice, csv_bytes(["id", "target"], *zip(IDS, s, strict=True)), slug="auc")
         for s in (a, b)
     ]
     public = slice(0, N // 2)
