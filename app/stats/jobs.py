@@ -164,6 +164,7 @@ def _team_best(session: Session, job: _Job, competition: Competition, key: Answe
             Submission.competition_id == competition.id,
             Submission.baseline.is_(True),
             Submission.hidden.is_(False),
+            Submission.late.is_(False),
             Score.public_score.is_not(None),
         )
         .order_by(
