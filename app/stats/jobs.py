@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.competitions.metric import is_custom, metric_for
@@ -28,9 +28,12 @@ from app.honest.paired import paired_se
 from app.honest.plans import Plan, make_plan, supports_intervals
 from app.honest.replicates import run
 from app.honest.resample import Resamples, seed_for
-from app.models import AnswerKey, Competition, Score, ScoreStats, Submission
+from app.leaderboard.standings import apply_pending
+from app.models import AnswerKey, Competition, Score, ScoreStats, Standing, Submission
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable, read_submission
 from app.scoring.keys import intake_limits, key_table
+from app.stats.board import refresh_bands
+from app.stats.codec import from_bytes, to_bytes
 from app.stats.ladder import replay
 
 log = logging.getLogger(__name__)
@@ -57,14 +60,6 @@ def resamples_for(key_sha: str, split: str, n: int) -> Resamples:
             while sum(r.n * r.replicates for r in _cache.values()) > _CACHE_BYTES:
                 _cache.popitem(last=False)
     return resamples
-
-
-def to_bytes(values: np.ndarray) -> bytes:
-    return np.asarray(values, dtype=np.float32).tobytes()
-
-
-def from_bytes(blob: bytes | None) -> np.ndarray | None:
-    return None if blob is None else np.frombuffer(blob, dtype=np.float32).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -254,5 +249,45 @@ def add_score_stats(
                     note=note,
                 )
             )
+        _refresh_bands(factory, job)
     except Exception:  # noqa: BLE001 - never let the second step hurt the queue
         log.exception("score stats for submission %s failed", submission_id)
+
+
+def _refresh_bands(factory: sessionmaker[Session], job: _Job) -> None:
+    """The boards' rank bands with this score in them. On the published key version only when
+    the submission stands on a board (most do not beat their team's best); on a version being
+    rescored, once, when its last submission is scored, so the bands are there on publishing."""
+    try:
+        with unit_of_work(factory) as session:
+            competition = session.get(Competition, job.competition.id)
+            if competition is None or not competition.score_intervals:
+                return
+            published = competition.board_key
+            if published is not None and published.id == job.key.id:
+                apply_pending(session)
+                stands = session.scalar(
+                    select(Standing.id).where(
+                        Standing.answer_key_id == job.key.id,
+                        Standing.submission_id == job.submission_id,
+                    )
+                )
+                if stands is None:
+                    return
+            else:
+                unscored = session.scalar(
+                    select(Submission.id)
+                    .where(
+                        Submission.competition_id == competition.id,
+                        ~exists().where(
+                            Score.submission_id == Submission.id,
+                            Score.answer_key_id == job.key.id,
+                        ),
+                    )
+                    .limit(1)
+                )
+                if unscored is not None:
+                    return
+            refresh_bands(session, competition=competition, key_id=job.key.id)
+    except Exception:  # noqa: BLE001 - a concurrent refresh won, or the board moved on
+        log.warning("bands after submission %s not refreshed", job.submission_id, exc_info=True)
