@@ -109,32 +109,37 @@ class _Computed:
 
 
 def _plan(
-    job: _Job, table: AnswerKeyTable, path: str, settings: Settings, mask: np.ndarray
-) -> Plan:
+    job: _Job, table: AnswerKeyTable, path: str, settings: Settings, masks: list[np.ndarray]
+) -> list[Plan]:
+    """One submission's plans on these rows of the key (the file read once)."""
     metric = metric_for(job.competition)
     params = metric.parse_params(job.competition.metric_params)
     y_pred = read_submission(Path(path), key=table, metric=metric, limits=intake_limits(settings))
-    return make_plan(metric.name, params, table.y_true[mask], y_pred[mask])
+    return [make_plan(metric.name, params, table.y_true[m], y_pred[m]) for m in masks]
 
 
 def _compute(job: _Job, settings: Settings) -> _Computed:
     table = key_table(job.competition, job.key, settings)
     intervals: dict[str, dict[str, float | int]] = {}
     replicates: dict[str, bytes] = {}
-    public_plan = None
-    masks = _split_masks(table.usage, table.n_rows)
-    for split, mask in masks.items():
-        n = int(np.count_nonzero(mask))
-        if n < 2 or (split == "private" and not job.competition.score_intervals):
-            continue
-        plan = _plan(job, table, job.submission_path, settings, mask)
-        if split == "public":
-            public_plan = plan
-        if job.competition.score_intervals:
-            rep = run(plan, resamples_for(job.key.sha256, split, n))
+    splits = {
+        split: mask
+        for split, mask in _split_masks(table.usage, table.n_rows).items()
+        if np.count_nonzero(mask) >= 2 and (split == "public" or job.competition.score_intervals)
+    }
+    plans = dict(
+        zip(
+            splits,
+            _plan(job, table, job.submission_path, settings, list(splits.values())),
+            strict=True,
+        )
+    )
+    if job.competition.score_intervals:
+        for split, plan in plans.items():
+            rep = run(plan, resamples_for(job.key.sha256, split, plan.n))
             intervals[split] = bootstrap_interval(rep).as_dict()
             replicates[split] = to_bytes(rep.values)
-    return _Computed(intervals, replicates, public_plan)
+    return _Computed(intervals, replicates, plans.get("public"))
 
 
 def _team_best(session: Session, job: _Job, competition: Competition, key: AnswerKey) -> int | None:
@@ -192,7 +197,7 @@ def _ladder_threshold(
         table = key_table(job.competition, job.key, settings)
         mask = _split_masks(table.usage, table.n_rows)["public"]
         try:
-            best_plan = _plan(job, table, path, settings, mask)
+            [best_plan] = _plan(job, table, path, settings, [mask])
         except Exception:  # noqa: BLE001 - a file gone since: the bootstrap answers instead
             log.warning("submission %s: cannot reread submission %s", job.submission_id, best)
         else:
