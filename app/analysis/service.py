@@ -23,7 +23,7 @@ from app.leaderboard.service import standings
 from app.models import AnswerKey, Competition, Score, Submission, Team, User
 from app.scoring.intake import IGNORED, PUBLIC, read_submission
 from app.stats.board import stats_of
-from app.stats.jobs import from_bytes
+from app.stats.codec import from_bytes
 from app.stats.ladder import uses_ladder
 from app.storage import local_file
 from app.teams.service import find_team

@@ -14,6 +14,8 @@ from typing import Literal
 import numpy as np
 
 from app.honest import ladder as lad
+from app.honest.delong import paired_se_from_placements
+from app.honest.paired import mean_paired_se
 
 Board = Literal["exact", "ladder", "ladder_free"]
 AttackMetric = Literal["accuracy", "roc_auc"]
@@ -74,15 +76,9 @@ def _paired_se(probe: _Probe, metric: AttackMetric, best: int) -> np.ndarray:
     """Standard error of (every probe − probe ``best``): s/√n, or DeLong's for AUC."""
     if metric == "accuracy":
         (correct,) = probe.parts
-        diff = correct - correct[best]
-        se: np.ndarray = diff.std(axis=1, ddof=1) / np.sqrt(correct.shape[1])
-        return se
+        return mean_paired_se(correct, correct[best])
     v10, v01 = probe.parts
-    d10 = v10 - v10[best]
-    d01 = v01 - v01[best]
-    var = d10.var(axis=1, ddof=1) / v10.shape[1] + d01.var(axis=1, ddof=1) / v01.shape[1]
-    delong_se: np.ndarray = np.sqrt(var)
-    return delong_se
+    return paired_se_from_placements(v10, v01, v10[best], v01[best])
 
 
 def _shown(probe: _Probe, board: Board, metric: AttackMetric, step: float | None) -> np.ndarray:

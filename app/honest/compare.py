@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.honest._normal import norm_cdf
+from app.honest._normal import norm_cdf, norm_ppf
 from app.honest.intervals import Interval, bootstrap_interval
 from app.honest.replicates import Replicates
 
@@ -74,7 +74,16 @@ def rank_bands(
     """Band of each team: 1 + the number of teams significantly better (Holm over all pairs).
 
     ``points`` (N,) are the teams' scores and ``replicates`` (N, B) the same statistic on shared
-    resamples (NaN replicates are ignored pair by pair through the covariance of the rest).
+    resamples (replicates that are NaN for any team are left out).
+
+    The pair's z is |Δ| / se(Δ), se² = Var_i + Var_j − 2 Cov_ij from the replicates, and its
+    two-sided p-value 2 (1 − Φ(z)). Holm always rejects a p-value ≤ α/M (M = N(N − 1)/2
+    pairs), so no pair needs computing once it surely has one: with the teams sorted best first
+    and se ≤ sd_i + sd_j, a team ranked far enough above team i passes z ≥ Φ⁻¹(1 − α/2M) whatever
+    their covariance, and so does every team above it. Only each team's window of close rivals
+    is computed (block by block, one matrix product each), and Holm's step-down runs over the
+    windows' p-values after the sure rejections, which come first in its order. The result is
+    that of testing every pair.
     """
     points = np.asarray(points, dtype=np.float64)
     n = points.size
@@ -82,19 +91,80 @@ def rank_bands(
         return np.ones(n, dtype=np.int64)
     sign = 1.0 if greater_is_better else -1.0
     reps = sign * np.asarray(replicates, dtype=np.float64)
-    keep = np.all(np.isfinite(reps), axis=0)
-    reps = reps[:, keep]
-    cov = np.atleast_2d(np.cov(reps)) if reps.shape[1] > 1 else np.zeros((n, n))
-    var = np.diag(cov)
-    i, j = np.triu_indices(n, k=1)
-    diff = sign * (points[i] - points[j])
-    se = np.sqrt(np.maximum(var[i] + var[j] - 2 * cov[i, j], 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = np.where(se > 0, np.abs(diff) / se, np.where(diff != 0, np.inf, 0.0))
-    p = np.minimum(1.0, 2 * (1 - norm_cdf(z)))
-    rejected = holm(p, alpha)
-    better = np.zeros(n, dtype=np.int64)
-    # A rejected pair means the team with the better point score is significantly better.
-    worse = np.where(diff > 0, j, i)[rejected]
-    np.add.at(better, worse, 1)
-    return 1 + better
+    reps = reps[:, np.all(np.isfinite(reps), axis=0)]
+    order = np.argsort(-sign * points, kind="stable")
+    best_first = sign * points[order]
+    b = reps.shape[1]
+    centred = reps[order] - reps[order].mean(axis=1, keepdims=True) if b > 1 else None
+    var = np.zeros(n) if centred is None else np.einsum("ij,ij->i", centred, centred) / (b - 1)
+    sd = np.sqrt(var)
+    pairs = n * (n - 1) // 2
+    # A margin so that a "sure" pair's computed p-value is below α/M despite rounding.
+    z_sure = float(norm_ppf(1 - alpha / (2 * pairs))) * (1 + 1e-9)
+    # g(j) = point_j − z_sure · max(sd_0..sd_j) never increases down the board: the teams j
+    # with g(j) ≥ point_i + z_sure · sd_i, a prefix, are surely better than team i.
+    reach = best_first - z_sure * np.maximum.accumulate(sd)
+    sure = np.searchsorted(-reach, -(best_first + z_sure * sd), side="right")
+    strictly_above = np.searchsorted(-best_first, -best_first, side="left")
+    sure = np.minimum(sure, strictly_above)
+    better = sure.astype(np.int64)
+    sure_total = int(sure.sum())
+    candidates_z: list[np.ndarray] = []
+    candidates_team: list[np.ndarray] = []
+    z_alpha = float(norm_ppf(1 - alpha / 2))
+    block = max(1, int(2**22 // max(n, 1)))
+    for start in range(1, n, block):
+        rows = np.arange(start, min(start + block, n))
+        lo = int(sure[rows].min())
+        hi = int(rows[-1])
+        if lo >= hi:
+            continue
+        cols = np.arange(lo, hi)
+        inside = (cols[None, :] >= sure[rows][:, None]) & (cols[None, :] < rows[:, None])
+        if centred is None:
+            cov = np.zeros((rows.size, cols.size))
+        else:
+            cov = centred[rows] @ centred[lo:hi].T / (b - 1)
+        se = np.sqrt(np.maximum(var[rows][:, None] + var[cols][None, :] - 2 * cov, 0.0))
+        diff = best_first[cols][None, :] - best_first[rows][:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(se > 0, diff / se, np.where(diff != 0, np.inf, 0.0))
+        # A pair with p > α is never rejected: only the others enter the step-down.
+        # A computed z past z_sure is a sure rejection too; a pair with p > α never is one.
+        passed = inside & (z >= z_sure)
+        better[rows] += passed.sum(axis=1)
+        sure_total += int(passed.sum())
+        keep = inside & (z >= z_alpha) & ~passed
+        team, _ = np.nonzero(keep)
+        candidates_z.append(z[keep])
+        candidates_team.append(rows[team])
+    if candidates_z:
+        _step_down(
+            np.concatenate(candidates_z),
+            np.concatenate(candidates_team),
+            better,
+            ahead=sure_total,
+            pairs=pairs,
+            alpha=alpha,
+        )
+    bands = np.empty(n, dtype=np.int64)
+    bands[order] = 1 + better
+    return bands
+
+
+def _step_down(
+    z: np.ndarray, team: np.ndarray, better: np.ndarray, *, ahead: int, pairs: int, alpha: float
+) -> None:
+    """Holm over the windows' pairs, ``ahead`` sure rejections before them: count each rejected
+    pair for its lower team. The p-values are computed in order of z, a slice at a time, up to
+    the first acceptance (a strong board rejects only its first few)."""
+    by_z = np.argsort(-z, kind="stable")  # p = 2 (1 − Φ(z)) ascending
+    stop = z.size
+    for start in range(0, z.size, 4096):
+        part = by_z[start : start + 4096]
+        p = np.minimum(1.0, 2 * (1 - norm_cdf(z[part])))
+        passed = p <= alpha / (pairs - ahead - start - np.arange(part.size))
+        if not passed.all():
+            stop = start + int(np.argmin(passed))
+            break
+    np.add.at(better, team[by_z[:stop]], 1)

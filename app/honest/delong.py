@@ -49,7 +49,28 @@ def delong(y_true: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return aucs, cov
 
 
+def paired_se_from_placements(
+    v10_a: np.ndarray, v01_a: np.ndarray, v10_b: np.ndarray, v01_b: np.ndarray
+) -> np.ndarray:
+    """Standard error of AUC(a) − AUC(b) from their placement values, along the last axis.
+
+    Var a + Var b − 2 Cov(a, b) of DeLong's covariance is the sample variance of the paired
+    differences of the placement values, class by class: Var(V10a − V10b)/m + Var(V01a − V01b)/n.
+    ``v10_a`` and ``v01_a`` may carry one row per candidate (the attack scores them all at once).
+    """
+    d10 = np.asarray(v10_a, dtype=np.float64) - v10_b
+    d01 = np.asarray(v01_a, dtype=np.float64) - v01_b
+    var = d10.var(axis=-1, ddof=1) / d10.shape[-1] + d01.var(axis=-1, ddof=1) / d01.shape[-1]
+    se: np.ndarray = np.sqrt(np.maximum(var, 0.0))
+    return se
+
+
 def delong_paired_se(y_true: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     """Standard error of AUC(a) − AUC(b) on the same rows: √(Var a + Var b − 2 Cov(a, b))."""
-    _, cov = delong(y_true, np.column_stack([a, b]))
-    return float(np.sqrt(max(cov[0, 0] + cov[1, 1] - 2 * cov[0, 1], 0.0)))
+    positive = np.asarray(y_true) == 1
+    m = int(positive.sum())
+    if m < 2 or positive.size - m < 2:
+        raise ValueError("DeLong's variance needs at least two positives and two negatives")
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    return float(paired_se_from_placements(*placements(positive, a), *placements(positive, b)))

@@ -9,7 +9,9 @@ Algorithm 1 (fixed step η), on a loss ℓ (a score to maximise is negated):
 where [x]_η rounds x to the nearest multiple of η. Algorithm 2 (parameter-free) replaces η by the
 standard error of the paired difference with the team's best submission, s/√n (s the sample
 standard deviation of the per-row loss differences; for AUC DeLong's paired standard error), and
-rounds to the grid 1/n. A released value is always on its grid and never gets worse.
+rounds to the grid 1/n (:mod:`app.honest.paired` computes that standard error, for the attack
+simulation and for the service alike). A released value is always on its grid and never gets
+worse.
 """
 
 from collections.abc import Callable
@@ -122,11 +124,3 @@ def ladder_free(
         )
         shown[t] = np.nan if state.displayed is None else state.displayed
     return LadderRun(shown, released)
-
-
-def mean_loss_paired_se(losses_new: np.ndarray, losses_best: np.ndarray) -> float:
-    """s/√n for a mean-type metric: s the sample std of the per-row loss differences."""
-    diff = np.asarray(losses_new, dtype=np.float64) - np.asarray(losses_best, dtype=np.float64)
-    if diff.size < 2:
-        return 0.0
-    return float(diff.std(ddof=1) / np.sqrt(diff.size))

@@ -10,9 +10,14 @@ For every chunk of count vectors ``C`` (replicates × rows, uint8):
   positive (a ``cumsum`` over the negatives in score order, read at each positive's
   ``searchsorted`` position), so the Mann-Whitney U of a weighted sample costs O(n) per replicate.
 
+Chunks run on :data:`THREADS` threads (numpy's copies, products, cumulative sums and gathers
+release the GIL), at most that many in flight, so memory stays a few chunks whatever the source.
 The jackknife (leave one row out) gives BCa's acceleration; every plan has it in closed form.
 """
 
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +29,24 @@ Source = Resamples | CountSource
 _ONEHOT_MAX = 64
 _TILE_REPLICATES = 16
 _TILE_CELLS = 2**17  # 512 KB of float32 (1 MB of float64): one tile stays in cache
+THREADS = 2
+
+
+def _over_chunks(
+    work: Callable[[np.ndarray], np.ndarray], chunks: Iterator[np.ndarray]
+) -> np.ndarray:
+    """``work`` on every chunk, in order, on :data:`THREADS` threads; the results concatenated."""
+    if THREADS < 2:
+        return np.concatenate([work(chunk) for chunk in chunks])
+    done: list[np.ndarray] = []
+    with ThreadPoolExecutor(THREADS) as pool:
+        running: deque[Future[np.ndarray]] = deque()
+        for chunk in chunks:
+            running.append(pool.submit(work, chunk))
+            if len(running) >= THREADS:
+                done.append(running.popleft().result())
+        done.extend(future.result() for future in running)
+    return np.concatenate(done)
 
 
 @dataclass(frozen=True)
@@ -65,10 +88,10 @@ def _weighted_sums(source: Source, values: np.ndarray, integral: bool) -> np.nda
     design = np.empty((values.shape[0], values.shape[1] + 1), dtype=dtype)
     design[:, :-1] = values
     design[:, -1] = 1
-    out = []
     width = _TILE_CELLS // _TILE_REPLICATES
-    buffer = np.empty((_TILE_REPLICATES, width), dtype=dtype)
-    for chunk in source.chunks():
+
+    def chunk_sums(chunk: np.ndarray) -> np.ndarray:
+        buffer = np.empty((_TILE_REPLICATES, width), dtype=dtype)
         sums = np.zeros((chunk.shape[0], design.shape[1]), dtype=np.float64)
         for r0 in range(0, chunk.shape[0], _TILE_REPLICATES):
             rows = chunk[r0 : r0 + _TILE_REPLICATES]
@@ -79,8 +102,9 @@ def _weighted_sums(source: Source, values: np.ndarray, integral: bool) -> np.nda
                 np.copyto(target, tile)
                 acc += target @ design[c0 : c0 + width]
             sums[r0 : r0 + rows.shape[0]] = acc
-        out.append(sums)
-    return np.concatenate(out)
+        return sums
+
+    return _over_chunks(chunk_sums, source.chunks())
 
 
 def source_chunk(source: Source, bytes_per_cell: int) -> int:
@@ -113,12 +137,13 @@ def category_counts(source: Source, codes: np.ndarray, categories: int) -> np.nd
         return counts
     order = np.argsort(codes, kind="stable")
     present, starts = np.unique(codes[order], return_index=True)
-    out = []
-    for chunk in source.chunks(source_chunk(source, 1)):
+
+    def chunk_counts(chunk: np.ndarray) -> np.ndarray:
         block = np.zeros((chunk.shape[0], categories), dtype=np.int64)
         block[:, present] = np.add.reduceat(chunk[:, order], starts, axis=1, dtype=np.int64)
-        out.append(block)
-    return np.concatenate(out)
+        return block
+
+    return _over_chunks(chunk_counts, source.chunks(source_chunk(source, 1)))
 
 
 def _run_categories(plan: CategoryPlan, source: Source, jackknife: bool) -> Replicates:
@@ -177,8 +202,8 @@ def _auc_column(plan: AucPlan, column: int) -> _AucColumn:
 def _auc_replicates(col: _AucColumn, source: Source) -> np.ndarray:
     ties = bool(np.any(col.lo != col.hi))
     wide = source.n > 4_000_000  # 255 × 2n must fit an int32 product
-    out = []
-    for chunk in source.chunks(source_chunk(source, 8)):
+
+    def chunk_aucs(chunk: np.ndarray) -> np.ndarray:
         negatives = np.take(chunk, col.neg_order, axis=1)
         cum = np.zeros((chunk.shape[0], negatives.shape[1] + 1), dtype=np.int32)
         np.cumsum(negatives, axis=1, dtype=np.int32, out=cum[:, 1:])
@@ -196,8 +221,10 @@ def _auc_replicates(col: _AucColumn, source: Source) -> np.ndarray:
         n_neg = cum[:, -1].astype(np.int64)
         pairs = (n_pos * n_neg).astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out.append(np.where(pairs > 0, twice_wins / (2 * pairs), np.nan))
-    return np.concatenate(out)
+            out: np.ndarray = np.where(pairs > 0, twice_wins / (2 * pairs), np.nan)
+        return out
+
+    return _over_chunks(chunk_aucs, source.chunks(source_chunk(source, 8)))
 
 
 def _run_auc(plan: AucPlan, source: Source, jackknife: bool) -> Replicates:

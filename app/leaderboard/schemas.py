@@ -32,6 +32,9 @@ class Leaderboard(BaseModel):
     limit: int = 100
     offset: int = 0
     public_board_mode: str = "exact"
+    # How many of the board's best-ranked rows the rank bands cover (the queue computes them
+    # after each score, for up to 5,000 teams); None where the board shows no bands.
+    bands_cover: int | None = None
     rows: list[LeaderboardRow]
     # The caller's team's row wherever it stands, on this page or not (None: not on the board).
     own_row: LeaderboardRow | None = None

@@ -25,11 +25,15 @@ from app.evaluation.metric import metric_for
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
 from app.leaderboard.standings import apply_pending
 from app.models import AnswerKey, Competition, Standing, Team, TeamMember, User
-from app.stats.board import RowStats, hides_public_scores, ladder_scores, row_stats
+from app.stats.board import (
+    RowStats,
+    hides_public_scores,
+    ladder_scores,
+    row_stats,
+    stored_bands,
+)
 
 MAX_PAGE = 1000
-# Rank bands compare every pair of ranked rows (Holm): computed for boards up to this many rows.
-BAND_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -208,28 +212,18 @@ def _honest(
     board: Board,
     page: list[Ranked],
     own: Ranked | None,
-    total: int,
 ) -> dict[int, RowStats]:
-    """Interval and rank band of the rows shown; bands over the whole board up to BAND_LIMIT
-    rows (Holm over every pair), beyond it intervals only."""
+    """Interval and rank band of the rows shown (bands as the queue last computed them)."""
     if not competition.score_intervals or not page:
         return {}
     shown = page + ([own] if own is not None else [])
-    everyone = (
-        standings(session, competition=competition, key_id=key_id, board=board)
-        if total <= BAND_LIMIT
-        else shown
-    )
-    found = row_stats(
+    return row_stats(
         session,
         competition=competition,
         key_id=key_id,
         board=board,
-        entries=[(r.submission_id, r.score, r.rank is not None) for r in everyone],
+        submission_ids=[r.submission_id for r in shown if r.rank is not None],
     )
-    if total > BAND_LIMIT:
-        return {sid: RowStats(stat.interval, None) for sid, stat in found.items()}
-    return found
 
 
 def leaderboard(
@@ -248,6 +242,7 @@ def leaderboard(
     decimals = None if host else competition.score_decimals
     total, page, own = 0, [], None
     honest: dict[int, RowStats] = {}
+    bands_cover: int | None = None
     if key is not None:
         own_team_id = _own_team_id(session, competition, user)
         if board == "public" and hides_public_scores(competition, host):
@@ -270,7 +265,10 @@ def leaderboard(
                 own_team_id=own_team_id,
             )
             # Intervals and bands read the exact scores: never shown on a Ladder board.
-            honest = _honest(session, competition, key.id, board, page, own, total)
+            honest = _honest(session, competition, key.id, board, page, own)
+            if competition.score_intervals:
+                stored = stored_bands(session, key_id=key.id, board=board)
+                bands_cover = stored.teams if stored is not None else 0
     return Leaderboard(
         competition=competition.slug,
         board=board,
@@ -284,6 +282,7 @@ def leaderboard(
         rows=[_row(r, decimals, honest) for r in page],
         own_row=_row(own, decimals, honest) if own else None,
         public_board_mode=competition.public_board_mode,
+        bands_cover=bands_cover,
     )
 
 

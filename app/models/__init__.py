@@ -5,7 +5,7 @@ from app.models.competition import AnswerKey, Competition
 from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, HostRole
 from app.models.standing import Standing
-from app.models.stats import ScoreStats
+from app.models.stats import BoardBands, ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, TeamNotice
 from app.models.user import ApiToken, Role, User, WebSession
@@ -13,6 +13,7 @@ from app.models.user import ApiToken, Role, User, WebSession
 __all__ = [
     "AnswerKey",
     "AuditEntry",
+    "BoardBands",
     "InvitationStatus",
     "TeamInvitation",
     "ApiToken",

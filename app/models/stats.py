@@ -3,7 +3,7 @@
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, LargeBinary, String
+from sqlalchemy import JSON, Float, ForeignKey, Integer, LargeBinary, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
@@ -31,3 +31,20 @@ class ScoreStats(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     score: Mapped[Score] = relationship()
+
+
+class BoardBands(Base):
+    """The rank bands of one board of one key version, as the queue last computed them (after
+    each score): {submission id: band} for the board's best-ranked ``teams`` rows."""
+
+    __tablename__ = "board_bands"
+    __table_args__ = (UniqueConstraint("answer_key_id", "board"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    answer_key_id: Mapped[int] = mapped_column(
+        ForeignKey("answer_keys.id", ondelete="CASCADE"), index=True
+    )
+    board: Mapped[str] = mapped_column(String(8))
+    bands: Mapped[dict[str, int]] = mapped_column(JSON)
+    teams: Mapped[int] = mapped_column(Integer)
+    computed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

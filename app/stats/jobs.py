@@ -2,6 +2,12 @@
 intervals, its replicates (for bands and comparisons) and, for the parameter-free Ladder, the
 paired standard error against the team's best. It never delays the score and never fails it:
 any problem leaves a note for the host instead of an interval.
+
+The Ladder's standard error is exact where the metric decomposes into rows
+(:func:`app.honest.paired.paired_se`: s/√n of the per-row loss differences, DeLong's for AUC),
+computed from the two submissions' predictions on the public rows; for the other metrics (F1,
+precision, recall, κ, pF-beta, several AUC columns) it is the standard deviation of the paired
+bootstrap replicates, and without those (intervals off) the Ladder uses its fixed step.
 """
 
 import logging
@@ -10,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -18,11 +24,15 @@ from app.db import unit_of_work
 from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom, metric_for
 from app.honest.intervals import bootstrap_interval
-from app.honest.plans import make_plan, supports_intervals
+from app.honest.paired import paired_se
+from app.honest.plans import Plan, make_plan, supports_intervals
 from app.honest.replicates import run
 from app.honest.resample import Resamples, seed_for
-from app.models import AnswerKey, Competition, Score, ScoreStats, Submission
-from app.scoring.intake import PRIVATE, PUBLIC, read_submission
+from app.leaderboard.standings import apply_pending
+from app.models import AnswerKey, Competition, Score, ScoreStats, Standing, Submission
+from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable, read_submission
+from app.stats.board import refresh_bands
+from app.stats.codec import from_bytes, to_bytes
 from app.stats.ladder import replay
 from app.storage import local_file
 
@@ -52,14 +62,6 @@ def resamples_for(key_sha: str, split: str, n: int) -> Resamples:
     return resamples
 
 
-def to_bytes(values: np.ndarray) -> bytes:
-    return np.asarray(values, dtype=np.float32).tobytes()
-
-
-def from_bytes(blob: bytes | None) -> np.ndarray | None:
-    return None if blob is None else np.frombuffer(blob, dtype=np.float32).astype(np.float64)
-
-
 @dataclass(frozen=True)
 class _Job:
     score_id: int
@@ -84,7 +86,8 @@ def _claim(factory: sessionmaker[Session], submission_id: int, key_id: int) -> _
         key = session.get(AnswerKey, key_id)
         if submission is None or competition is None or key is None:
             return None
-        if not competition.score_intervals:
+        # The parameter-free Ladder needs its threshold even when intervals are off.
+        if not competition.score_intervals and competition.public_board_mode != "ladder_free":
             return None
         session.expunge(competition)
         session.expunge(key)
@@ -98,40 +101,55 @@ def _split_masks(usage: np.ndarray | None, n: int) -> dict[str, np.ndarray]:
     return {"public": usage == PUBLIC, "private": usage == PRIVATE}
 
 
-def _compute(job: _Job, settings: Settings) -> tuple[dict, dict]:  # type: ignore[type-arg]
+@dataclass(frozen=True)
+class _Computed:
+    intervals: dict[str, dict[str, float | int]]
+    replicates: dict[str, bytes]
+    public_plan: Plan | None  # for the Ladder's paired standard error
+
+
+def _plan(
+    job: _Job, table: AnswerKeyTable, path: str, settings: Settings, masks: list[np.ndarray]
+) -> list[Plan]:
+    """One submission's plans on these rows of the key (the file read once)."""
     metric = metric_for(job.competition)
     params = metric.parse_params(job.competition.metric_params)
-    table = key_table(job.competition, job.key, settings)
     y_pred = read_submission(
-        local_file(job.submission_path, settings=settings),
+        local_file(path, settings=settings),
         key=table,
         metric=metric,
         limits=intake_limits(settings),
     )
+    return [make_plan(metric.name, params, table.y_true[m], y_pred[m]) for m in masks]
+
+
+def _compute(job: _Job, settings: Settings) -> _Computed:
+    table = key_table(job.competition, job.key, settings)
     intervals: dict[str, dict[str, float | int]] = {}
     replicates: dict[str, bytes] = {}
-    for split, mask in _split_masks(table.usage, table.n_rows).items():
-        n = int(np.count_nonzero(mask))
-        if n < 2:
-            continue
-        plan = make_plan(metric.name, params, table.y_true[mask], y_pred[mask])
-        rep = run(plan, resamples_for(job.key.sha256, split, n))
-        intervals[split] = bootstrap_interval(rep).as_dict()
-        replicates[split] = to_bytes(rep.values)
-    return intervals, replicates
+    splits = {
+        split: mask
+        for split, mask in _split_masks(table.usage, table.n_rows).items()
+        if np.count_nonzero(mask) >= 2 and (split == "public" or job.competition.score_intervals)
+    }
+    plans = dict(
+        zip(
+            splits,
+            _plan(job, table, job.submission_path, settings, list(splits.values())),
+            strict=True,
+        )
+    )
+    if job.competition.score_intervals:
+        for split, plan in plans.items():
+            rep = run(plan, resamples_for(job.key.sha256, split, plan.n))
+            intervals[split] = bootstrap_interval(rep).as_dict()
+            replicates[split] = to_bytes(rep.values)
+    return _Computed(intervals, replicates, plans.get("public"))
 
 
-def _ladder_threshold(
-    session: Session, job: _Job, competition: Competition, public_replicates: bytes | None
-) -> float | None:
-    """SE of (this submission − the team's best so far) on the public split, from the shared
-    replicates; 0 for a first submission with no baseline."""
-    new = from_bytes(public_replicates)
-    if new is None:
-        return None
-    key = session.get(AnswerKey, job.key.id)
-    if key is None:
-        return None
+def _team_best(session: Session, job: _Job, competition: Competition, key: AnswerKey) -> int | None:
+    """The submission the team's next Ladder step is compared with: its last release, else the
+    best visible baseline."""
     # This score has no stats row yet, so the replay leaves it pending: best is among the earlier.
     ladders = replay(
         session,
@@ -142,31 +160,63 @@ def _ladder_threshold(
     )
     ladder = ladders.get(job.team_id)
     best = ladder.state.best if ladder is not None else None
-    if best is None:
-        best = session.scalar(
-            select(Submission.id)
-            .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key.id))
-            .where(
-                Submission.competition_id == competition.id,
-                Submission.baseline.is_(True),
-                Submission.hidden.is_(False),
-            )
-            .order_by(
-                Score.public_score.desc()
-                if metric_for(competition).greater_is_better
-                else Score.public_score
-            )
-            .limit(1)
+    if isinstance(best, int):
+        return best
+    return session.scalar(
+        select(Submission.id)
+        .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key.id))
+        .where(
+            Submission.competition_id == competition.id,
+            Submission.baseline.is_(True),
+            Submission.hidden.is_(False),
+            Submission.late.is_(False),
+            Score.public_score.is_not(None),
         )
+        .order_by(
+            Score.public_score.desc()
+            if metric_for(competition).greater_is_better
+            else Score.public_score
+        )
+        .limit(1)
+    )
+
+
+def _ladder_threshold(
+    session: Session,
+    job: _Job,
+    competition: Competition,
+    computed: _Computed,
+    settings: Settings,
+) -> float | None:
+    """The standard error of (this submission − the team's best so far) on the public split:
+    exact from both submissions' rows where the metric allows, else from the shared bootstrap
+    replicates; 0 for a first submission with no baseline, None when neither is available."""
+    key = session.get(AnswerKey, job.key.id)
+    if key is None or computed.public_plan is None:
+        return None
+    best = _team_best(session, job, competition, key)
     if best is None:
         return 0.0
+    path = session.scalar(select(Submission.path).where(Submission.id == best))
+    if path is not None:
+        table = key_table(job.competition, job.key, settings)
+        mask = _split_masks(table.usage, table.n_rows)["public"]
+        try:
+            [best_plan] = _plan(job, table, path, settings, [mask])
+        except Exception:  # noqa: BLE001 - a file gone since: the bootstrap answers instead
+            log.warning("submission %s: cannot reread submission %s", job.submission_id, best)
+        else:
+            exact = paired_se(competition.metric_name, computed.public_plan, best_plan)
+            if exact is not None and np.isfinite(exact):
+                return exact
+    new = from_bytes(computed.replicates.get("public"))
     other = session.scalar(
         select(ScoreStats.public_replicates)
         .join(Score, Score.id == ScoreStats.score_id)
         .where(Score.submission_id == best, Score.answer_key_id == job.key.id)
     )
     base = from_bytes(other)
-    if base is None or base.shape != new.shape:
+    if new is None or base is None or base.shape != new.shape:
         return None
     diff = new - base
     diff = diff[np.isfinite(diff)]
@@ -182,13 +232,12 @@ def add_score_stats(
         if job is None:
             return
         note = None
-        intervals: dict = {}  # type: ignore[type-arg]
-        replicates: dict[str, bytes] = {}
+        computed = _Computed({}, {}, None)
         if is_custom(job.competition) or not supports_intervals(job.competition.metric_name):
             note = "this metric has no bootstrap interval"
         else:
             try:
-                intervals, replicates = _compute(job, settings)
+                computed = _compute(job, settings)
             except Exception as exc:  # noqa: BLE001 - the score stands; the host gets a note
                 log.exception("intervals for submission %s failed", submission_id)
                 note = f"intervals failed: {type(exc).__name__}"[:200]
@@ -197,18 +246,58 @@ def add_score_stats(
                 return
             competition = session.get(Competition, job.competition.id)
             threshold = None
-            if competition is not None and replicates.get("public") is not None:
-                threshold = _ladder_threshold(session, job, competition, replicates.get("public"))
+            if competition is not None:
+                threshold = _ladder_threshold(session, job, competition, computed, settings)
             session.add(
                 ScoreStats(
                     score_id=job.score_id,
-                    public_interval=intervals.get("public"),
-                    private_interval=intervals.get("private"),
-                    public_replicates=replicates.get("public"),
-                    private_replicates=replicates.get("private"),
+                    public_interval=computed.intervals.get("public"),
+                    private_interval=computed.intervals.get("private"),
+                    public_replicates=computed.replicates.get("public"),
+                    private_replicates=computed.replicates.get("private"),
                     ladder_threshold=threshold,
                     note=note,
                 )
             )
+        _refresh_bands(factory, job)
     except Exception:  # noqa: BLE001 - never let the second step hurt the queue
         log.exception("score stats for submission %s failed", submission_id)
+
+
+def _refresh_bands(factory: sessionmaker[Session], job: _Job) -> None:
+    """The boards' rank bands with this score in them. On the published key version only when
+    the submission stands on a board (most do not beat their team's best); on a version being
+    rescored, once, when its last submission is scored, so the bands are there on publishing."""
+    try:
+        with unit_of_work(factory) as session:
+            competition = session.get(Competition, job.competition.id)
+            if competition is None or not competition.score_intervals:
+                return
+            published = competition.board_key
+            if published is not None and published.id == job.key.id:
+                apply_pending(session)
+                stands = session.scalar(
+                    select(Standing.id).where(
+                        Standing.answer_key_id == job.key.id,
+                        Standing.submission_id == job.submission_id,
+                    )
+                )
+                if stands is None:
+                    return
+            else:
+                unscored = session.scalar(
+                    select(Submission.id)
+                    .where(
+                        Submission.competition_id == competition.id,
+                        ~exists().where(
+                            Score.submission_id == Submission.id,
+                            Score.answer_key_id == job.key.id,
+                        ),
+                    )
+                    .limit(1)
+                )
+                if unscored is not None:
+                    return
+            refresh_bands(session, competition=competition, key_id=job.key.id)
+    except Exception:  # noqa: BLE001 - a concurrent refresh won, or the board moved on
+        log.warning("bands after submission %s not refreshed", job.submission_id, exc_info=True)

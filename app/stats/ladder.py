@@ -3,9 +3,9 @@ scores in submission order (so no state can drift), and after each of its submis
 
 ``ladder``: threshold and grid are the competition's step (default 1/√n_public). ``ladder_free``:
 the threshold is the paired standard error the scoring queue stored with the score (against the
-team's best at the time) and the grid 1/n_public; without one (intervals off, a metric without a
-bootstrap) it falls back to the fixed step, and a score whose standard error is still being
-computed is not released yet. Hidden and late submissions take no part (a late one is never
+team's best at the time; :mod:`app.stats.jobs`) and the grid 1/n_public; without one (a metric
+with neither a per-row decomposition nor a bootstrap) it falls back to the fixed step, and a score
+whose standard error is still being computed is not released yet. Hidden and late submissions take no part (a late one is never
 ranked, and once the competition is over its exact score gives nothing away); the Ladder starts
 from the best visible baseline's public score.
 """
@@ -81,7 +81,7 @@ def replay(
         ladder = ladders.setdefault(row.team_id, TeamLadder(LadderState.start(start, grid)))
         threshold: float | None = fixed
         if free:
-            if row[5] is None and competition.score_intervals:
+            if row[5] is None:
                 threshold = None  # its standard error is still being computed
             elif row.ladder_threshold is not None:
                 threshold = row.ladder_threshold

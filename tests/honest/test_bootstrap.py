@@ -9,7 +9,7 @@ import pytest
 from app.honest.intervals import bootstrap_interval
 from app.honest.plans import INTERVAL_METRICS, UnsupportedMetric, make_plan, supports_intervals
 from app.honest.replicates import point, run
-from app.honest.resample import Resamples, seed_for
+from app.honest.resample import BLOCK, Resamples, seed_for
 from app.metrics import get_metric, metric_names
 
 
@@ -118,6 +118,24 @@ def test_large_resamples_use_threads_and_stay_the_same():
     # Counts are multinomial(n, 1/n): mean 1, variance 1 - 1/n.
     assert one.mean() == pytest.approx(1.0)
     assert one.var() == pytest.approx(1.0, rel=0.01)
+
+
+@pytest.mark.parametrize("n", [1000, 600_000])
+def test_resamples_are_the_bincounts_of_each_blocks_generator(n):
+    """The stream a stored replicate was computed on: block b of BLOCK rows draws from the
+    child b of the seed's SeedSequence, row after row (one draw for a small block)."""
+    seed, replicates = 77, 11
+    counts = Resamples(n, seed=seed, replicates=replicates).counts()
+    for block in range(0, (replicates + BLOCK - 1) // BLOCK):
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(block,))))
+        size = min(BLOCK, replicates - block * BLOCK)
+        if n * size <= 2**22:
+            draws = rng.integers(0, n, size=(size, n), dtype=np.int64)
+        else:
+            draws = [rng.integers(0, n, size=n, dtype=np.int64) for _ in range(size)]
+        for r in range(size):
+            expected = np.bincount(draws[r], minlength=n)
+            assert np.array_equal(counts[block * BLOCK + r], expected)
 
 
 def test_binormal_auc_intervals_cover_the_true_value():

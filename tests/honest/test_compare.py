@@ -56,6 +56,60 @@ def test_clearly_different_teams_get_their_own_bands():
     assert losses.tolist() == [1, 2, 2, 4]
 
 
+def _bands_over_every_pair(points, replicates, greater_is_better, alpha=0.05):
+    """Rank bands by their definition: every pair's p-value, then Holm over all of them."""
+    sign = 1.0 if greater_is_better else -1.0
+    reps = sign * replicates
+    reps = reps[:, np.all(np.isfinite(reps), axis=0)]
+    n = points.size
+    cov = np.atleast_2d(np.cov(reps)) if reps.shape[1] > 1 else np.zeros((n, n))
+    i, j = np.triu_indices(n, k=1)
+    diff = sign * (points[i] - points[j])
+    se = np.sqrt(np.maximum(cov[i, i] + cov[j, j] - 2 * cov[i, j], 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(se > 0, np.abs(diff) / se, np.where(diff != 0, np.inf, 0.0))
+    p = np.minimum(1.0, 2 * (1 - np.array([0.5 * (1 + erf(v / 2**0.5)) for v in z])))
+    rejected = holm(p, alpha)
+    better = np.zeros(n, dtype=np.int64)
+    np.add.at(better, np.where(diff > 0, j, i)[rejected], 1)
+    return 1 + better
+
+
+def test_bands_computed_by_windows_equal_those_over_every_pair():
+    rng = np.random.default_rng(13)
+    for case in range(300):
+        n = int(rng.integers(2, 80))
+        b = int(rng.choice([1, 2, 50, 200]))
+        spread = float(rng.choice([0.0, 0.001, 0.01, 0.1]))
+        quality = rng.normal(0.7, spread, n)
+        if case % 5 == 0:
+            quality[rng.integers(0, n, n // 2)] = 0.7  # exact ties
+        noise = rng.normal(0, float(rng.choice([0.002, 0.01])), (n, b))
+        common = rng.normal(0, 0.01, b)  # shared resamples: correlated replicates
+        replicates = quality[:, None] + common[None, :] + noise
+        if case % 7 == 0:
+            replicates[rng.integers(0, n)] = quality[0]  # a team without variance
+        if case % 11 == 0 and b > 2:
+            replicates[rng.integers(0, n), rng.integers(0, b)] = np.nan
+        points = np.round(quality, 4)
+        greater = bool(case % 2)
+        if not greater:
+            points, replicates = -points, -replicates
+        expected = _bands_over_every_pair(points, replicates, greater)
+        got = rank_bands(points, replicates, greater_is_better=greater)
+        assert got.tolist() == expected.tolist(), case
+
+
+def test_bands_of_a_large_spread_board_equal_those_over_every_pair():
+    rng = np.random.default_rng(5)
+    n, b = 600, 300
+    quality = np.sort(rng.normal(0.8, 0.02, n))
+    replicates = quality[:, None] + rng.normal(0, 0.003, (n, b)) + rng.normal(0, 0.003, b)
+    expected = _bands_over_every_pair(quality, replicates, True)
+    assert rank_bands(quality, replicates, greater_is_better=True).tolist() == expected.tolist()
+    assert 1 < len(set(expected.tolist())) < n
+
+
 def test_the_one_sided_test_keeps_its_level():
     rejections = 0
     seeds = 1000

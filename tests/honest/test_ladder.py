@@ -6,6 +6,7 @@ import pytest
 
 from app.honest import ladder as lad
 from app.honest.attack import boosting_attack
+from app.honest.paired import mean_paired_se
 
 
 def _on_grid(values: np.ndarray, step: float) -> bool:
@@ -64,15 +65,14 @@ def test_the_ladder_starts_from_the_baseline():
     assert np.allclose(run.displayed, [0.56, 0.58])
 
 
-def test_parameter_free_threshold_is_the_paired_standard_error():
-    best_losses = np.zeros(100)
-    new_losses = np.r_[np.zeros(90), -np.ones(10)]  # 10 rows now right: s = 0.3015
-    se = lad.mean_loss_paired_se(new_losses, best_losses)
-    assert se == pytest.approx(np.std(new_losses, ddof=1) / 10)
+def test_the_parameter_free_ladder_starts_from_the_baseline():
+    # Against the baseline (shown [0.55] on the grid 1/100) the first submission must beat its
+    # paired standard error too: 0.56 is within 0.02 of it, 0.60 is not.
     run = lad.ladder_free(
-        [0.80, 0.80 + 0.5 * se, 0.80 + 2 * se], lambda t, best: se, n=100, greater_is_better=True
+        [0.56, 0.60], lambda t, best: 0.02, n=100, greater_is_better=True, baseline=0.55
     )
-    assert run.released.tolist() == [True, False, True]
+    assert run.released.tolist() == [False, True]
+    assert np.allclose(run.displayed, [0.55, 0.60])
 
 
 @pytest.mark.parametrize("board", ["ladder", "ladder_free"])
@@ -98,7 +98,7 @@ def test_an_honest_team_sees_its_real_improvements(board):
         else:
             run = lad.ladder_free(
                 scores,
-                lambda t, best, losses=losses: lad.mean_loss_paired_se(losses[t], losses[best]),
+                lambda t, best, losses=losses: mean_paired_se(losses[t], losses[best]),
                 n=n,
                 greater_is_better=True,
             )
