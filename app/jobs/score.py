@@ -41,11 +41,11 @@ from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom, metric_for
 from app.jobs.lease import Lease, claimable, give_up, held, put_back, renewing, try_claim
 from app.jobs.lease import now as lease_now
+from app.jobs.stats import add_score_stats
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
 from app.scoring.core import ScoreResult, ScoringError, score_submission_file
-from app.stats.jobs import add_score_stats
 from app.storage import local_file
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 participants, and each row's interval and rank band.
 
 Rank bands take the whole board (Holm over every pair of ranked rows), so the scoring queue
-computes them after each score (:func:`refresh_bands`, seconds for a few thousand teams) and a
+computes them after each score (:func:`app.jobs.stats.refresh_bands`, seconds for a few thousand teams) and a
 board page only reads them: a row whose submission arrived since has no band until the next
 refresh. Bands cover the best :data:`BAND_TEAMS` ranked rows of a board.
 """
@@ -10,16 +10,10 @@ refresh. Bands cover the best :data:`BAND_TEAMS` ranked rows of a board.
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.evaluation.metric import metric_for
-from app.honest.compare import rank_bands
-from app.leaderboard.standings import apply_pending
-from app.models import AnswerKey, BoardBands, Competition, Score, ScoreStats, Standing, Submission
-from app.models.types import utcnow
-from app.stats.codec import from_bytes
+from app.models import AnswerKey, BoardBands, Competition, Score, ScoreStats, Submission
 from app.stats.ladder import replay, uses_ladder
 
 # The Holm family of a board's bands: its best-ranked rows, at most this many (about 5 s on two
@@ -77,54 +71,6 @@ def stored_bands(session: Session, *, key_id: int, board: str) -> BoardBands | N
     return session.scalar(
         select(BoardBands).where(BoardBands.answer_key_id == key_id, BoardBands.board == board)
     )
-
-
-def board_bands(
-    session: Session, *, competition: Competition, key_id: int, board: str
-) -> dict[str, int]:
-    """The bands of the board's best :data:`BAND_TEAMS` ranked rows that have replicates."""
-    apply_pending(session)
-    rows = session.execute(
-        select(Standing.submission_id, Standing.score)
-        .where(
-            Standing.answer_key_id == key_id,
-            Standing.board == board,
-            Standing.baseline.is_(False),
-        )
-        .order_by(Standing.order_key, Standing.submitted_at, Standing.submission_id)
-        .limit(BAND_TEAMS)
-    ).all()
-    found = stats_of(session, key_id=key_id, submission_ids=[r.submission_id for r in rows])
-    ranked = []
-    for sid, score in rows:
-        reps = from_bytes(getattr(found[sid], f"{board}_replicates")) if sid in found else None
-        if reps is not None:
-            ranked.append((sid, score, reps))
-    if len({r[2].size for r in ranked}) > 1:
-        return {}
-    if len(ranked) == 1:
-        return {str(ranked[0][0]): 1}  # nobody can be better
-    if not ranked:
-        return {}
-    bands = rank_bands(
-        np.array([r[1] for r in ranked]),
-        np.stack([r[2] for r in ranked]),
-        greater_is_better=metric_for(competition).greater_is_better,
-    )
-    return {str(sid): int(band) for (sid, _, _), band in zip(ranked, bands, strict=True)}
-
-
-def refresh_bands(session: Session, *, competition: Competition, key_id: int) -> None:
-    """Recompute and store both boards' bands of one key version."""
-    for board in ("public", "private"):
-        bands = board_bands(session, competition=competition, key_id=key_id, board=board)
-        stored = stored_bands(session, key_id=key_id, board=board)
-        if stored is None:
-            session.add(
-                BoardBands(answer_key_id=key_id, board=board, bands=bands, teams=len(bands))
-            )
-        else:
-            stored.bands, stored.teams, stored.computed_at = bands, len(bands), utcnow()
 
 
 def ladder_scores(

@@ -3,7 +3,7 @@ scores in submission order (so no state can drift), and after each of its submis
 
 ``ladder``: threshold and grid are the competition's step (default 1/√n_public). ``ladder_free``:
 the threshold is the paired standard error the scoring queue stored with the score (against the
-team's best at the time; :mod:`app.stats.jobs`) and the grid 1/n_public; without one (a metric
+team's best at the time; :mod:`app.jobs.stats`) and the grid 1/n_public; without one (a metric
 with neither a per-row decomposition nor a bootstrap) it falls back to the fixed step, and a score
 whose standard error is still being computed is not released yet. Hidden and late submissions take no part (a late one is never
 ranked, and once the competition is over its exact score gives nothing away); the Ladder starts

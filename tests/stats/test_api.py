@@ -248,8 +248,8 @@ def test_a_failing_interval_never_fails_the_score(
 ):
     from sqlalchemy import select
 
+    from app.jobs import stats as jobs
     from app.models import ScoreStats
-    from app.stats import jobs
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")

@@ -23,15 +23,17 @@ from app.config import Settings
 from app.db import unit_of_work
 from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom, metric_for
+from app.honest.compare import rank_bands
 from app.honest.intervals import bootstrap_interval
 from app.honest.paired import paired_se
 from app.honest.plans import Plan, make_plan, supports_intervals
 from app.honest.replicates import run
 from app.honest.resample import Resamples, seed_for
 from app.leaderboard.standings import apply_pending
-from app.models import AnswerKey, Competition, Score, ScoreStats, Standing, Submission
+from app.models import AnswerKey, BoardBands, Competition, Score, ScoreStats, Standing, Submission
+from app.models.types import utcnow
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable, read_submission
-from app.stats.board import refresh_bands
+from app.stats.board import BAND_TEAMS, stats_of, stored_bands
 from app.stats.codec import from_bytes, to_bytes
 from app.stats.ladder import replay
 from app.storage import local_file
@@ -301,3 +303,51 @@ def _refresh_bands(factory: sessionmaker[Session], job: _Job) -> None:
             refresh_bands(session, competition=competition, key_id=job.key.id)
     except Exception:  # noqa: BLE001 - a concurrent refresh won, or the board moved on
         log.warning("bands after submission %s not refreshed", job.submission_id, exc_info=True)
+
+
+def board_bands(
+    session: Session, *, competition: Competition, key_id: int, board: str
+) -> dict[str, int]:
+    """The bands of the board's best :data:`BAND_TEAMS` ranked rows that have replicates."""
+    apply_pending(session)
+    rows = session.execute(
+        select(Standing.submission_id, Standing.score)
+        .where(
+            Standing.answer_key_id == key_id,
+            Standing.board == board,
+            Standing.baseline.is_(False),
+        )
+        .order_by(Standing.order_key, Standing.submitted_at, Standing.submission_id)
+        .limit(BAND_TEAMS)
+    ).all()
+    found = stats_of(session, key_id=key_id, submission_ids=[r.submission_id for r in rows])
+    ranked = []
+    for sid, score in rows:
+        reps = from_bytes(getattr(found[sid], f"{board}_replicates")) if sid in found else None
+        if reps is not None:
+            ranked.append((sid, score, reps))
+    if len({r[2].size for r in ranked}) > 1:
+        return {}
+    if len(ranked) == 1:
+        return {str(ranked[0][0]): 1}  # nobody can be better
+    if not ranked:
+        return {}
+    bands = rank_bands(
+        np.array([r[1] for r in ranked]),
+        np.stack([r[2] for r in ranked]),
+        greater_is_better=metric_for(competition).greater_is_better,
+    )
+    return {str(sid): int(band) for (sid, _, _), band in zip(ranked, bands, strict=True)}
+
+
+def refresh_bands(session: Session, *, competition: Competition, key_id: int) -> None:
+    """Recompute and store both boards' bands of one key version."""
+    for board in ("public", "private"):
+        bands = board_bands(session, competition=competition, key_id=key_id, board=board)
+        stored = stored_bands(session, key_id=key_id, board=board)
+        if stored is None:
+            session.add(
+                BoardBands(answer_key_id=key_id, board=board, bands=bands, teams=len(bands))
+            )
+        else:
+            stored.bands, stored.teams, stored.computed_at = bands, len(bands), utcnow()
