@@ -33,7 +33,7 @@ from app.leaderboard.standings import apply_pending
 from app.models import AnswerKey, BoardBands, Competition, Score, ScoreStats, Standing, Submission
 from app.models.types import utcnow
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable, read_submission
-from app.stats.board import BAND_TEAMS, stats_of, stored_bands
+from app.stats.board import stats_of, stored_bands
 from app.stats.codec import from_bytes, to_bytes
 from app.stats.ladder import replay
 from app.storage import local_file
@@ -303,6 +303,10 @@ def _refresh_bands(factory: sessionmaker[Session], job: _Job) -> None:
             refresh_bands(session, competition=competition, key_id=job.key.id)
     except Exception:  # noqa: BLE001 - a concurrent refresh won, or the board moved on
         log.warning("bands after submission %s not refreshed", job.submission_id, exc_info=True)
+
+
+# Bands cover a board's best this many ranked rows (Holm within them; the rest show none).
+BAND_TEAMS = 5000
 
 
 def board_bands(

@@ -4,7 +4,7 @@ participants, and each row's interval and rank band.
 Rank bands take the whole board (Holm over every pair of ranked rows), so the scoring queue
 computes them after each score (:func:`app.jobs.stats.refresh_bands`, seconds for a few thousand teams) and a
 board page only reads them: a row whose submission arrived since has no band until the next
-refresh. Bands cover the best :data:`BAND_TEAMS` ranked rows of a board.
+refresh. Bands cover the best :data:`app.jobs.stats.BAND_TEAMS` ranked rows of a board.
 """
 
 from dataclasses import dataclass
@@ -18,7 +18,6 @@ from app.stats.ladder import replay, uses_ladder
 
 # The Holm family of a board's bands: its best-ranked rows, at most this many (about 5 s on two
 # cores for 5,000 teams in the queue; bench/bench_bands.py).
-BAND_TEAMS = 5000
 
 
 def hides_public_scores(competition: Competition, is_host: bool) -> bool:

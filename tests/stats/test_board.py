@@ -5,8 +5,8 @@ import numpy as np
 from sqlalchemy import select
 
 from app.honest.compare import rank_bands
+from app.jobs import stats as stats_jobs
 from app.models import Score, ScoreStats
-from app.stats import board as stats_board
 from app.stats.codec import from_bytes
 from tests.helpers import API, create_competition, csv_bytes, submit, upload_key
 
@@ -39,7 +39,7 @@ def _board(client, caller) -> dict:
 def test_bands_cover_the_best_teams_and_come_from_the_queue(
     client, host, make_user, session_factory, monkeypatch
 ):
-    monkeypatch.setattr(stats_board, "BAND_TEAMS", 3)
+    monkeypatch.setattr(stats_jobs, "BAND_TEAMS", 3)
     create_competition(client, host.headers, "bands", metric={"name": "accuracy"})
     assert upload_key(client, host.headers, "bands", KEY).status_code == 201
     callers = [make_user(name) for name in ("ann", "ben", "cat", "dan")]
@@ -52,7 +52,7 @@ def test_bands_cover_the_best_teams_and_come_from_the_queue(
     def computing_on_a_request(*args, **kwargs):
         raise AssertionError("bands are computed by the queue, not by a board request")
 
-    monkeypatch.setattr(stats_board, "rank_bands", computing_on_a_request)
+    monkeypatch.setattr(stats_jobs, "rank_bands", computing_on_a_request)
     board = _board(client, callers[0])
     assert board["bands_cover"] == 3
     bands = [r["band"] for r in board["rows"]]
