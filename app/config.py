@@ -8,6 +8,9 @@ from pydantic import model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET_KEY = "change-me-podium-development-secret"
+# Token and session hashes, CSRF tokens and signed download links are keyed with the secret: a
+# short one could be guessed offline from any of them.
+MIN_SECRET_KEY_LENGTH = 32
 
 
 class Settings(BaseSettings):
@@ -70,6 +73,12 @@ class Settings(BaseSettings):
         if self.env == "production" and self.secret_key == DEFAULT_SECRET_KEY:
             raise ValueError(
                 "PODIUM_SECRET_KEY must be set to a private value when PODIUM_ENV=production"
+            )
+        if self.env == "production" and len(self.secret_key) < MIN_SECRET_KEY_LENGTH:
+            raise ValueError(
+                f"PODIUM_SECRET_KEY must be at least {MIN_SECRET_KEY_LENGTH} characters long when "
+                f"PODIUM_ENV=production (it has {len(self.secret_key)}); "
+                "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(48))'"
             )
         return self
 
