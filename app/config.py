@@ -4,7 +4,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET_KEY = "change-me-podium-development-secret"
@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     max_columns: int = 10_000
     # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
     uploads_per_minute: int = 10
+    # Failed sign-ins (a wrong token or password) one client address may make in a window;
+    # beyond them every attempt from that address is answered 429 until the window ends.
+    auth_failures_per_window: int = Field(default=20, ge=1)
+    auth_failure_window_seconds: float = Field(default=300.0, gt=0)
     # A competition data file (train / test sets) may be as large as this.
     max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.service import user_for_token
+from app.auth.throttle import FailedAuthLimiter, client_address
 from app.competitions.hosts import require_host
 from app.config import Settings
 from app.db import run_after_commit
@@ -19,6 +20,10 @@ from app.models import Competition, Submission, User
 
 def get_settings_dep(request: Request) -> Settings:
     return request.app.state.settings
+
+
+def auth_limiter(request: Request) -> FailedAuthLimiter:
+    return request.app.state.auth_limiter
 
 
 async def _database_slot(request: Request) -> AsyncIterator[None]:
@@ -57,13 +62,19 @@ _bearer = HTTPBearer(auto_error=False)
 
 
 def get_current_user(
+    request: Request,
     session: SessionDep,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User:
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("missing bearer token")
-    return user_for_token(session, token=credentials.credentials, secret_key=settings.secret_key)
+    return auth_limiter(request).attempt(
+        client_address(request.scope),
+        lambda: user_for_token(
+            session, token=credentials.credentials, secret_key=settings.secret_key
+        ),
+    )
 
 
 CurrentUser = Annotated[User, Depends(get_current_user)]

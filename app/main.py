@@ -12,6 +12,7 @@ import app.leaderboard.standings  # noqa: F401  (its session events keep the sta
 from app import __version__
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
+from app.auth.throttle import FailedAuthLimiter
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
@@ -87,7 +88,16 @@ def create_app(
     app.add_middleware(AbsoluteFormTargets)
     app.state.session_factory = session_factory
     app.state.scoring_queue = queue
-    app.add_middleware(UploadGuard, settings=settings, session_factory=session_factory)
+    app.state.auth_limiter = FailedAuthLimiter(
+        max_failures=settings.auth_failures_per_window,
+        window_seconds=settings.auth_failure_window_seconds,
+    )
+    app.add_middleware(
+        UploadGuard,
+        settings=settings,
+        session_factory=session_factory,
+        limiter=app.state.auth_limiter,
+    )
 
     install_error_handlers(app)
 
