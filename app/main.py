@@ -28,6 +28,7 @@ from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
 from app.scoring.queue import ScoringQueue, make_queue
 from app.scoring.sweep import Sweeper, sweep
+from app.security_headers import SecurityHeaders
 from app.stats.router import router as stats_router
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
@@ -118,4 +119,8 @@ def create_app(
     api.include_router(kaggle_router)
     app.include_router(api)
     install_web(app)
+    # Around the whole stack, Starlette's outermost error middleware included, so that even the
+    # generic 500 carries the security headers.
+    build_stack = app.build_middleware_stack
+    app.build_middleware_stack = lambda: SecurityHeaders(build_stack())  # type: ignore[method-assign]
     return app
