@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     # Limits for an organiser's custom metric, which runs in a child process per submission.
     custom_metric_timeout_seconds: float = 300.0
     custom_metric_memory_bytes: int = 4 * 1024 * 1024 * 1024
+    # Processes and threads one custom metric may run at once (a fork bomb stops here).
+    custom_metric_max_processes: int = Field(default=256, ge=8)
     # Development only, refused in production: where the bubblewrap jail cannot start, run
     # custom metrics without it (as the server's user, seeing what it sees) instead of refusing.
     custom_metric_unjailed: bool = False
