@@ -106,8 +106,9 @@ def create_app(
     app.add_middleware(RequestTelemetry)
     app.include_router(ops_router)
 
-    # Every API route needs a token, validates its request and may fail unexpectedly.
-    api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 500))
+    # Every API route needs a token (refused with 429 after too many wrong ones from an address),
+    # validates its request and may fail unexpectedly.
+    api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 429, 500))
     api.include_router(auth_router)
     api.include_router(competitions_router)
     api.include_router(submissions_router)

@@ -50,6 +50,7 @@ class SecurityHeaders:
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
+                message.setdefault("headers", [])  # optional in ASGI
                 headers = MutableHeaders(scope=message)
                 for name, value in HEADERS.items():
                     if name not in headers:
