@@ -8,6 +8,9 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET_KEY = "change-me-podium-development-secret"
+# Token and session hashes, CSRF tokens and signed download links are keyed with the secret: a
+# short one could be guessed offline from any of them.
+MIN_SECRET_KEY_LENGTH = 32
 
 
 class Settings(BaseSettings):
@@ -57,6 +60,8 @@ class Settings(BaseSettings):
     # Limits for an organiser's custom metric, which runs in a child process per submission.
     custom_metric_timeout_seconds: float = 300.0
     custom_metric_memory_bytes: int = 4 * 1024 * 1024 * 1024
+    # Processes and threads one custom metric may run at once (a fork bomb stops here).
+    custom_metric_max_processes: int = Field(default=256, ge=8)
     # Development only, refused in production: where the bubblewrap jail cannot start, run
     # custom metrics without it (as the server's user, seeing what it sees) instead of refusing.
     custom_metric_unjailed: bool = False
@@ -76,6 +81,10 @@ class Settings(BaseSettings):
     max_columns: int = 10_000
     # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
     uploads_per_minute: int = 10
+    # Failed sign-ins (a wrong token or password) one client address may make in a window;
+    # beyond them every attempt from that address is answered 429 until the window ends.
+    auth_failures_per_window: int = Field(default=20, ge=1)
+    auth_failure_window_seconds: float = Field(default=300.0, gt=0)
     # A competition data file (train / test sets) may be as large as this.
     max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 
@@ -84,6 +93,12 @@ class Settings(BaseSettings):
         if self.env == "production" and self.secret_key == DEFAULT_SECRET_KEY:
             raise ValueError(
                 "PODIUM_SECRET_KEY must be set to a private value when PODIUM_ENV=production"
+            )
+        if self.env == "production" and len(self.secret_key) < MIN_SECRET_KEY_LENGTH:
+            raise ValueError(
+                f"PODIUM_SECRET_KEY must be at least {MIN_SECRET_KEY_LENGTH} characters long when "
+                f"PODIUM_ENV=production (it has {len(self.secret_key)}); "
+                "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(48))'"
             )
         return self
 

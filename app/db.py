@@ -2,11 +2,14 @@
 
 The request's session dependency is the one place that commits. Work that must only happen once a
 commit is durable (handing a submission to a scorer) is registered with :func:`after_commit`.
+Slow work that needs no database (parsing an uploaded key, running a metric on it) is done in
+:func:`no_transaction`, so that it holds neither a transaction nor the request's database slot.
 """
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 from sqlalchemy import Engine, MetaData, create_engine, event
 from sqlalchemy.engine import make_url
@@ -93,3 +96,54 @@ def unit_of_work(factory: sessionmaker[Session]) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+# --- slow work between the reads and the writes of one unit of work ---------------------------
+
+# session.info keys: the request's database admission, and whether the unit has written.
+REQUEST_SLOT = "request_slot"
+_WROTE = "wrote"
+
+
+class Slot(Protocol):
+    """A request's admission to the database (``app.deps``), given back while it pauses."""
+
+    def release(self) -> None: ...
+
+    def acquire(self) -> None: ...
+
+
+@event.listens_for(Session, "after_flush")
+def _remember_flushes(session: Session, _context) -> None:  # type: ignore[no-untyped-def]
+    session.info[_WROTE] = True
+
+
+@event.listens_for(Session, "do_orm_execute")
+def _remember_statements(state) -> None:  # type: ignore[no-untyped-def]
+    if state.is_insert or state.is_update or state.is_delete:
+        state.session.info[_WROTE] = True
+
+
+@contextmanager
+def no_transaction(session: Session) -> Iterator[None]:
+    """Run the block with no transaction open and the request's database slot given back.
+
+    For a request's unit of work that has only read so far: its read transaction ends (a
+    commit of nothing; what was loaded stays loaded) and other requests are admitted while the
+    block runs. The block must not use the session; afterwards the caller re-reads whatever may
+    have changed meanwhile. Outside a request (the CLI, the demo), the block just runs.
+    """
+    slot: Slot | None = session.info.get(REQUEST_SLOT)
+    if slot is None:
+        yield
+        return
+    if session.info.get(_WROTE) or session.new or session.dirty or session.deleted:
+        raise RuntimeError("a unit of work cannot give up its transaction after it has written")
+    session.commit()
+    slot.release()
+    try:
+        yield
+    finally:
+        slot.acquire()
+    if session.in_transaction():
+        raise RuntimeError("the session was used while its unit of work had no transaction")

@@ -1,9 +1,11 @@
 """Request dependencies: the session (the one place that commits), the caller, the competition,
 and the one authorization check for host-only routes (:data:`HostedCompetitionDep`)."""
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
+import anyio.from_thread
 from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
@@ -11,14 +13,19 @@ from sqlalchemy.orm import Session
 
 from app.auth.hosts import require_host
 from app.auth.service import user_for_token
+from app.auth.throttle import FailedAuthLimiter, client_address
 from app.config import Settings
-from app.db import run_after_commit
+from app.db import REQUEST_SLOT, run_after_commit
 from app.errors import Forbidden, NotFound, Unauthorized
 from app.models import Competition, Submission, User
 
 
 def get_settings_dep(request: Request) -> Settings:
     return request.app.state.settings
+
+
+def auth_limiter(request: Request) -> FailedAuthLimiter:
+    return request.app.state.auth_limiter
 
 
 async def _database_slot(request: Request) -> AsyncIterator[None]:
@@ -33,10 +40,25 @@ async def _database_slot(request: Request) -> AsyncIterator[None]:
         yield
 
 
+class _RequestSlot:
+    """The slot taken by :func:`_database_slot`, given back and taken again from the handler's
+    worker thread while its unit of work pauses (``app.db.no_transaction``)."""
+
+    def __init__(self, slots: asyncio.Semaphore) -> None:
+        self._slots = slots
+
+    def release(self) -> None:
+        anyio.from_thread.run_sync(self._slots.release)
+
+    def acquire(self) -> None:
+        anyio.from_thread.run(self._slots.acquire)
+
+
 def get_session(
     request: Request, _slot: Annotated[None, Depends(_database_slot, scope="function")]
 ) -> Iterator[Session]:
     session: Session = request.app.state.session_factory()
+    session.info[REQUEST_SLOT] = _RequestSlot(request.app.state.database_slots)
     try:
         yield session
         session.commit()
@@ -57,13 +79,19 @@ _bearer = HTTPBearer(auto_error=False)
 
 
 def get_current_user(
+    request: Request,
     session: SessionDep,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> User:
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("missing bearer token")
-    return user_for_token(session, token=credentials.credentials, secret_key=settings.secret_key)
+    return auth_limiter(request).attempt(
+        client_address(request.scope),
+        lambda: user_for_token(
+            session, token=credentials.credentials, secret_key=settings.secret_key
+        ),
+    )
 
 
 CurrentUser = Annotated[User, Depends(get_current_user)]

@@ -141,7 +141,7 @@ _DESCRIPTIONS = {
     409: "Conflicts with the current state",
     413: "Upload too large",
     422: "The request or its file is invalid",
-    429: "Quota exceeded",
+    429: "Quota exceeded, or too many requests (wrong tokens, uploads): see Retry-After",
     500: "Unexpected failure (a generic body, never a traceback)",
     503: "Unavailable for now: retry after Retry-After seconds",
 }

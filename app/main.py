@@ -13,6 +13,7 @@ from app import __version__
 from app.analysis.router import router as stats_router
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
+from app.auth.throttle import FailedAuthLimiter
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
@@ -28,6 +29,7 @@ from app.ops import unavailable
 from app.ops.logs import configure_logging
 from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
+from app.security_headers import SecurityHeaders
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.upload_guard import UploadGuard
@@ -87,7 +89,16 @@ def create_app(
     app.add_middleware(AbsoluteFormTargets)
     app.state.session_factory = session_factory
     app.state.scoring_queue = queue
-    app.add_middleware(UploadGuard, settings=settings, session_factory=session_factory)
+    app.state.auth_limiter = FailedAuthLimiter(
+        max_failures=settings.auth_failures_per_window,
+        window_seconds=settings.auth_failure_window_seconds,
+    )
+    app.add_middleware(
+        UploadGuard,
+        settings=settings,
+        session_factory=session_factory,
+        limiter=app.state.auth_limiter,
+    )
 
     install_error_handlers(app)
 
@@ -95,8 +106,9 @@ def create_app(
     app.add_middleware(RequestTelemetry)
     app.include_router(ops_router)
 
-    # Every API route needs a token, validates its request and may fail unexpectedly.
-    api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 500))
+    # Every API route needs a token (refused with 429 after too many wrong ones from an address),
+    # validates its request and may fail unexpectedly.
+    api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 429, 500))
     api.include_router(auth_router)
     api.include_router(competitions_router)
     api.include_router(submissions_router)
@@ -108,4 +120,8 @@ def create_app(
     api.include_router(kaggle_router)
     app.include_router(api)
     install_web(app)
+    # Around the whole stack, Starlette's outermost error middleware included, so that even the
+    # generic 500 carries the security headers.
+    build_stack = app.build_middleware_stack
+    app.build_middleware_stack = lambda: SecurityHeaders(build_stack())  # type: ignore[method-assign]
     return app

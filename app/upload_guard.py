@@ -5,7 +5,8 @@ wrong token would be read (and spooled to disk) before the 401. This ASGI middle
 front of the upload routes and answers at once, without reading a byte of the body:
 
 - 413 when ``Content-Length`` is above the upload limit (plus room for the multipart framing);
-- 401 when there is no bearer token or no user has it.
+- 401 when there is no bearer token or no user has it, 429 when the client's address has
+  failed too often (:mod:`app.auth.throttle`, which counts this failure too).
 
 A body sent without ``Content-Length`` (chunked) is counted while the application reads it and
 cut at the same limit with a 413.
@@ -20,8 +21,9 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.auth.service import user_for_token
+from app.auth.throttle import FailedAuthLimiter, client_address
 from app.config import Settings
-from app.errors import AppError, PayloadTooLarge, Unauthorized, error_response
+from app.errors import AppError, PayloadTooLarge, RateLimited, Unauthorized, error_response
 from app.ops.unavailable import outage
 
 # The routes that take a file: submissions, answer keys and metric files.
@@ -41,10 +43,12 @@ class UploadGuard:
         *,
         settings: Settings,
         session_factory: sessionmaker[Session],
+        limiter: FailedAuthLimiter,
     ) -> None:
         self.app = app
         self._settings = settings
         self._session_factory = session_factory
+        self._limiter = limiter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -55,13 +59,13 @@ class UploadGuard:
             await self.app(scope, receive, send)
             return
         limit = self._settings.max_upload_bytes + FRAMING_BYTES
-        refusal = await self._refusal(Headers(scope=scope), limit)
+        refusal = await self._refusal(Headers(scope=scope), limit, client_address(scope))
         if refusal is not None:
             await error_response(refusal)(scope, receive, send)
             return
         await self._read_within(limit, scope, receive, send)
 
-    async def _refusal(self, headers: Headers, limit: int) -> AppError | None:
+    async def _refusal(self, headers: Headers, limit: int, address: str) -> AppError | None:
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
             return _too_large(self._settings.max_upload_bytes)
@@ -69,8 +73,10 @@ class UploadGuard:
         if scheme.lower() != "bearer" or not token.strip():
             return Unauthorized("missing bearer token")
         try:
-            await run_in_threadpool(self._check_token, token.strip())
-        except Unauthorized as exc:
+            await run_in_threadpool(
+                self._limiter.attempt, address, lambda: self._check_token(token.strip())
+            )
+        except (Unauthorized, RateLimited) as exc:
             return exc
         except Exception as exc:
             # Out here no exception handler runs: a database outage is answered 503 all the same.

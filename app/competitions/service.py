@@ -24,6 +24,7 @@ from app.custom_metrics.sandbox import (
     InvalidMetricSource,
     validate_metric_source,
 )
+from app.db import no_transaction
 from app.errors import Conflict, NotFound, Unprocessable
 from app.evaluation.custom import check_key_with_custom_metric, custom_metrics_refused
 from app.evaluation.keys import cached_key, key_table
@@ -35,7 +36,7 @@ from app.scoring.core import ScoringError
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
 from app.scoring.intake_errors import first_few, plural
 from app.scoring.intake_labels import distinct_labels
-from app.storage import local_file, remove_stored, store_stream
+from app.storage import StoredFile, local_file, remove_stored, store_stream
 from app.teams.notices import notify
 
 
@@ -256,6 +257,28 @@ def _unselect_late(session: Session, competition: Competition, actor: User) -> N
         )
 
 
+def _scoring_setup(competition: Competition) -> tuple[Any, ...]:
+    """What a key or metric file is checked against: if it changed while the file was checked
+    (with no transaction open), the check no longer holds."""
+    key = competition.board_key
+    return (
+        competition.metric_name,
+        competition.metric_params,
+        competition.id_column,
+        competition.labels,
+        competition.custom_metric_sha256,
+        competition.custom_metric_direction,
+        key.id if key is not None else None,
+    )
+
+
+def _changed_meanwhile() -> Conflict:
+    return Conflict(
+        "the competition's metric, labels or answer key changed while your file was checked; "
+        "upload it again"
+    )
+
+
 def upload_answer_key(
     session: Session,
     *,
@@ -264,44 +287,31 @@ def upload_answer_key(
     uploader: User,
     settings: Settings,
 ) -> AnswerKey:
-    """Validate and store a new key version; the first version goes live at once."""
-    stored = store_stream(
-        source,
-        prefix=f"answer-keys/{competition.id}",
-        settings=settings,
-        max_bytes=settings.max_upload_bytes,
-    )
+    """Validate and store a new key version; the first version goes live at once.
+
+    The file is stored, parsed and checked (by the competition's metric file too) with no
+    transaction open and the request's database slot given back, so the API never waits on it.
+    """
     metric = metric_for(competition)
     params = metric.parse_params(competition.metric_params)
+    setup = _scoring_setup(competition)
+    stored = None
     try:
-        table = cached_key(
-            path=stored.path,
-            sha256=stored.sha256,
-            metric=metric,
-            params=params,
-            id_column=competition.id_column,
-            settings=settings,
-        )
-        if is_custom(competition) and competition.custom_metric_path:
-            check_key_with_custom_metric(
-                competition,
-                metric_path=local_file(competition.custom_metric_path, settings=settings),
-                key_path=stored.path,
+        with no_transaction(session):
+            stored = store_stream(
+                source,
+                prefix=f"answer-keys/{competition.id}",
                 settings=settings,
+                max_bytes=settings.max_upload_bytes,
             )
-    except CustomMetricFailure as exc:
-        if not _is_referenced(session, stored.ref):
-            remove_stored(stored.ref, settings=settings)
-        raise Unprocessable(f"answer key rejected by your metric: {exc.host_message}") from None
-    except ScoringError as exc:
-        if not _is_referenced(session, stored.ref):
-            remove_stored(stored.ref, settings=settings)
-        raise Unprocessable(f"answer key rejected: {exc.message}") from None
-    key_labels = distinct_labels(table.y_true) if metric.cell == "label" else None
-    try:
-        _check_key_within(key_labels, competition.labels)
-    except Unprocessable:
-        if not _is_referenced(session, stored.ref):
+            table, key_labels = _checked_key(
+                competition, stored=stored, metric=metric, params=params, settings=settings
+            )
+        session.refresh(competition)
+        if _scoring_setup(competition) != setup:
+            raise _changed_meanwhile()
+    except (Unprocessable, Conflict):
+        if stored is not None and not _is_referenced(session, stored.ref):
             remove_stored(stored.ref, settings=settings)
         raise
     latest = session.scalar(
@@ -343,6 +353,40 @@ def upload_answer_key(
     return key
 
 
+def _checked_key(
+    competition: Competition,
+    *,
+    stored: StoredFile,
+    metric: Metric,
+    params: Any,
+    settings: Settings,
+) -> tuple[AnswerKeyTable, list[str] | None]:
+    """The parsed key and its labels, or Unprocessable; reads only what is loaded already."""
+    try:
+        table = cached_key(
+            path=stored.path,
+            sha256=stored.sha256,
+            metric=metric,
+            params=params,
+            id_column=competition.id_column,
+            settings=settings,
+        )
+        if is_custom(competition) and competition.custom_metric_path:
+            check_key_with_custom_metric(
+                competition,
+                metric_path=local_file(competition.custom_metric_path, settings=settings),
+                key_path=stored.path,
+                settings=settings,
+            )
+    except CustomMetricFailure as exc:
+        raise Unprocessable(f"answer key rejected by your metric: {exc.host_message}") from None
+    except ScoringError as exc:
+        raise Unprocessable(f"answer key rejected: {exc.message}") from None
+    key_labels = distinct_labels(table.y_true) if metric.cell == "label" else None
+    _check_key_within(key_labels, competition.labels)
+    return table, key_labels
+
+
 MAX_METRIC_FILE_BYTES = 1 << 20
 
 
@@ -355,41 +399,53 @@ def upload_custom_metric(
     settings: Settings,
     actor: User,
 ) -> Competition:
-    """Store an organiser's Kaggle-style metric file, after proving it can score the key."""
+    """Store an organiser's Kaggle-style metric file, after proving it can score the key.
+
+    The metric runs on the key with no transaction open and the request's database slot given
+    back (it may take up to the custom-metric timeout).
+    """
     if not is_custom(competition):
         raise Conflict(
             f"this competition scores with '{competition.metric_name}'; a metric file needs a "
             f"competition created with metric name '{CUSTOM}'"
         )
-    refused = custom_metrics_refused(settings)
-    if refused is not None:
-        raise Conflict(refused)
-    # A .py name: the sandbox imports the file as a module.
-    stored = store_stream(
-        source,
-        prefix=f"metrics/{competition.id}",
-        settings=settings,
-        max_bytes=MAX_METRIC_FILE_BYTES,
-        suffix=".py",
-    )
-    try:
-        validate_metric_source(stored.path.read_bytes())
-        key = competition.board_key
-        if key is not None:
-            check_key_with_custom_metric(
-                competition,
-                metric_path=stored.path,
-                key_path=local_file(key.path, settings=settings),
-                settings=settings,
-            )
-    except InvalidMetricSource as exc:
-        remove_stored(stored.ref, settings=settings)
-        raise Unprocessable(f"metric file rejected: {exc}") from None
-    except CustomMetricFailure as exc:
-        remove_stored(stored.ref, settings=settings)
-        raise Unprocessable(
-            f"metric file cannot score the answer key: {exc.host_message}"
-        ) from None
+    key = competition.board_key
+    key_ref = key.path if key is not None else None
+    setup = _scoring_setup(competition)
+    with no_transaction(session):
+        refused = custom_metrics_refused(settings)  # the jail's self-test, once per process
+        if refused is not None:
+            raise Conflict(refused)
+        # A .py name: the sandbox imports the file as a module.
+        stored = store_stream(
+            source,
+            prefix=f"metrics/{competition.id}",
+            settings=settings,
+            max_bytes=MAX_METRIC_FILE_BYTES,
+            suffix=".py",
+        )
+        try:
+            validate_metric_source(stored.path.read_bytes())
+            if key_ref is not None:
+                check_key_with_custom_metric(
+                    competition,
+                    metric_path=stored.path,
+                    key_path=local_file(key_ref, settings=settings),
+                    settings=settings,
+                )
+        except InvalidMetricSource as exc:
+            remove_stored(stored.ref, settings=settings)
+            raise Unprocessable(f"metric file rejected: {exc}") from None
+        except CustomMetricFailure as exc:
+            remove_stored(stored.ref, settings=settings)
+            raise Unprocessable(
+                f"metric file cannot score the answer key: {exc.host_message}"
+            ) from None
+    session.refresh(competition)
+    if _scoring_setup(competition) != setup:
+        if stored.sha256 != competition.custom_metric_sha256:
+            remove_stored(stored.ref, settings=settings)
+        raise _changed_meanwhile()
     before = {
         "sha256": competition.custom_metric_sha256,
         "direction": competition.custom_metric_direction,

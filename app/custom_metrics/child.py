@@ -7,6 +7,7 @@ was started with; before anything else it points its fd 1 at fd 2 (the host's ou
 whatever the organiser's code prints cannot corrupt the result.
 """
 
+import errno
 import json
 import math
 import numbers
@@ -20,6 +21,7 @@ from typing import Any
 PARTICIPANT_ERROR_NAME = "ParticipantVisibleError"
 _MESSAGE_CAP = 10_000  # the parent cuts further; this only bounds the result file
 _reserve: bytearray | None = None  # freed on MemoryError so the failure can still be reported
+_limited_processes: list[int] = []  # the process limit, once set
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -53,7 +55,20 @@ def _limit_self(job: dict[str, Any]) -> None:
         if current_hard != resource.RLIM_INFINITY:  # the server's own limit is the ceiling
             value, hard = min(value, current_hard), min(hard, current_hard)
         resource.setrlimit(limit, (value, hard))
+    if job.get("max_processes"):
+        # Processes and threads of this uid in the jail's user namespace; enforced because the
+        # jail's uid is not root outside it (app.custom_metrics.jail.jail_user).
+        resource.setrlimit(resource.RLIMIT_NPROC, (job["max_processes"], job["max_processes"]))
+        _limited_processes.append(job["max_processes"])
     _reserve = bytearray(8 * 1024 * 1024)
+
+
+def _hit_process_limit(exc: BaseException) -> bool:
+    if not _limited_processes:
+        return False
+    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN:  # fork, spawn, clone
+        return True
+    return isinstance(exc, RuntimeError) and "can't start new thread" in str(exc)
 
 
 def _is_participant_visible(exc: BaseException) -> bool:
@@ -66,6 +81,8 @@ def _describe_failure(exc: BaseException, *, during: str) -> dict[str, Any]:
     if isinstance(exc, MemoryError):
         _reserve = None
         status = "memory"
+    elif _hit_process_limit(exc):
+        status = "processes"
     elif _is_participant_visible(exc):
         status = "participant_error"
     else:

@@ -6,18 +6,34 @@ its own ``/proc`` and a small ``/tmp``, and only the files of its job under ``/j
 other process, no network but its own loopback, no user namespace to nest and no server file.
 Killing bubblewrap kills the namespace's first process, and with it every process in the jail,
 however it forked or detached.
+
+A process limit stops a fork bomb. Linux does not enforce ``RLIMIT_NPROC`` for uid 0, and a jail
+made by a root server maps its uid to 0 outside. So a root server starts bubblewrap as uid 65534
+(:func:`jail_user`): the jail is the same, made without privilege, and the child's limit holds;
+it then reads only what anyone may read, so the sandbox copies other input files in
+(:func:`visible_to_jail`). Where that jail cannot start (the Python install lies in a directory
+only root may enter, or unprivileged user namespaces are off), the root-made jail is used with a
+``pids`` control group of its own as the limit (:func:`pids_cgroup`), where one can be made;
+else the jail has no process limit, and says so in the log.
 """
 
 import json
+import logging
 import os
 import shutil
 import site
+import stat
 import subprocess
 import sys
+import time
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import app
+
+log = logging.getLogger(__name__)
 
 UID = GID = 65534
 JOB_DIR = "/job"
@@ -118,6 +134,32 @@ def jail_command(
     return [*args, "--", *command]
 
 
+def unprivileged() -> bool:
+    """True when a root server starts bubblewrap as the jail's uid (see the module's doc)."""
+    return os.geteuid() == 0 and _passed[:1] == [_UNPRIVILEGED]
+
+
+def jail_user(*, drop: bool | None = None) -> dict[str, Any]:
+    """``subprocess.Popen`` arguments that start bubblewrap as the jail's uid under a root server."""
+    if not (unprivileged() if drop is None else drop):
+        return {}
+    return {"user": UID, "group": GID, "extra_groups": []}
+
+
+def visible_to_jail(path: Path) -> bool:
+    """Whether bubblewrap started by :func:`jail_user` may bind and the jail may read ``path``:
+    readable by others, and every directory above it searchable by others."""
+    if not unprivileged():
+        return True  # bubblewrap runs as the server's user, who reads its own files
+    resolved = path.resolve()
+    try:
+        if not resolved.stat().st_mode & stat.S_IROTH:
+            return False
+        return all(parent.stat().st_mode & stat.S_IXOTH for parent in resolved.parents)
+    except OSError:
+        return False
+
+
 def base_env() -> dict[str, str]:
     """The whole environment of a jailed process: nothing of the server's."""
     return {
@@ -134,17 +176,40 @@ def base_env() -> dict[str, str]:
 _SELF_TEST = """
 import json, os, socket
 net = sorted(name for _, name in socket.if_nameindex())
-print(json.dumps({"uid": os.getuid(), "pid": os.getpid(), "env": sorted(os.environ),
+outer = int(open("/proc/self/uid_map").read().split()[1])
+print(json.dumps({"uid": os.getuid(), "outer_uid": outer, "pid": os.getpid(), "env": sorted(os.environ),
                   "proc": sorted(p for p in os.listdir("/proc") if p.isdigit()), "net": net,
                   "root_writable": os.access("/", os.W_OK)}))
 """
-_passed: list[str] = []
+_UNPRIVILEGED, _ROOT_MADE = "unprivileged", "root-made"
+_passed: list[str] = []  # the kind of jail that passed the self-test
 
 
 def check_jail() -> None:
     """Prove the jail starts and isolates, once per process; raise :class:`JailUnavailable`."""
     if _passed:
         return
+    if os.geteuid() == 0:
+        try:
+            _self_test(drop=True)
+        except JailUnavailable as exc:
+            _self_test(drop=False)
+            limit = "a pids control group" if _cgroup_base() else "NO process limit"
+            log.warning(
+                "custom metrics run in a root-made jail with %s (a fork bomb is stopped only "
+                "by a limit): the unprivileged jail cannot start here: %s",
+                limit,
+                exc,
+            )
+            _passed.append(_ROOT_MADE)
+            return
+        _passed.append(_UNPRIVILEGED)
+        return
+    _self_test(drop=False)
+    _passed.append(_UNPRIVILEGED)
+
+
+def _self_test(*, drop: bool) -> None:
     command = jail_command(
         [sys.executable, "-S", "-c", _SELF_TEST], files={}, env={"LANG": "C.UTF-8"}
     )
@@ -155,6 +220,7 @@ def check_jail() -> None:
             capture_output=True,
             timeout=_SELF_TEST_SECONDS,
             check=False,
+            **jail_user(drop=drop),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise JailUnavailable(f"bubblewrap could not be started: {exc}") from None
@@ -168,6 +234,8 @@ def check_jail() -> None:
     problems = []
     if seen.get("uid") != UID:
         problems.append(f"runs as uid {seen.get('uid')}, not {UID}")
+    if drop and seen.get("outer_uid") == 0:
+        problems.append("is root outside its user namespace, where no process limit holds")
     if len(seen.get("proc", [])) > 2:
         problems.append(f"sees {len(seen['proc'])} processes: no PID namespace")
     inherited = set(seen.get("env", [])) - {"LANG", "PWD"}  # PWD: set by bwrap's --chdir
@@ -179,4 +247,65 @@ def check_jail() -> None:
         problems.append(f"sees network interfaces {seen.get('net')}: no network namespace")
     if problems:
         raise JailUnavailable("the jail's self-test failed: it " + "; ".join(problems))
-    _passed.append(bwrap_path() or "")
+
+
+# --- a pids control group, for the root-made jail ----------------------------------------------
+
+_CGROUP_BASES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+
+
+def _cgroup_base() -> Path | None:
+    """A cgroup directory in which this process may make a child with ``pids.max``, or None."""
+    for base in _CGROUP_BASES:
+        probe = base / f"podium-probe-{os.getpid()}"
+        try:
+            probe.mkdir()
+        except OSError:
+            continue
+        try:
+            if (probe / "pids.max").exists():
+                return base
+        finally:
+            probe.rmdir()
+    return None
+
+
+class PidsCgroup:
+    """A control group of its own for one jailed run, holding at most ``limit`` tasks."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """``argv`` started inside the group: the shell joins it, then becomes ``argv``."""
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.path / "cgroup.procs")] + (
+            argv
+        )
+
+    def remove(self) -> None:
+        for _ in range(50):  # the killed jail's processes take a moment to leave it
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.02)
+        log.warning("could not remove the control group %s", self.path)
+
+
+def pids_cgroup(limit: int) -> PidsCgroup | None:
+    """For a root-made jail: a new pids control group of at most ``limit`` tasks, or None."""
+    if unprivileged() or os.geteuid() != 0:
+        return None  # the child's RLIMIT_NPROC holds
+    base = _cgroup_base()
+    if base is None:
+        return None
+    path = base / f"podium-metric-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    try:
+        path.mkdir()
+        (path / "pids.max").write_text(str(limit))
+    except OSError:
+        log.warning("could not make a pids control group under %s", base, exc_info=True)
+        return None
+    return PidsCgroup(path)

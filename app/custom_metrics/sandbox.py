@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +26,16 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import app
-from app.custom_metrics.jail import JOB_DIR, JailUnavailable, base_env, check_jail, jail_command
+from app.custom_metrics.jail import (
+    JOB_DIR,
+    JailUnavailable,
+    base_env,
+    check_jail,
+    jail_command,
+    jail_user,
+    pids_cgroup,
+    visible_to_jail,
+)
 from app.scoring.core import ScoreResult, ScoringError
 
 log = logging.getLogger(__name__)
@@ -58,14 +68,16 @@ class SandboxLimits:
     timeout_seconds: float = 60.0
     memory_bytes: int = 2 * 1024**3
     output_bytes: int = 16 * 1024**2
+    # Processes and threads at once inside the jail (RLIMIT_NPROC, counted per jail).
+    max_processes: int = 256
     # The host's development-only opt-out: where the jail cannot start, run unjailed anyway.
     allow_unjailed: bool = False
 
     def __post_init__(self) -> None:
         if not self.timeout_seconds > 0:
             raise ValueError("timeout_seconds must be positive")
-        if self.memory_bytes <= 0 or self.output_bytes <= 0:
-            raise ValueError("memory_bytes and output_bytes must be positive")
+        if self.memory_bytes <= 0 or self.output_bytes <= 0 or self.max_processes <= 0:
+            raise ValueError("memory_bytes, output_bytes and max_processes must be positive")
 
 
 class InvalidMetricSource(ValueError):
@@ -81,8 +93,8 @@ class CustomMetricFailure(ScoringError):
 
     ``kind`` is one of ``"submission"`` (the submission does not match the key),
     ``"participant_error"`` (the metric raised ``ParticipantVisibleError``), ``"error"``,
-    ``"timeout"``, ``"memory"``, ``"invalid_result"``, ``"answer_key"``, ``"crash"`` or
-    ``"jail"`` (the jail cannot start on this server).
+    ``"timeout"``, ``"memory"``, ``"processes"`` (the jail's process limit), ``"invalid_result"``,
+    ``"answer_key"``, ``"crash"`` or ``"jail"`` (the jail cannot start on this server).
     ``source`` is ``"submission"`` for the first two, ``"answer_key"`` for a key the metric cannot
     use, else ``"metric"``.
     """
@@ -270,24 +282,48 @@ def _score_in_child(
             # A backstop for a child whose parent died; the wall clock normally stops it first.
             "cpu_seconds": math.ceil(limits.timeout_seconds) + 2,
             "output_bytes": limits.output_bytes,
+            # Unjailed, the count would be the whole user's on this machine: jailed, the jail's.
+            "max_processes": limits.max_processes if jailed else None,
         }
         job_path.write_text(json.dumps(job), encoding="utf-8")
         if jailed:
             files = {
-                _INSIDE[name]: Path(path).resolve()
+                _INSIDE[name]: _visible_copy(Path(path), work, name)
                 for name, path in inputs.items()
                 if path is not None
             }
-            files[_INSIDE["job"]] = job_path
+            files[_INSIDE["job"]] = _visible_copy(job_path, work, "job")
             command = _child_command(_INSIDE["job"])
             argv, env, cwd = jail_command(command, files=files, env=_jail_env()), {}, None
         else:
             argv, env, cwd = _child_command(str(job_path)), _child_env(work), work
-        returncode, timed_out, stdout = _run_child(
-            argv, env=env, cwd=cwd, output_path=output_path, timeout=limits.timeout_seconds
-        )
+        # A root-made jail's limit: bubblewrap and the shell that starts it count as well.
+        cgroup = pids_cgroup(limits.max_processes + 4) if jailed else None
+        try:
+            returncode, timed_out, stdout = _run_child(
+                cgroup.wrap(argv) if cgroup else argv,
+                env=env,
+                cwd=cwd,
+                output_path=output_path,
+                timeout=limits.timeout_seconds,
+                as_jail_user=jailed,
+            )
+        finally:
+            if cgroup is not None:
+                cgroup.remove()
         output = _tail(output_path)
     return _interpret(_read_result(stdout), returncode, timed_out, output, limits)
+
+
+def _visible_copy(path: Path, work: Path, name: str) -> Path:
+    """``path``, or a copy the unprivileged jail may read (stored files are the server's only)."""
+    if visible_to_jail(path):
+        return path.resolve()
+    work.chmod(0o711)  # searchable, not listable: bubblewrap binds the copy by its name
+    copy = work / f"jail-{name}"
+    shutil.copyfile(path, copy)
+    copy.chmod(0o644)
+    return copy
 
 
 def _child_command(job_path: str) -> list[str]:
@@ -324,7 +360,13 @@ def _child_env(work: Path) -> dict[str, str]:
 
 
 def _run_child(
-    argv: list[str], *, env: dict[str, str], cwd: Path | None, output_path: Path, timeout: float
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path | None,
+    output_path: Path,
+    timeout: float,
+    as_jail_user: bool,
 ) -> tuple[int | None, bool, bytes]:
     """Run the child; return its exit status, whether it timed out, and its result bytes."""
     with open(output_path, "wb") as output:
@@ -336,6 +378,7 @@ def _run_child(
             cwd=cwd,
             env=env,
             start_new_session=True,  # its own process group, so one kill reaches its children too
+            **(jail_user() if as_jail_user else {}),
         )
         reader = _BoundedReader(process.stdout, _RESULT_BYTES)  # type: ignore[arg-type]
         timed_out = False
@@ -458,6 +501,13 @@ def _interpret(
             f"while {during}:\n{trace}",
             output,
             kind="memory",
+        )
+    if status == "processes":
+        raise _failure(
+            f"the scoring function reached the limit of {limits.max_processes} processes and "
+            f"threads at once while {during}, and could not start another:\n{trace}",
+            output,
+            kind="processes",
         )
     if status == "invalid_result":
         raise _failure(

@@ -18,6 +18,7 @@ def sandbox_limits(settings: Settings) -> SandboxLimits:
     return SandboxLimits(
         timeout_seconds=settings.custom_metric_timeout_seconds,
         memory_bytes=settings.custom_metric_memory_bytes,
+        max_processes=settings.custom_metric_max_processes,
         allow_unjailed=settings.custom_metric_unjailed,
     )
 

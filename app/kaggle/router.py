@@ -16,8 +16,9 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
 
 from app.auth.service import user_for_token
+from app.auth.throttle import FailedAuthLimiter, client_address
 from app.datafiles.download import file_response
-from app.deps import SessionDep, SettingsDep
+from app.deps import SessionDep, SettingsDep, auth_limiter
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
 from app.kaggle import schemas as k
 from app.kaggle import service
@@ -49,8 +50,10 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
 }
 
 
-def kaggle_error(status: int, message: str) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"code": status, "message": message})
+def kaggle_error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(
+        status_code=status, content={"code": status, "message": message}, headers=headers
+    )
 
 
 def _caller(session: Session, authorization: str | None, secret_key: str) -> User:
@@ -79,9 +82,13 @@ def _call(
     authorization: str | None,
     session: Session,
     ctx: service.Context,
+    limiter: FailedAuthLimiter,
+    address: str,
 ) -> Response:
     try:
-        user = _caller(session, authorization, ctx.settings.secret_key)
+        user = limiter.attempt(
+            address, lambda: _caller(session, authorization, ctx.settings.secret_key)
+        )
         if method not in METHODS:
             raise NotFound(f"Podium does not implement CompetitionApiService/{method}")
         request_type, handler = METHODS[method]
@@ -95,7 +102,7 @@ def _call(
         if not exc.recorded:  # a recorded refusal (a failed upload) is committed, not undone
             session.rollback()
             session.info.pop("after_commit", None)
-        return kaggle_error(exc.status_code, exc.detail)
+        return kaggle_error(exc.status_code, exc.detail, getattr(exc, "headers", None))
     if isinstance(result, k.Message):
         return JSONResponse(result.to_json())
     if isinstance(result, str):  # a signed URL to follow
@@ -124,7 +131,14 @@ async def competition_api(
         queue=request.app.state.scoring_queue,
     )
     return await run_in_threadpool(
-        _call, method, body[:MAX_CALL_BYTES], request.headers.get("authorization"), session, ctx
+        _call,
+        method,
+        body[:MAX_CALL_BYTES],
+        request.headers.get("authorization"),
+        session,
+        ctx,
+        auth_limiter(request),
+        client_address(request.scope),
     )
 
 

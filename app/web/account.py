@@ -15,8 +15,10 @@ from app.auth.service import (
     user_for_password,
     user_for_token,
 )
-from app.deps import SessionDep, SettingsDep
-from app.errors import Unauthorized
+from app.auth.throttle import client_address
+from app.deps import SessionDep, SettingsDep, auth_limiter
+from app.errors import RateLimited, Unauthorized
+from app.models import User
 from app.web.session import (
     SESSION_COOKIE,
     CsrfChecked,
@@ -52,18 +54,22 @@ def signin(
     token: Annotated[str, Form(max_length=256)] = "",
     next: Annotated[str, Form(max_length=2000)] = "/",
 ) -> Response:
-    try:
+    def authenticate() -> User:
         if token.strip():
-            user = user_for_token(session, token=token.strip(), secret_key=settings.secret_key)
-        else:
-            user = user_for_password(session, name=name.strip(), password=password)
-    except Unauthorized as exc:
-        return render(
+            return user_for_token(session, token=token.strip(), secret_key=settings.secret_key)
+        return user_for_password(session, name=name.strip(), password=password)
+
+    try:
+        user = auth_limiter(request).attempt(client_address(request.scope), authenticate)
+    except (Unauthorized, RateLimited) as exc:
+        response = render(
             request,
             "signin.html",
             {"next": _safe_next(next), "error": exc.detail, "name": name},
-            status_code=401,
+            status_code=exc.status_code,
         )
+        response.headers.update(getattr(exc, "headers", {}))
+        return response
     secret = start_web_session(session, user=user, secret_key=settings.secret_key)
     response = redirect(request, _safe_next(next), ok=f"Signed in as {user.name}.")
     set_cookie(request, response, SESSION_COOKIE, secret, max_age=WEB_SESSION_DAYS * 86400)
