@@ -9,6 +9,7 @@ from fastapi import APIRouter, Form, Request, Response, UploadFile
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
+from starlette.datastructures import FormData
 
 from app.audit.service import entries
 from app.competitions import service as competitions
@@ -24,8 +25,9 @@ from app.submissions import service as submissions
 from app.submissions import views
 from app.teams.service import list_teams
 from app.web.charts import confusion_heatmap
-from app.web.competition import HostedCompetition, back_to, tab_context
-from app.web.session import CsrfChecked, SignedInUser, redirect
+from app.web.competition import HostedCompetition, tab_context
+from app.web.forms import HostForm, chosen, form_post
+from app.web.session import SignedInUser
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -92,11 +94,7 @@ def _parse_int(name: str, raw: str) -> int | None:
         ) from None
 
 
-@router.post("/c/{slug}/host", dependencies=[CsrfChecked, back_to("/host")])
-async def save_settings(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    form = await request.form()
+def _changed_settings(competition: Competition, form: FormData) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in ("title", "description"):
         if isinstance(raw := form.get(name), str):
@@ -117,17 +115,23 @@ async def save_settings(
         elif current == value:
             continue
         changed[name] = value
+    return changed
+
+
+@form_post(router, "/c/{slug}/host", back="/host")
+async def save_settings(form: HostForm) -> Response:
+    changed = _changed_settings(form.competition, await form.request.form())
     if not changed:
-        return redirect(request, f"/c/{competition.slug}/host", ok="Nothing changed.")
+        return form.done("Nothing changed.")
     try:
         data = CompetitionUpdate(**changed)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise Unprocessable(problems) from None
-    competitions.update_competition(session, competition=competition, data=data, actor=user)
-    return redirect(
-        request, f"/c/{competition.slug}/host", ok=f"Saved: {', '.join(sorted(changed))}."
+    competitions.update_competition(
+        form.session, competition=form.competition, data=data, actor=form.user
     )
+    return form.done(f"Saved: {', '.join(sorted(changed))}.")
 
 
 # --- Answer keys and the metric file ------------------------------------------------------------
@@ -148,49 +152,35 @@ def keys_page(
     )
 
 
-@router.post("/c/{slug}/host/keys", dependencies=[CsrfChecked, back_to("/host/keys")])
-def upload_key(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
-    settings: SettingsDep,
-    user: SignedInUser,
-    file: UploadFile | None = None,
-) -> Response:
-    if file is None or not file.filename:
-        raise Unprocessable("choose an answer key file to upload")
+@form_post(router, "/c/{slug}/host/keys", back="/host/keys")
+def upload_key(form: HostForm, settings: SettingsDep, file: UploadFile | None = None) -> Response:
     key = competitions.upload_answer_key(
-        session, competition=competition, source=file.file, uploader=user, settings=settings
+        form.session,
+        competition=form.competition,
+        source=chosen(file, "an answer key file").file,
+        uploader=form.user,
+        settings=settings,
     )
     then = " It is live." if key.published_at else " Rescore, preview and publish to use it."
-    return redirect(
-        request,
-        f"/c/{competition.slug}/host/keys",
-        ok=f"Answer key version {key.version} stored.{then}",
-    )
+    return form.done(f"Answer key version {key.version} stored.{then}")
 
 
-@router.post("/c/{slug}/host/metric", dependencies=[CsrfChecked, back_to("/host/keys")])
+@form_post(router, "/c/{slug}/host/metric", back="/host/keys")
 def upload_metric(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
+    form: HostForm,
     settings: SettingsDep,
-    user: SignedInUser,
     direction: Annotated[Literal["maximize", "minimize"], Form()] = "maximize",
     file: UploadFile | None = None,
 ) -> Response:
-    if file is None or not file.filename:
-        raise Unprocessable("choose a metric file to upload")
     competitions.upload_custom_metric(
-        session,
-        competition=competition,
-        source=file.file,
+        form.session,
+        competition=form.competition,
+        source=chosen(file, "a metric file").file,
         direction=direction,
         settings=settings,
-        actor=user,
+        actor=form.user,
     )
-    return redirect(request, f"/c/{competition.slug}/host/keys", ok="Metric file stored.")
+    return form.done("Metric file stored.")
 
 
 # --- Data files and co-hosts ---------------------------------------------------------------------
@@ -210,43 +200,31 @@ def files_page(
     )
 
 
-@router.post("/c/{slug}/host/files", dependencies=[CsrfChecked, back_to("/host/files")])
+@form_post(router, "/c/{slug}/host/files", back="/host/files")
 def upload_file(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
+    form: HostForm,
     settings: SettingsDep,
-    user: SignedInUser,
     file: UploadFile | None = None,
     name: Annotated[str, Form(max_length=300)] = "",
 ) -> Response:
-    if file is None or not file.filename:
-        raise Unprocessable("choose a data file to upload")
+    upload = chosen(file, "a data file")
     datafile, created = datafiles.put_file(
-        session,
-        competition=competition,
-        name=name.strip() or file.filename,
-        source=file.file,
-        user=user,
+        form.session,
+        competition=form.competition,
+        name=name.strip() or upload.filename or "",
+        source=upload.file,
+        user=form.user,
         settings=settings,
     )
-    verb = "published" if created else "replaced"
-    return redirect(request, f"/c/{competition.slug}/host/files", ok=f"{datafile.name} {verb}.")
+    return form.done(f"{datafile.name} {'published' if created else 'replaced'}.")
 
 
-@router.post(
-    "/c/{slug}/host/files/{name}/delete", dependencies=[CsrfChecked, back_to("/host/files")]
-)
-def delete_file(
-    request: Request,
-    name: str,
-    competition: HostedCompetition,
-    session: SessionDep,
-    settings: SettingsDep,
-    user: SignedInUser,
-) -> Response:
-    datafiles.delete_file(session, competition=competition, name=name, user=user, settings=settings)
-    return redirect(request, f"/c/{competition.slug}/host/files", ok=f"{name} deleted.")
+@form_post(router, "/c/{slug}/host/files/{name}/delete", back="/host/files")
+def delete_file(form: HostForm, name: str, settings: SettingsDep) -> Response:
+    datafiles.delete_file(
+        form.session, competition=form.competition, name=name, user=form.user, settings=settings
+    )
+    return form.done(f"{name} deleted.")
 
 
 @router.get("/c/{slug}/host/hosts", response_class=HTMLResponse)
@@ -320,27 +298,19 @@ def submission_page(
     )
 
 
-@router.post(
-    "/c/{slug}/host/submissions/{submission_id}/hide",
-    dependencies=[CsrfChecked, back_to("/host/submissions")],
-)
+@form_post(router, "/c/{slug}/host/submissions/{submission_id}/hide", back="/host/submissions")
 def hide(
-    request: Request,
-    competition: HostedCompetition,
+    form: HostForm,
     submission_id: IdPath,
-    session: SessionDep,
-    user: SignedInUser,
     hidden: Annotated[bool, Form()] = True,
     reason: Annotated[str, Form(max_length=500)] = "",
 ) -> Response:
-    submission = _hosted_submission(session, competition, user, submission_id)
-    moderation.set_hidden(session, submission=submission, hidden=hidden, reason=reason, actor=user)
-    verb = "hidden from the boards" if hidden else "shown on the boards again"
-    return redirect(
-        request,
-        f"/c/{competition.slug}/host/submissions",
-        ok=f"Submission {submission_id} is {verb}.",
+    submission = _hosted_submission(form.session, form.competition, form.user, submission_id)
+    moderation.set_hidden(
+        form.session, submission=submission, hidden=hidden, reason=reason, actor=form.user
     )
+    verb = "hidden from the boards" if hidden else "shown on the boards again"
+    return form.done(f"Submission {submission_id} is {verb}.")
 
 
 @router.get("/c/{slug}/host/teams", response_class=HTMLResponse)
@@ -357,21 +327,22 @@ def teams_page(
     )
 
 
-@router.post("/c/{slug}/host/teams/ban", dependencies=[CsrfChecked, back_to("/host/teams")])
+@form_post(router, "/c/{slug}/host/teams/ban", back="/host/teams")
 def ban(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
-    user: SignedInUser,
+    form: HostForm,
     team: Annotated[str, Form(max_length=128)] = "",
     banned: Annotated[bool, Form()] = True,
     reason: Annotated[str, Form(max_length=500)] = "",
 ) -> Response:
     moderation.set_banned(
-        session, competition=competition, team_name=team, banned=banned, reason=reason, actor=user
+        form.session,
+        competition=form.competition,
+        team_name=team,
+        banned=banned,
+        reason=reason,
+        actor=form.user,
     )
-    verb = "banned" if banned else "no longer banned"
-    return redirect(request, f"/c/{competition.slug}/host/teams", ok=f"Team {team} is {verb}.")
+    return form.done(f"Team {team} is {'banned' if banned else 'no longer banned'}.")
 
 
 # --- Rescoring ----------------------------------------------------------------------------------
@@ -397,30 +368,21 @@ def rescore_page(
     )
 
 
-@router.post("/c/{slug}/host/rescore", dependencies=[CsrfChecked, back_to("/host/rescore")])
-def start_rescore(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
+@form_post(router, "/c/{slug}/host/rescore", back="/host/rescore")
+def start_rescore(form: HostForm) -> Response:
     started = rescore.start_rescore(
-        session, competition=competition, actor=user, queue=request.app.state.scoring_queue
+        form.session,
+        competition=form.competition,
+        actor=form.user,
+        queue=form.request.app.state.scoring_queue,
     )
-    return redirect(
-        request,
-        f"/c/{competition.slug}/host/rescore",
-        ok=f"Rescoring {started.queued} submission(s) against version {started.version}.",
-    )
+    return form.done(f"Rescoring {started.queued} submission(s) against version {started.version}.")
 
 
-@router.post("/c/{slug}/host/rescore/publish", dependencies=[CsrfChecked, back_to("/host/rescore")])
-def publish(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    key = rescore.publish(session, competition=competition, actor=user)
-    return redirect(
-        request,
-        f"/c/{competition.slug}/host/rescore",
-        ok=f"Version {key.version} is now on the boards.",
-    )
+@form_post(router, "/c/{slug}/host/rescore/publish", back="/host/rescore")
+def publish(form: HostForm) -> Response:
+    key = rescore.publish(form.session, competition=form.competition, actor=form.user)
+    return form.done(f"Version {key.version} is now on the boards.")
 
 
 # --- Audit log ----------------------------------------------------------------------------------
