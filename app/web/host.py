@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
 from app.audit.service import entries
+from app.competitions import hosts
 from app.competitions import service as competitions
 from app.competitions.metric import is_custom
 from app.competitions.schemas import CompetitionUpdate
@@ -231,12 +232,31 @@ def delete_file(form: HostForm, name: str, settings: SettingsDep) -> Response:
 def hosts_page(
     request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
 ) -> Response:
-    owner = session.get(User, competition.created_by_id)
     return render(
         request,
         "host/hosts.html",
-        {**_host(request, session, competition, user, "hosts"), "owner": owner},
+        {
+            **_host(request, session, competition, user, "hosts"),
+            "hosts": hosts.hosts(session, competition=competition),
+            "may_change": hosts.may_change_hosts(session, competition, user),
+        },
     )
+
+
+@form_post(router, "/c/{slug}/host/hosts", back="/host/hosts")
+def add_cohost(form: HostForm, user: Annotated[str, Form(max_length=64)] = "") -> Response:
+    if not user.strip():
+        raise Unprocessable("name the user to add as a co-host")
+    added = hosts.add_host(
+        form.session, competition=form.competition, name=user.strip(), actor=form.user
+    )
+    return form.done(f"{added.user.name} is now a co-host.")
+
+
+@form_post(router, "/c/{slug}/host/hosts/remove", back="/host/hosts")
+def remove_cohost(form: HostForm, user: Annotated[str, Form(max_length=64)] = "") -> Response:
+    hosts.remove_host(form.session, competition=form.competition, name=user, actor=form.user)
+    return form.done(f"{user} is no longer a host.")
 
 
 # --- Submissions, diagnostics, moderation -------------------------------------------------------
