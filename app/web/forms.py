@@ -24,8 +24,8 @@ def form_post(router: APIRouter, path: str, *, back: str) -> Callable[[Any], Any
 
 
 @dataclass(frozen=True)
-class Posted:
-    """Who posted a form on which competition, and the way back to its page."""
+class Visit:
+    """Who is on which competition's page (or posted its form), through this request."""
 
     request: Request
     competition: Competition
@@ -37,22 +37,23 @@ class Posted:
         return redirect(self.request, self.request.state.back, ok=message)
 
 
-def _member_form(
+def _member_visit(
     request: Request, competition: PageCompetition, session: SessionDep, user: SignedInUser
-) -> Posted:
-    return Posted(request, competition, session, user)
+) -> Visit:
+    return Visit(request, competition, session, user)
 
 
-def _host_form(
+def _host_visit(
     request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Posted:
-    return Posted(request, competition, session, user)
+) -> Visit:
+    return Visit(request, competition, session, user)
 
 
 # A signed-in user's form on a competition page; the services decide what they may do.
-MemberForm = Annotated[Posted, Depends(_member_form)]
-# A host page's form: anyone but the competition's hosts gets the 403 page first.
-HostForm = Annotated[Posted, Depends(_host_form)]
+MemberForm = Annotated[Visit, Depends(_member_visit)]
+# A host page's form, and the page: anyone but the competition's hosts gets the 403 page first.
+HostForm = Annotated[Visit, Depends(_host_visit)]
+HostPage = Annotated[Visit, Depends(_host_visit)]
 
 
 def chosen(file: UploadFile | None, what: str) -> UploadFile:

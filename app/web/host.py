@@ -5,7 +5,7 @@ through ``HostedCompetition``: anyone but this competition's hosts gets a 403 pa
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Form, Request, Response, UploadFile
+from fastapi import APIRouter, Form, Response, UploadFile
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -17,7 +17,7 @@ from app.competitions import service as competitions
 from app.competitions.metric import is_custom
 from app.competitions.schemas import CompetitionUpdate
 from app.datafiles import service as datafiles
-from app.deps import IdPath, SessionDep, SettingsDep
+from app.deps import IdPath, SettingsDep
 from app.errors import Conflict, NotFound, Unprocessable
 from app.leaderboard import moderation, rescore
 from app.models import AuditEntry, Competition, Submission, User
@@ -26,9 +26,8 @@ from app.submissions import service as submissions
 from app.submissions import views
 from app.teams.service import list_teams
 from app.web.charts import confusion_heatmap
-from app.web.competition import HostedCompetition, tab_context
-from app.web.forms import HostForm, chosen, form_post
-from app.web.session import SignedInUser
+from app.web.competition import tab_context
+from app.web.forms import HostForm, HostPage, Visit, chosen, form_post
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -44,10 +43,10 @@ _NUMBERS = (
 )
 
 
-def _host(
-    request: Request, session: Any, competition: Competition, user: User, tab: str
-) -> dict[str, Any]:
-    return {**tab_context(session, competition, user, "host"), "host_tab": tab}
+def _show(visit: Visit, template: str, host_tab: str, **context: Any) -> Response:
+    """A host page: the competition's tabs, the host sub-tab ``host_tab`` lit, and its content."""
+    frame = tab_context(visit.session, visit.competition, visit.user, "host")
+    return render(visit.request, template, {**frame, "host_tab": host_tab, **context})
 
 
 def _hosted_submission(
@@ -63,12 +62,8 @@ def _hosted_submission(
 
 
 @router.get("/c/{slug}/host", response_class=HTMLResponse)
-def settings_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request, "host/settings.html", _host(request, session, competition, user, "settings")
-    )
+def settings_page(visit: HostPage) -> Response:
+    return _show(visit, "host/settings.html", "settings")
 
 
 def _parse_time(name: str, raw: str) -> datetime | None:
@@ -139,17 +134,13 @@ async def save_settings(form: HostForm) -> Response:
 
 
 @router.get("/c/{slug}/host/keys", response_class=HTMLResponse)
-def keys_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request,
+def keys_page(visit: HostPage) -> Response:
+    return _show(
+        visit,
         "host/keys.html",
-        {
-            **_host(request, session, competition, user, "keys"),
-            "versions": list(reversed(competition.answer_keys)),
-            "custom": is_custom(competition),
-        },
+        "keys",
+        versions=list(reversed(visit.competition.answer_keys)),
+        custom=is_custom(visit.competition),
     )
 
 
@@ -188,17 +179,9 @@ def upload_metric(
 
 
 @router.get("/c/{slug}/host/files", response_class=HTMLResponse)
-def files_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request,
-        "host/files.html",
-        {
-            **_host(request, session, competition, user, "files"),
-            "files": datafiles.list_files(session, competition=competition, user=user),
-        },
-    )
+def files_page(visit: HostPage) -> Response:
+    files = datafiles.list_files(visit.session, competition=visit.competition, user=visit.user)
+    return _show(visit, "host/files.html", "files", files=files)
 
 
 @form_post(router, "/c/{slug}/host/files", back="/host/files")
@@ -229,17 +212,13 @@ def delete_file(form: HostForm, name: str, settings: SettingsDep) -> Response:
 
 
 @router.get("/c/{slug}/host/hosts", response_class=HTMLResponse)
-def hosts_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request,
+def hosts_page(visit: HostPage) -> Response:
+    return _show(
+        visit,
         "host/hosts.html",
-        {
-            **_host(request, session, competition, user, "hosts"),
-            "hosts": hosts.hosts(session, competition=competition),
-            "may_change": hosts.may_change_hosts(session, competition, user),
-        },
+        "hosts",
+        hosts=hosts.hosts(visit.session, competition=visit.competition),
+        may_change=hosts.may_change_hosts(visit.session, visit.competition, visit.user),
     )
 
 
@@ -263,58 +242,46 @@ def remove_cohost(form: HostForm, user: Annotated[str, Form(max_length=64)] = ""
 
 
 @router.get("/c/{slug}/host/submissions", response_class=HTMLResponse)
-def submissions_page(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
-    user: SignedInUser,
-    page: int = 1,
-) -> Response:
+def submissions_page(visit: HostPage, page: int = 1) -> Response:
+    session, competition, user = visit.session, visit.competition, visit.user
     every = submissions.team_submissions(session, competition=competition, user=user)
     pages = max(1, -(-len(every) // PAGE_SIZE))
     page = min(max(page, 1), pages)
     shown = every[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    return render(
-        request,
+    return _show(
+        visit,
         "host/submissions.html",
-        {
-            **_host(request, session, competition, user, "submissions"),
-            "submissions": [
-                views.view(session, submission=s, competition=competition, user=user) for s in shown
-            ],
-            "page": page,
-            "pages": pages,
-            "total": len(every),
-        },
+        "submissions",
+        submissions=[
+            views.view(session, submission=s, competition=competition, user=user) for s in shown
+        ],
+        page=page,
+        pages=pages,
+        total=len(every),
     )
 
 
 @router.get("/c/{slug}/host/submissions/{submission_id}", response_class=HTMLResponse)
-def submission_page(
-    request: Request,
-    competition: HostedCompetition,
-    submission_id: IdPath,
-    session: SessionDep,
-    user: SignedInUser,
-) -> Response:
-    submission = _hosted_submission(session, competition, user, submission_id)
-    view = views.view(session, submission=submission, competition=competition, user=user)
+def submission_page(visit: HostPage, submission_id: IdPath) -> Response:
+    session = visit.session
+    submission = _hosted_submission(session, visit.competition, visit.user, submission_id)
+    view = views.view(
+        session, submission=submission, competition=visit.competition, user=visit.user
+    )
     details = getattr(view, "details", None) or {}
     heatmap = None
     if details.get("labels") and details.get("confusion_matrix"):
         heatmap = confusion_heatmap(
             [str(x) for x in details["labels"]], details["confusion_matrix"]
         )
-    return render(
-        request,
+    return _show(
+        visit,
         "host/submission.html",
-        {
-            **_host(request, session, competition, user, "submissions"),
-            "s": view,
-            "details": details,
-            "heatmap": heatmap,
-            "versions": views.score_versions(session, submission=submission),
-        },
+        "submissions",
+        s=view,
+        details=details,
+        heatmap=heatmap,
+        versions=views.score_versions(session, submission=submission),
     )
 
 
@@ -334,17 +301,9 @@ def hide(
 
 
 @router.get("/c/{slug}/host/teams", response_class=HTMLResponse)
-def teams_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request,
-        "host/teams.html",
-        {
-            **_host(request, session, competition, user, "teams"),
-            "teams": list_teams(session, competition=competition),
-        },
-    )
+def teams_page(visit: HostPage) -> Response:
+    teams = list_teams(visit.session, competition=visit.competition)
+    return _show(visit, "host/teams.html", "teams", teams=teams)
 
 
 @form_post(router, "/c/{slug}/host/teams/ban", back="/host/teams")
@@ -369,23 +328,13 @@ def ban(
 
 
 @router.get("/c/{slug}/host/rescore", response_class=HTMLResponse)
-def rescore_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
+def rescore_page(visit: HostPage) -> Response:
     preview, reason = None, None
     try:
-        preview = rescore.preview(session, competition=competition)
+        preview = rescore.preview(visit.session, competition=visit.competition)
     except Conflict as exc:
         reason = exc.detail
-    return render(
-        request,
-        "host/rescore.html",
-        {
-            **_host(request, session, competition, user, "rescore"),
-            "preview": preview,
-            "reason": reason,
-        },
-    )
+    return _show(visit, "host/rescore.html", "rescore", preview=preview, reason=reason)
 
 
 @form_post(router, "/c/{slug}/host/rescore", back="/host/rescore")
@@ -409,17 +358,9 @@ def publish(form: HostForm) -> Response:
 
 
 @router.get("/c/{slug}/host/audit", response_class=HTMLResponse)
-def audit_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request,
-        "host/audit.html",
-        {
-            **_host(request, session, competition, user, "audit"),
-            "entries": _newest_entries(session, competition),
-        },
-    )
+def audit_page(visit: HostPage) -> Response:
+    newest = _newest_entries(visit.session, visit.competition)
+    return _show(visit, "host/audit.html", "audit", entries=newest)
 
 
 def _newest_entries(session: Session, competition: Competition) -> list[AuditEntry]:
