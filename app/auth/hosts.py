@@ -7,7 +7,7 @@ private scores and the answer key.
 """
 
 from sqlalchemy import exists, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from app.audit.service import record
 from app.errors import Conflict, Forbidden, NotFound
@@ -68,8 +68,13 @@ def require_host(session: Session, competition: Competition, user: User) -> None
         raise Forbidden(f"only the hosts of '{competition.slug}' may do this")
 
 
+def may_change_hosts(session: Session, competition: Competition, user: User) -> bool:
+    """Adding and removing co-hosts is the owner's (or a site admin's) alone."""
+    return user.is_admin or is_owner(session, competition, user)
+
+
 def require_owner(session: Session, competition: Competition, user: User) -> None:
-    if not (user.is_admin or is_owner(session, competition, user)):
+    if not may_change_hosts(session, competition, user):
         raise Forbidden(f"only the owner of '{competition.slug}' may change its hosts")
 
 
@@ -89,6 +94,7 @@ def hosts(session: Session, *, competition: Competition) -> list[CompetitionHost
     return list(
         session.scalars(
             select(CompetitionHost)
+            .options(joinedload(CompetitionHost.user))
             .where(CompetitionHost.competition_id == competition.id)
             .order_by(CompetitionHost.role != HostRole.owner, CompetitionHost.id)
         )

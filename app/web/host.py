@@ -5,16 +5,18 @@ through ``HostedCompetition``: anyone but this competition's hosts gets a 403 pa
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Form, Request, Response, UploadFile
+from fastapi import APIRouter, Form, Response, UploadFile
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
+from starlette.datastructures import FormData
 
 from app.audit.service import entries
+from app.auth import hosts
 from app.competitions import service as competitions
 from app.competitions.schemas import CompetitionUpdate
 from app.datafiles import service as datafiles
-from app.deps import IdPath, SessionDep, SettingsDep
+from app.deps import IdPath, SettingsDep
 from app.errors import Conflict, NotFound, Unprocessable
 from app.evaluation.metric import is_custom
 from app.jobs import rescore
@@ -25,8 +27,8 @@ from app.submissions import service as submissions
 from app.submissions import visibility
 from app.teams.service import list_teams
 from app.web.charts import confusion_heatmap
-from app.web.competition import HostedCompetition, back_to, tab_context
-from app.web.session import CsrfChecked, SignedInUser, redirect
+from app.web.competition import tab_context
+from app.web.forms import HostForm, HostPage, Visit, chosen, form_post
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -42,10 +44,10 @@ _NUMBERS = (
 )
 
 
-def _host(
-    request: Request, session: Any, competition: Competition, user: User, tab: str
-) -> dict[str, Any]:
-    return {**tab_context(session, competition, user, "host"), "host_tab": tab}
+def _show(visit: Visit, template: str, host_tab: str, **context: Any) -> Response:
+    """A host page: the competition's tabs, the host sub-tab ``host_tab`` lit, and its content."""
+    frame = tab_context(visit.session, visit.competition, visit.user, "host")
+    return render(visit.request, template, {**frame, "host_tab": host_tab, **context})
 
 
 def _hosted_submission(
@@ -61,12 +63,8 @@ def _hosted_submission(
 
 
 @router.get("/c/{slug}/host", response_class=HTMLResponse)
-def settings_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request, "host/settings.html", _host(request, session, competition, user, "settings")
-    )
+def settings_page(visit: HostPage) -> Response:
+    return _show(visit, "host/settings.html", "settings")
 
 
 def _parse_time(name: str, raw: str) -> datetime | None:
@@ -93,11 +91,7 @@ def _parse_int(name: str, raw: str) -> int | None:
         ) from None
 
 
-@router.post("/c/{slug}/host", dependencies=[CsrfChecked, back_to("/host")])
-async def save_settings(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    form = await request.form()
+def _changed_settings(competition: Competition, form: FormData) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in ("title", "description"):
         if isinstance(raw := form.get(name), str):
@@ -118,328 +112,257 @@ async def save_settings(
         elif current == value:
             continue
         changed[name] = value
+    return changed
+
+
+@form_post(router, "/c/{slug}/host", back="/host")
+async def save_settings(form: HostForm) -> Response:
+    changed = _changed_settings(form.competition, await form.request.form())
     if not changed:
-        return redirect(request, f"/c/{competition.slug}/host", ok="Nothing changed.")
+        return form.done("Nothing changed.")
     try:
         data = CompetitionUpdate(**changed)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise Unprocessable(problems) from None
-    competitions.update_competition(session, competition=competition, data=data, actor=user)
-    return redirect(
-        request, f"/c/{competition.slug}/host", ok=f"Saved: {', '.join(sorted(changed))}."
+    competitions.update_competition(
+        form.session, competition=form.competition, data=data, actor=form.user
     )
+    return form.done(f"Saved: {', '.join(sorted(changed))}.")
 
 
 # --- Answer keys and the metric file ------------------------------------------------------------
 
 
 @router.get("/c/{slug}/host/keys", response_class=HTMLResponse)
-def keys_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request,
+def keys_page(visit: HostPage) -> Response:
+    return _show(
+        visit,
         "host/keys.html",
-        {
-            **_host(request, session, competition, user, "keys"),
-            "versions": list(reversed(competition.answer_keys)),
-            "custom": is_custom(competition),
-        },
+        "keys",
+        versions=list(reversed(visit.competition.answer_keys)),
+        custom=is_custom(visit.competition),
     )
 
 
-@router.post("/c/{slug}/host/keys", dependencies=[CsrfChecked, back_to("/host/keys")])
-def upload_key(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
-    settings: SettingsDep,
-    user: SignedInUser,
-    file: UploadFile | None = None,
-) -> Response:
-    if file is None or not file.filename:
-        raise Unprocessable("choose an answer key file to upload")
+@form_post(router, "/c/{slug}/host/keys", back="/host/keys")
+def upload_key(form: HostForm, settings: SettingsDep, file: UploadFile | None = None) -> Response:
     key = competitions.upload_answer_key(
-        session, competition=competition, source=file.file, uploader=user, settings=settings
+        form.session,
+        competition=form.competition,
+        source=chosen(file, "an answer key file").file,
+        uploader=form.user,
+        settings=settings,
     )
     then = " It is live." if key.published_at else " Rescore, preview and publish to use it."
-    return redirect(
-        request,
-        f"/c/{competition.slug}/host/keys",
-        ok=f"Answer key version {key.version} stored.{then}",
-    )
+    return form.done(f"Answer key version {key.version} stored.{then}")
 
 
-@router.post("/c/{slug}/host/metric", dependencies=[CsrfChecked, back_to("/host/keys")])
+@form_post(router, "/c/{slug}/host/metric", back="/host/keys")
 def upload_metric(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
+    form: HostForm,
     settings: SettingsDep,
-    user: SignedInUser,
     direction: Annotated[Literal["maximize", "minimize"], Form()] = "maximize",
     file: UploadFile | None = None,
 ) -> Response:
-    if file is None or not file.filename:
-        raise Unprocessable("choose a metric file to upload")
     competitions.upload_custom_metric(
-        session,
-        competition=competition,
-        source=file.file,
+        form.session,
+        competition=form.competition,
+        source=chosen(file, "a metric file").file,
         direction=direction,
         settings=settings,
-        actor=user,
+        actor=form.user,
     )
-    return redirect(request, f"/c/{competition.slug}/host/keys", ok="Metric file stored.")
+    return form.done("Metric file stored.")
 
 
 # --- Data files and co-hosts ---------------------------------------------------------------------
 
 
 @router.get("/c/{slug}/host/files", response_class=HTMLResponse)
-def files_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request,
-        "host/files.html",
-        {
-            **_host(request, session, competition, user, "files"),
-            "files": datafiles.list_files(session, competition=competition, user=user),
-        },
-    )
+def files_page(visit: HostPage) -> Response:
+    files = datafiles.list_files(visit.session, competition=visit.competition, user=visit.user)
+    return _show(visit, "host/files.html", "files", files=files)
 
 
-@router.post("/c/{slug}/host/files", dependencies=[CsrfChecked, back_to("/host/files")])
+@form_post(router, "/c/{slug}/host/files", back="/host/files")
 def upload_file(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
+    form: HostForm,
     settings: SettingsDep,
-    user: SignedInUser,
     file: UploadFile | None = None,
     name: Annotated[str, Form(max_length=300)] = "",
 ) -> Response:
-    if file is None or not file.filename:
-        raise Unprocessable("choose a data file to upload")
+    upload = chosen(file, "a data file")
     datafile, created = datafiles.put_file(
-        session,
-        competition=competition,
-        name=name.strip() or file.filename,
-        source=file.file,
-        user=user,
+        form.session,
+        competition=form.competition,
+        name=name.strip() or upload.filename or "",
+        source=upload.file,
+        user=form.user,
         settings=settings,
     )
-    verb = "published" if created else "replaced"
-    return redirect(request, f"/c/{competition.slug}/host/files", ok=f"{datafile.name} {verb}.")
+    return form.done(f"{datafile.name} {'published' if created else 'replaced'}.")
 
 
-@router.post(
-    "/c/{slug}/host/files/{name}/delete", dependencies=[CsrfChecked, back_to("/host/files")]
-)
-def delete_file(
-    request: Request,
-    name: str,
-    competition: HostedCompetition,
-    session: SessionDep,
-    settings: SettingsDep,
-    user: SignedInUser,
-) -> Response:
-    datafiles.delete_file(session, competition=competition, name=name, user=user, settings=settings)
-    return redirect(request, f"/c/{competition.slug}/host/files", ok=f"{name} deleted.")
+@form_post(router, "/c/{slug}/host/files/{name}/delete", back="/host/files")
+def delete_file(form: HostForm, name: str, settings: SettingsDep) -> Response:
+    datafiles.delete_file(
+        form.session, competition=form.competition, name=name, user=form.user, settings=settings
+    )
+    return form.done(f"{name} deleted.")
 
 
 @router.get("/c/{slug}/host/hosts", response_class=HTMLResponse)
-def hosts_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    owner = session.get(User, competition.created_by_id)
-    return render(
-        request,
+def hosts_page(visit: HostPage) -> Response:
+    return _show(
+        visit,
         "host/hosts.html",
-        {**_host(request, session, competition, user, "hosts"), "owner": owner},
+        "hosts",
+        hosts=hosts.hosts(visit.session, competition=visit.competition),
+        may_change=hosts.may_change_hosts(visit.session, visit.competition, visit.user),
     )
+
+
+@form_post(router, "/c/{slug}/host/hosts", back="/host/hosts")
+def add_cohost(form: HostForm, user: Annotated[str, Form(max_length=64)] = "") -> Response:
+    if not user.strip():
+        raise Unprocessable("name the user to add as a co-host")
+    added = hosts.add_host(
+        form.session, competition=form.competition, name=user.strip(), actor=form.user
+    )
+    return form.done(f"{added.user.name} is now a co-host.")
+
+
+@form_post(router, "/c/{slug}/host/hosts/remove", back="/host/hosts")
+def remove_cohost(form: HostForm, user: Annotated[str, Form(max_length=64)] = "") -> Response:
+    hosts.remove_host(form.session, competition=form.competition, name=user, actor=form.user)
+    return form.done(f"{user} is no longer a host.")
 
 
 # --- Submissions, diagnostics, moderation -------------------------------------------------------
 
 
 @router.get("/c/{slug}/host/submissions", response_class=HTMLResponse)
-def submissions_page(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
-    user: SignedInUser,
-    page: int = 1,
-) -> Response:
+def submissions_page(visit: HostPage, page: int = 1) -> Response:
+    session, competition, user = visit.session, visit.competition, visit.user
     every = submissions.team_submissions(session, competition=competition, user=user)
     pages = max(1, -(-len(every) // PAGE_SIZE))
     page = min(max(page, 1), pages)
     shown = every[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    return render(
-        request,
+    return _show(
+        visit,
         "host/submissions.html",
-        {
-            **_host(request, session, competition, user, "submissions"),
-            "submissions": [
-                visibility.view(session, submission=s, competition=competition, user=user)
-                for s in shown
-            ],
-            "page": page,
-            "pages": pages,
-            "total": len(every),
-        },
+        "submissions",
+        submissions=[
+            visibility.view(session, submission=s, competition=competition, user=user)
+            for s in shown
+        ],
+        page=page,
+        pages=pages,
+        total=len(every),
     )
 
 
 @router.get("/c/{slug}/host/submissions/{submission_id}", response_class=HTMLResponse)
-def submission_page(
-    request: Request,
-    competition: HostedCompetition,
-    submission_id: IdPath,
-    session: SessionDep,
-    user: SignedInUser,
-) -> Response:
-    submission = _hosted_submission(session, competition, user, submission_id)
-    view = visibility.view(session, submission=submission, competition=competition, user=user)
+def submission_page(visit: HostPage, submission_id: IdPath) -> Response:
+    session = visit.session
+    submission = _hosted_submission(session, visit.competition, visit.user, submission_id)
+    view = visibility.view(
+        session, submission=submission, competition=visit.competition, user=visit.user
+    )
     details = getattr(view, "details", None) or {}
     heatmap = None
     if details.get("labels") and details.get("confusion_matrix"):
         heatmap = confusion_heatmap(
             [str(x) for x in details["labels"]], details["confusion_matrix"]
         )
-    return render(
-        request,
+    return _show(
+        visit,
         "host/submission.html",
-        {
-            **_host(request, session, competition, user, "submissions"),
-            "s": view,
-            "details": details,
-            "heatmap": heatmap,
-            "versions": visibility.score_versions(session, submission=submission),
-        },
+        "submissions",
+        s=view,
+        details=details,
+        heatmap=heatmap,
+        versions=visibility.score_versions(session, submission=submission),
     )
 
 
-@router.post(
-    "/c/{slug}/host/submissions/{submission_id}/hide",
-    dependencies=[CsrfChecked, back_to("/host/submissions")],
-)
+@form_post(router, "/c/{slug}/host/submissions/{submission_id}/hide", back="/host/submissions")
 def hide(
-    request: Request,
-    competition: HostedCompetition,
+    form: HostForm,
     submission_id: IdPath,
-    session: SessionDep,
-    user: SignedInUser,
     hidden: Annotated[bool, Form()] = True,
     reason: Annotated[str, Form(max_length=500)] = "",
 ) -> Response:
-    submission = _hosted_submission(session, competition, user, submission_id)
-    moderation.set_hidden(session, submission=submission, hidden=hidden, reason=reason, actor=user)
-    verb = "hidden from the boards" if hidden else "shown on the boards again"
-    return redirect(
-        request,
-        f"/c/{competition.slug}/host/submissions",
-        ok=f"Submission {submission_id} is {verb}.",
+    submission = _hosted_submission(form.session, form.competition, form.user, submission_id)
+    moderation.set_hidden(
+        form.session, submission=submission, hidden=hidden, reason=reason, actor=form.user
     )
+    verb = "hidden from the boards" if hidden else "shown on the boards again"
+    return form.done(f"Submission {submission_id} is {verb}.")
 
 
 @router.get("/c/{slug}/host/teams", response_class=HTMLResponse)
-def teams_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request,
-        "host/teams.html",
-        {
-            **_host(request, session, competition, user, "teams"),
-            "teams": list_teams(session, competition=competition),
-        },
-    )
+def teams_page(visit: HostPage) -> Response:
+    teams = list_teams(visit.session, competition=visit.competition)
+    return _show(visit, "host/teams.html", "teams", teams=teams)
 
 
-@router.post("/c/{slug}/host/teams/ban", dependencies=[CsrfChecked, back_to("/host/teams")])
+@form_post(router, "/c/{slug}/host/teams/ban", back="/host/teams")
 def ban(
-    request: Request,
-    competition: HostedCompetition,
-    session: SessionDep,
-    user: SignedInUser,
+    form: HostForm,
     team: Annotated[str, Form(max_length=128)] = "",
     banned: Annotated[bool, Form()] = True,
     reason: Annotated[str, Form(max_length=500)] = "",
 ) -> Response:
     moderation.set_banned(
-        session, competition=competition, team_name=team, banned=banned, reason=reason, actor=user
+        form.session,
+        competition=form.competition,
+        team_name=team,
+        banned=banned,
+        reason=reason,
+        actor=form.user,
     )
-    verb = "banned" if banned else "no longer banned"
-    return redirect(request, f"/c/{competition.slug}/host/teams", ok=f"Team {team} is {verb}.")
+    return form.done(f"Team {team} is {'banned' if banned else 'no longer banned'}.")
 
 
 # --- Rescoring ----------------------------------------------------------------------------------
 
 
 @router.get("/c/{slug}/host/rescore", response_class=HTMLResponse)
-def rescore_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
+def rescore_page(visit: HostPage) -> Response:
     preview, reason = None, None
     try:
-        preview = rescore.preview(session, competition=competition)
+        preview = rescore.preview(visit.session, competition=visit.competition)
     except Conflict as exc:
         reason = exc.detail
-    return render(
-        request,
-        "host/rescore.html",
-        {
-            **_host(request, session, competition, user, "rescore"),
-            "preview": preview,
-            "reason": reason,
-        },
-    )
+    return _show(visit, "host/rescore.html", "rescore", preview=preview, reason=reason)
 
 
-@router.post("/c/{slug}/host/rescore", dependencies=[CsrfChecked, back_to("/host/rescore")])
-def start_rescore(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
+@form_post(router, "/c/{slug}/host/rescore", back="/host/rescore")
+def start_rescore(form: HostForm) -> Response:
     started = rescore.start_rescore(
-        session, competition=competition, actor=user, queue=request.app.state.scoring_queue
+        form.session,
+        competition=form.competition,
+        actor=form.user,
+        queue=form.request.app.state.scoring_queue,
     )
-    return redirect(
-        request,
-        f"/c/{competition.slug}/host/rescore",
-        ok=f"Rescoring {started.queued} submission(s) against version {started.version}.",
-    )
+    return form.done(f"Rescoring {started.queued} submission(s) against version {started.version}.")
 
 
-@router.post("/c/{slug}/host/rescore/publish", dependencies=[CsrfChecked, back_to("/host/rescore")])
-def publish(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    key = rescore.publish(session, competition=competition, actor=user)
-    return redirect(
-        request,
-        f"/c/{competition.slug}/host/rescore",
-        ok=f"Version {key.version} is now on the boards.",
-    )
+@form_post(router, "/c/{slug}/host/rescore/publish", back="/host/rescore")
+def publish(form: HostForm) -> Response:
+    key = rescore.publish(form.session, competition=form.competition, actor=form.user)
+    return form.done(f"Version {key.version} is now on the boards.")
 
 
 # --- Audit log ----------------------------------------------------------------------------------
 
 
 @router.get("/c/{slug}/host/audit", response_class=HTMLResponse)
-def audit_page(
-    request: Request, competition: HostedCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    return render(
-        request,
-        "host/audit.html",
-        {
-            **_host(request, session, competition, user, "audit"),
-            "entries": _newest_entries(session, competition),
-        },
-    )
+def audit_page(visit: HostPage) -> Response:
+    newest = _newest_entries(visit.session, visit.competition)
+    return _show(visit, "host/audit.html", "audit", entries=newest)
 
 
 def _newest_entries(session: Session, competition: Competition) -> list[AuditEntry]:

@@ -18,9 +18,10 @@ from app.submissions.quota import quota_for
 from app.teams import merge
 from app.teams import service as teams
 from app.teams.merge import merge_allowance
-from app.web.competition import PageCompetition, back_to, tab_context
+from app.web.competition import PageCompetition, tab_context
 from app.web.errors import wants_json
-from app.web.session import CsrfChecked, SignedInUser, redirect
+from app.web.forms import MemberForm, chosen, form_post
+from app.web.session import SignedInUser, redirect
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
@@ -72,62 +73,46 @@ def my_submissions_json(
     )
 
 
-@router.post("/c/{slug}/submissions", dependencies=[CsrfChecked, back_to("/submissions")])
+@form_post(router, "/c/{slug}/submissions", back="/submissions")
 def upload(
-    request: Request,
-    competition: PageCompetition,
-    session: SessionDep,
+    form: MemberForm,
     settings: SettingsDep,
-    user: SignedInUser,
     file: UploadFile | None = None,
     description: Annotated[str, Form(max_length=1000)] = "",
     baseline: Annotated[bool, Form()] = False,
 ) -> Response:
-    if file is None or not file.filename:
-        raise Unprocessable("choose a file to upload")
+    chosen_file = chosen(file, "a file")
     upload = service.create_submission(
-        session,
-        competition=competition,
-        user=user,
-        source=file.file,
-        filename=file.filename,
+        form.session,
+        competition=form.competition,
+        user=form.user,
+        source=chosen_file.file,
+        filename=chosen_file.filename or "",
         description=description,
         settings=settings,
-        queue=request.app.state.scoring_queue,
+        queue=form.request.app.state.scoring_queue,
         baseline=baseline,
     )
-    submission = upload.submission
+    submission, script = upload.submission, wants_json(form.request)
     if upload.refusal is not None:
         # Not raised: the failed submission stays in the team's history (the session commits).
-        if wants_json(request):
+        if script:
             return error_response(upload.refusal)
-        return redirect(request, f"/c/{competition.slug}/submissions", error=upload.refusal.detail)
-    if wants_json(request):
+        return redirect(form.request, form.request.state.back, error=upload.refusal.detail)
+    if script:
         return JSONResponse({"id": submission.id, "status": submission.status}, status_code=202)
-    return redirect(
-        request,
-        f"/c/{competition.slug}/submissions",
-        ok=f"Submission {submission.id} is queued for scoring.",
-    )
+    return form.done(f"Submission {submission.id} is queued for scoring.")
 
 
-@router.post(
-    "/c/{slug}/submissions/{submission_id}/select",
-    dependencies=[CsrfChecked, back_to("/submissions")],
-)
+@form_post(router, "/c/{slug}/submissions/{submission_id}/select", back="/submissions")
 def select(
-    request: Request,
-    competition: PageCompetition,
-    submission_id: IdPath,
-    session: SessionDep,
-    user: SignedInUser,
-    selected: Annotated[bool, Form()] = True,
+    form: MemberForm, submission_id: IdPath, selected: Annotated[bool, Form()] = True
 ) -> Response:
-    selection.set_selected(session, submission_id=submission_id, user=user, selected=selected)
-    verb = "selected for the private board" if selected else "no longer selected"
-    return redirect(
-        request, f"/c/{competition.slug}/submissions", ok=f"Submission {submission_id} is {verb}."
+    selection.set_selected(
+        form.session, submission_id=submission_id, user=form.user, selected=selected
     )
+    verb = "selected for the private board" if selected else "no longer selected"
+    return form.done(f"Submission {submission_id} is {verb}.")
 
 
 @router.get("/c/{slug}/team", response_class=HTMLResponse)
@@ -151,66 +136,37 @@ def team_page(
     )
 
 
-@router.post("/c/{slug}/join", dependencies=[CsrfChecked, back_to("/team")])
-def join(
-    request: Request, competition: PageCompetition, session: SessionDep, user: SignedInUser
-) -> Response:
-    team, _created = teams.join(session, competition=competition, user=user)
-    return redirect(request, f"/c/{competition.slug}/team", ok=f"You compete as team {team.name}.")
+@form_post(router, "/c/{slug}/join", back="/team")
+def join(form: MemberForm) -> Response:
+    team, _created = teams.join(form.session, competition=form.competition, user=form.user)
+    return form.done(f"You compete as team {team.name}.")
 
 
-@router.post("/c/{slug}/team/invitations", dependencies=[CsrfChecked, back_to("/team")])
-def invite(
-    request: Request,
-    competition: PageCompetition,
-    session: SessionDep,
-    user: SignedInUser,
-    invitee: Annotated[str, Form(max_length=64)] = "",
-) -> Response:
+@form_post(router, "/c/{slug}/team/invitations", back="/team")
+def invite(form: MemberForm, invitee: Annotated[str, Form(max_length=64)] = "") -> Response:
     if not invitee.strip():
         raise Unprocessable("name the user to invite")
-    teams.invite(session, competition=competition, inviter=user, invitee_name=invitee.strip())
-    return redirect(request, f"/c/{competition.slug}/team", ok=f"Invitation sent to {invitee}.")
+    teams.invite(
+        form.session, competition=form.competition, inviter=form.user, invitee_name=invitee.strip()
+    )
+    return form.done(f"Invitation sent to {invitee}.")
 
 
-@router.post(
-    "/c/{slug}/team/invitations/{invitation_id}/withdraw",
-    dependencies=[CsrfChecked, back_to("/team")],
-)
-def withdraw(
-    request: Request,
-    competition: PageCompetition,
-    invitation_id: int,
-    session: SessionDep,
-    user: SignedInUser,
-) -> Response:
-    teams.cancel(session, competition=competition, invitation_id=invitation_id, user=user)
-    return redirect(request, f"/c/{competition.slug}/team", ok="Invitation withdrawn.")
+@form_post(router, "/c/{slug}/team/invitations/{invitation_id}/withdraw", back="/team")
+def withdraw(form: MemberForm, invitation_id: int) -> Response:
+    teams.cancel(
+        form.session, competition=form.competition, invitation_id=invitation_id, user=form.user
+    )
+    return form.done("Invitation withdrawn.")
 
 
-@router.post(
-    "/c/{slug}/invitations/{invitation_id}/accept", dependencies=[CsrfChecked, back_to("/team")]
-)
-def accept(
-    request: Request,
-    competition: PageCompetition,
-    invitation_id: int,
-    session: SessionDep,
-    user: SignedInUser,
-) -> Response:
-    team = merge.accept(session, invitation_id=invitation_id, user=user)
-    return redirect(request, f"/c/{competition.slug}/team", ok=f"You joined team {team.name}.")
+@form_post(router, "/c/{slug}/invitations/{invitation_id}/accept", back="/team")
+def accept(form: MemberForm, invitation_id: int) -> Response:
+    team = merge.accept(form.session, invitation_id=invitation_id, user=form.user)
+    return form.done(f"You joined team {team.name}.")
 
 
-@router.post(
-    "/c/{slug}/invitations/{invitation_id}/decline", dependencies=[CsrfChecked, back_to("/team")]
-)
-def decline(
-    request: Request,
-    competition: PageCompetition,
-    invitation_id: int,
-    session: SessionDep,
-    user: SignedInUser,
-) -> Response:
-    teams.decline(session, invitation_id=invitation_id, user=user)
-    return redirect(request, f"/c/{competition.slug}/team", ok="Invitation declined.")
+@form_post(router, "/c/{slug}/invitations/{invitation_id}/decline", back="/team")
+def decline(form: MemberForm, invitation_id: int) -> Response:
+    teams.decline(form.session, invitation_id=invitation_id, user=form.user)
+    return form.done("Invitation declined.")

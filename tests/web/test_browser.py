@@ -91,6 +91,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             ("host", Role.organiser),
             ("alice", Role.participant),
             ("bob", Role.participant),
+            ("carol", Role.participant),
         ):
             user, tokens[name] = create_user(session, name=name, role=role, secret_key=secret)
             set_password(user, password=PASSWORD)
@@ -284,6 +285,29 @@ def test_host_uploads_a_new_key_previews_and_publishes_a_rescore(server, signed_
     sync_api.expect(page.locator(".flash.ok")).to_contain_text("Version 2 is now on the boards")
     versions = server.api("GET", "/competitions/rescore/answer-key/versions", "host").json()
     assert versions[-1]["published_at"] is not None
+
+
+def test_host_adds_a_cohost_who_reaches_the_host_pages_until_removed(server, signed_in):
+    server.competition("cohosts")
+    page = signed_in("host")
+    page.goto(f"{server.url}/c/cohosts/host/hosts")
+    page.fill("form[action$='/host/hosts'] input[name=user]", "carol")
+    page.click("form[action$='/host/hosts'] button")
+    sync_api.expect(page.locator(".flash.ok")).to_contain_text("carol is now a co-host")
+    sync_api.expect(page.locator("table.hosts tbody")).to_contain_text("carol")
+    shot(page, "host-cohosts")
+    carol = signed_in("carol")
+    carol.goto(f"{server.url}/c/cohosts/host")
+    sync_api.expect(carol.locator("nav.subtabs")).to_contain_text("Audit log")
+    carol.click("nav.subtabs >> text=Hosts")
+    sync_api.expect(carol.locator("text=Only the owner adds and removes co-hosts")).to_be_visible()
+    page.click("table.hosts tr:has-text('carol') button:has-text('Remove')")
+    sync_api.expect(page.locator(".flash.ok")).to_contain_text("carol is no longer a host")
+    hosts = server.api("GET", "/competitions/cohosts/hosts", "host").json()
+    assert [h["user"] for h in hosts] == ["host"]
+    response = carol.goto(f"{server.url}/c/cohosts/host")
+    assert response is not None and response.status == 403
+    sync_api.expect(carol.locator("text=hosts only")).to_be_visible()
 
 
 def test_private_board_after_the_deadline(server, signed_in):

@@ -91,6 +91,7 @@ def test_every_page_escapes_user_text(client, person, browser, make_user):
         (hosting, "/c/churn/host/submissions"),
         (hosting, f"/c/churn/host/submissions/{sid}"),
         (hosting, "/c/churn/host/teams"),
+        (hosting, "/c/churn/host/hosts"),
         (hosting, "/c/churn/host/audit"),
         (ada, "/c/churn/team"),
         (ada, "/c/churn/leaderboard"),
