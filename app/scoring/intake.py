@@ -254,18 +254,27 @@ def read_answer_key(
         check_column(source, name, metric.cell, table.column(name), ids_chunked, limits)
     for name in param_columns:
         check_numbers(source, name, table.column(name), ids_chunked, limits)
+    n = table.num_rows
+    y_true = stack(table, targets, metric, None, n)
+    extra = {c: aligned_values(table.column(c), "number", None, n) for c in param_columns}
+    usage_column = table.column(USAGE_COLUMN) if USAGE_COLUMN in header else None
+    # The targets are numpy now. The parsed table goes, and Arrow's pool hands its pages back,
+    # before the id index is built: its numpy temporaries would otherwise come on top of
+    # memory the pool keeps for reuse (the peak of a large key).
+    del table
     ids = ids_chunked.combine_chunks()
+    del ids_chunked
+    pa.default_memory_pool().release_unused()
     index = KeyIndex.build(ids)
     _check_unique_key_ids(ids, index)
-    usage = _usage_codes(table.column(USAGE_COLUMN), ids) if USAGE_COLUMN in header else None
-    n = table.num_rows
+    usage = _usage_codes(usage_column, ids) if usage_column is not None else None
     return AnswerKeyTable(
         id_column=id_col,
         target_columns=targets,
         ids=ids,
-        y_true=stack(table, targets, metric, None, n),
+        y_true=y_true,
         usage=usage,
-        extra={c: aligned_values(table.column(c), "number", None, n) for c in param_columns},
+        extra=extra,
         index=index,
     )
 
@@ -411,8 +420,13 @@ def read_submission(
             key.release_pages()
     for name in key.target_columns:
         check_column(source, name, metric.cell, table.column(name), ids, limits)
+    # Aligned and checked, the ids are done with: they go back to the system before the
+    # predictions are placed in key order (at 10M rows, the process's peak).
+    table = table.select(key.target_columns)
+    del ids
+    pa.default_memory_pool().release_unused()
     y_pred = stack(table, key.target_columns, metric, rows, key.n_rows)
-    del table, ids, rows
+    del table, rows
     # Hand the parsed file's memory back to the system before the metric allocates its own.
     pa.default_memory_pool().release_unused()
     return y_pred

@@ -153,15 +153,25 @@ class KeyIndex:
         # About two buckets per three ids: most ids are then alone in their bucket.
         bits = min(max(int(np.ceil(np.log2(max(1.5 * len(h), 2)))), 1), 32)
         buckets = (h >> np.uint64(64 - bits)).astype(np.uint32)
+        rows_type = np.int32 if len(h) < 2**31 else np.int64
+        bucket_starts = np.zeros((1 << bits) + 1, dtype=rows_type)
+        # Counted before the sort: the counts (int64, one per bucket) and the sort's temporaries
+        # are then never held at once, which bounds the peak of a large key's index.
+        np.cumsum(np.bincount(buckets, minlength=1 << bits), out=bucket_starts[1:])
         order = np.argsort((buckets & 0xFFFF).astype(np.uint16), kind="stable")  # radix sort
         if bits > 16:
             high = (buckets[order] >> np.uint32(16)).astype(np.uint16)
+            del buckets
             order = order[np.argsort(high, kind="stable")]
-        rows_type = np.int32 if len(h) < 2**31 else np.int64
-        bucket_starts = np.zeros((1 << bits) + 1, dtype=rows_type)
-        np.cumsum(np.bincount(buckets, minlength=1 << bits), out=bucket_starts[1:])
-        ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-        return cls(h[order], order.astype(rows_type), bucket_starts, bits, _fixed_width(ids))
+            del high
+        else:
+            del buckets
+        hashes = h[order]
+        del h
+        rows = order.astype(rows_type)
+        del order
+        width = _fixed_width(ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids)
+        return cls(hashes, rows, bucket_starts, bits, width)
 
     def __len__(self) -> int:
         return len(self.hashes)

@@ -108,6 +108,9 @@ def scan(source: Source, limits: IntakeLimits) -> None:
 
 
 def _checked_rows(table: pa.Table, limits: IntakeLimits) -> pa.Table:
+    # The parse's blocks are freed but kept by Arrow's pool; hand them back to the system before
+    # the caller's numpy arrays (checks, alignment, targets) come on top of them.
+    pa.default_memory_pool().release_unused()
     if table.num_rows == 0:
         raise IntakeError("the file has a header but no data rows", kind="no_rows")
     if table.num_rows > limits.max_rows:
