@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 
 from tests.helpers import API, csv_bytes
-from tests.jobs.test_server_while_scoring import running_server
+from tests.jobs.test_server_while_scoring import custom_competition, running_server
 
 SLEEPY_ON_SLOW_ROWS = b"""
 import time
@@ -35,7 +35,6 @@ def score(solution, submission, row_id_column_name):
     return 0.0
 """
 
-KEY = csv_bytes(["id", "y", "Usage"], ["a", 1, "Public"], ["b", 2, "Private"])
 SLOW_KEY = csv_bytes(
     ["id", "y", "Usage"], ["a", 1, "Public"], ["b", 2, "Private"], ["slow", 3, "Private"]
 )
@@ -74,29 +73,10 @@ def _others_are_served(client: httpx.Client, alice: dict[str, str]) -> None:
     assert upload.status_code == 202, upload.text
 
 
-def _custom_competition(client: httpx.Client, host: dict[str, str], metric: bytes) -> None:
-    body = {"slug": "own", "title": "Own", "metric": {"name": "custom"}}
-    created = client.post(f"{API}/competitions", json=body, headers=host)
-    assert created.status_code == 201, created.text
-    key = client.put(
-        f"{API}/competitions/own/answer-key",
-        files={"file": ("key.csv", KEY, "text/csv")},
-        headers=host,
-    )
-    assert key.status_code == 201, key.text
-    uploaded = client.put(
-        f"{API}/competitions/own/custom-metric",
-        files={"file": ("metric.py", metric, "text/x-python")},
-        data={"direction": "minimize"},
-        headers=host,
-    )
-    assert uploaded.status_code == 200, uploaded.text
-
-
 def test_requests_and_uploads_are_served_while_a_key_is_checked_by_a_slow_metric(tmp_path):
     with running_server(tmp_path, custom_metric_timeout_seconds="60") as (client, _pid, users):
         host, alice = users
-        _custom_competition(client, host, SLEEPY_ON_SLOW_ROWS)
+        custom_competition(client, host, SLEEPY_ON_SLOW_ROWS)
         slow = Upload(
             client,
             "/competitions/own/answer-key",
@@ -116,7 +96,7 @@ def test_requests_and_uploads_are_served_while_a_key_is_checked_by_a_slow_metric
 def test_requests_and_uploads_are_served_while_a_slow_metric_file_is_checked(tmp_path):
     with running_server(tmp_path, custom_metric_timeout_seconds="60") as (client, _pid, users):
         host, alice = users
-        _custom_competition(client, host, SLEEPY_ON_SLOW_ROWS)
+        custom_competition(client, host, SLEEPY_ON_SLOW_ROWS)
         slow = Upload(
             client,
             "/competitions/own/custom-metric",

@@ -109,6 +109,26 @@ def running_server(tmp_path: Path, **settings: str) -> Iterator[tuple[httpx.Clie
         log.close()
 
 
+def custom_competition(client: httpx.Client, host: dict[str, str], metric: bytes) -> None:
+    """Competition "own", scored by ``metric`` (a custom metric file), with the two-row KEY."""
+    body = {"slug": "own", "title": "Own", "metric": {"name": "custom"}}
+    created = client.post(f"{API}/competitions", json=body, headers=host)
+    assert created.status_code == 201, created.text
+    key = client.put(
+        f"{API}/competitions/own/answer-key",
+        files={"file": ("key.csv", KEY, "text/csv")},
+        headers=host,
+    )
+    assert key.status_code == 201, key.text
+    uploaded = client.put(
+        f"{API}/competitions/own/custom-metric",
+        files={"file": ("metric.py", metric, "text/x-python")},
+        data={"direction": "minimize"},
+        headers=host,
+    )
+    assert uploaded.status_code == 200, uploaded.text
+
+
 def _submit(client: httpx.Client, headers: dict[str, str], content: bytes, slug: str):  # type: ignore[no-untyped-def]
     return client.post(
         f"{API}/competitions/{slug}/submissions",
@@ -130,21 +150,7 @@ def _wait_for(client, headers, submission_id, statuses, timeout=120.0):  # type:
 def test_reads_and_uploads_are_answered_while_a_slow_custom_metric_scores(tmp_path):
     with running_server(tmp_path, custom_metric_timeout_seconds="60") as (client, _pid, users):
         host, alice = users
-        body = {"slug": "own", "title": "Own", "metric": {"name": "custom"}}
-        assert client.post(f"{API}/competitions", json=body, headers=host).status_code == 201
-        key = client.put(
-            f"{API}/competitions/own/answer-key",
-            files={"file": ("key.csv", KEY, "text/csv")},
-            headers=host,
-        )
-        assert key.status_code == 201, key.text
-        metric = client.put(
-            f"{API}/competitions/own/custom-metric",
-            files={"file": ("metric.py", SLEEPY_METRIC, "text/x-python")},
-            data={"direction": "minimize"},
-            headers=host,
-        )
-        assert metric.status_code == 200, metric.text
+        custom_competition(client, host, SLEEPY_METRIC)
 
         slow = _submit(client, alice, csv_bytes(["id", "y"], ["a", 7], ["b", 2]), "own")
         assert slow.status_code == 202, slow.text

@@ -6,17 +6,10 @@ import pytest
 
 from app.honest.ladder import on_grid
 from tests.helpers import API, close_now, create_competition, csv_bytes, submit, upload_key
+from tests.stats.keys import alternating_key
 
 N = 40  # 20 public rows, 20 private
-IDS = [f"r{i:02d}" for i in range(N)]
-TRUTH = ["x" if i % 2 else "y" for i in range(N)]
-KEY = csv_bytes(
-    ["id", "label", "Usage"],
-    *[
-        [i, t, "Public" if n < N // 2 else "Private"]
-        for n, (i, t) in enumerate(zip(IDS, TRUTH, strict=True))
-    ],
-)
+IDS, TRUTH, KEY = alternating_key(N)
 
 
 def _predictions(public_right: int | set[int], private_right: int = 10) -> bytes:

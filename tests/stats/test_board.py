@@ -9,17 +9,10 @@ from app.jobs import stats as stats_jobs
 from app.models import Score, ScoreStats
 from app.stats.codec import from_bytes
 from tests.helpers import API, create_competition, csv_bytes, submit, upload_key
+from tests.stats.keys import alternating_key
 
 N = 60  # 30 public rows, 30 private
-IDS = [f"r{i:02d}" for i in range(N)]
-TRUTH = ["x" if i % 2 else "y" for i in range(N)]
-KEY = csv_bytes(
-    ["id", "label", "Usage"],
-    *[
-        [i, t, "Public" if n < N // 2 else "Private"]
-        for n, (i, t) in enumerate(zip(IDS, TRUTH, strict=True))
-    ],
-)
+IDS, TRUTH, KEY = alternating_key(N)
 
 
 def _right_on(count: int) -> bytes:

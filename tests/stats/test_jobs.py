@@ -9,17 +9,10 @@ from sqlalchemy import select
 from app.honest.delong import delong_paired_se
 from app.models import Score, ScoreStats
 from tests.helpers import API, create_competition, csv_bytes, submit, upload_key
+from tests.stats.keys import alternating_key
 
 N = 40  # 20 public rows, 20 private
-IDS = [f"r{i:02d}" for i in range(N)]
-TRUTH = ["x" if i % 2 else "y" for i in range(N)]
-KEY = csv_bytes(
-    ["id", "label", "Usage"],
-    *[
-        [i, t, "Public" if n < N // 2 else "Private"]
-        for n, (i, t) in enumerate(zip(IDS, TRUTH, strict=True))
-    ],
-)
+IDS, TRUTH, KEY = alternating_key(N)
 
 
 def _right_on(public_rows: set[int]) -> bytes:
