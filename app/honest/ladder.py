@@ -73,6 +73,32 @@ def exact(scores: np.ndarray) -> LadderRun:
     return LadderRun(scores.copy(), np.ones(scores.size, dtype=bool))
 
 
+def _replay(
+    scores: np.ndarray,
+    threshold: Callable[[int, LadderState], float],
+    *,
+    grid: float,
+    greater_is_better: bool,
+    baseline: float | None,
+) -> LadderRun:
+    """A team's scores in submission order through :func:`advance`; the two Ladders differ only
+    in the threshold each step must beat."""
+    state = LadderState.start(baseline, grid)
+    shown = np.full(len(scores), np.nan)
+    released = np.zeros(len(scores), dtype=bool)
+    for t, score in enumerate(np.asarray(scores, dtype=np.float64)):
+        state, released[t] = advance(
+            state,
+            float(score),
+            threshold=threshold(t, state),
+            grid=grid,
+            greater_is_better=greater_is_better,
+            submission=t,
+        )
+        shown[t] = np.nan if state.displayed is None else state.displayed
+    return LadderRun(shown, released)
+
+
 def ladder(
     scores: np.ndarray,
     *,
@@ -81,20 +107,13 @@ def ladder(
     baseline: float | None = None,
 ) -> LadderRun:
     """Algorithm 1 over a team's scores in submission order."""
-    state = LadderState.start(baseline, step)
-    shown = np.full(len(scores), np.nan)
-    released = np.zeros(len(scores), dtype=bool)
-    for t, score in enumerate(np.asarray(scores, dtype=np.float64)):
-        state, released[t] = advance(
-            state,
-            float(score),
-            threshold=step,
-            grid=step,
-            greater_is_better=greater_is_better,
-            submission=t,
-        )
-        shown[t] = np.nan if state.displayed is None else state.displayed
-    return LadderRun(shown, released)
+    return _replay(
+        scores,
+        lambda _t, _state: step,
+        grid=step,
+        greater_is_better=greater_is_better,
+        baseline=baseline,
+    )
 
 
 def ladder_free(
@@ -107,20 +126,10 @@ def ladder_free(
 ) -> LadderRun:
     """Algorithm 2: ``paired_se(t, best)`` is the standard error of the difference between
     submission ``t`` and the current best (``best`` None: the baseline, or nothing yet)."""
-    grid = 1.0 / n
-    state = LadderState.start(baseline, grid)
-    shown = np.full(len(scores), np.nan)
-    released = np.zeros(len(scores), dtype=bool)
-    for t, score in enumerate(np.asarray(scores, dtype=np.float64)):
-        first = state.displayed is None
-        threshold = 0.0 if first else paired_se(t, state.best)  # type: ignore[arg-type]
-        state, released[t] = advance(
-            state,
-            float(score),
-            threshold=threshold,
-            grid=grid,
-            greater_is_better=greater_is_better,
-            submission=t,
-        )
-        shown[t] = np.nan if state.displayed is None else state.displayed
-    return LadderRun(shown, released)
+
+    def threshold(t: int, state: LadderState) -> float:
+        return 0.0 if state.displayed is None else paired_se(t, state.best)  # type: ignore[arg-type]
+
+    return _replay(
+        scores, threshold, grid=1.0 / n, greater_is_better=greater_is_better, baseline=baseline
+    )
