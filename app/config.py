@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     # Uploads larger than one part go up as a multipart upload, one part in memory at a time.
     s3_part_bytes: int = Field(default=8 * 1024 * 1024, ge=5 * 1024 * 1024)
     storage_cache_bytes: int = 10 * 1024 * 1024 * 1024
+    # Bootstrap resample matrices too large to keep in memory (1 GB per split at 1M rows) are
+    # written once per machine into data_dir/resample-cache, kept under this budget.
+    resample_cache_bytes: int = 8 * 1024 * 1024 * 1024
 
     # "thread": a scoring thread inside the server process (the embedded default);
     # "eager": score inside the request's commit hook (tests, one-shot tools);

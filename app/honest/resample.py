@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -29,28 +30,63 @@ def seed_for(key_id: str, split: str = "all") -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-_ONE = np.uint8(1)
+# Large resamples are counted bucket by bucket: 2¹⁶ rows, one 16-bit draw per row drawn.
+BUCKET_BITS = 16
+BUCKET = 1 << BUCKET_BITS
+# Blocks up to this many cells draw all their rows' indices at once (the small-key path).
+SMALL_CELLS = 2**16
+
+
+def _fill_row(rng: np.random.Generator, n: int, out: np.ndarray) -> None:
+    """One multinomial(n, 1/n) count vector into ``out`` ((n,) uint8), bucket by bucket.
+
+    The n draws are first shared among buckets of :data:`BUCKET` rows (one multinomial over
+    the buckets, by size), then each bucket's share is drawn uniformly inside it and counted
+    with a ``bincount`` that stays in cache: the same distribution as n draws over all rows,
+    three to four times faster than counting draws scattered over a megabyte-long row. Inside
+    the full buckets a draw is 16 raw bits of the generator (four per 64-bit word, exactly
+    uniform); the last, partial bucket draws with ``integers``.
+    """
+    full, last = divmod(n, BUCKET)
+    if full == 0:
+        out[:] = np.bincount(rng.integers(0, n, size=n, dtype=np.int64), minlength=n)
+        return
+    sizes = np.full(full + (last > 0), BUCKET, dtype=np.float64)
+    if last:
+        sizes[-1] = last
+    totals = rng.multinomial(n, sizes / n)
+    drawn = int(totals[:full].sum())
+    raw = rng.bit_generator.random_raw((drawn + 3) // 4)
+    # Little-endian words read as 16-bit draws, low bits first, on any machine.
+    draws = raw.astype("<u8", copy=False).view("<u2")
+    start = 0
+    for bucket in range(full):
+        stop = start + int(totals[bucket])
+        rows = slice(bucket * BUCKET, (bucket + 1) * BUCKET)
+        out[rows] = np.bincount(draws[start:stop], minlength=BUCKET)
+        start = stop
+    if last:
+        tail = rng.integers(0, last, size=int(totals[full]), dtype=np.int64)
+        out[full * BUCKET :] = np.bincount(tail, minlength=last)
 
 
 def _fill_block(seed: int, block: int, n: int, out: np.ndarray) -> None:
     """Block ``block``'s count vectors, into ``out`` ((size, n) uint8).
 
-    Row r holds ``bincount(integers(0, n, size=n))`` of the block's generator, row after row
-    (for small blocks one draw of size × n, each row's indices offset by r·n). Large rows are
-    counted with ``np.add.at`` straight into the uint8 row: no int64 table to allocate and cast
-    (a third of the time), the same counts (mod 256, as the cast; a count past 255 in a
-    multinomial(n, 1/n) has probability below 10⁻⁴⁰⁰).
+    The block draws from child ``block`` of the seed's ``SeedSequence``: a small block as one
+    ``integers`` draw of size × n (row r's indices offset by r·n) counted by one ``bincount``,
+    a larger one row after row by :func:`_fill_row`. Counts are stored mod 256 (a count past
+    255 in a multinomial(n, 1/n) has probability below 10⁻⁴⁰⁰).
     """
     size = out.shape[0]
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(block,))))
-    if n * size <= 2**22:
+    if n * size <= SMALL_CELLS:
         idx = rng.integers(0, n, size=(size, n), dtype=np.int64)
         idx += np.arange(size, dtype=np.int64)[:, None] * n
         out[:] = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n)
         return
-    out[:] = 0
     for row in range(size):
-        np.add.at(out[row], rng.integers(0, n, size=n, dtype=np.int64), _ONE)
+        _fill_row(rng, n, out[row])
 
 
 @dataclass
@@ -73,6 +109,11 @@ class Resamples:
             raise ValueError("resamples need at least one row")
         if self.replicates < 2:
             raise ValueError("resamples need at least two replicates")
+
+    @property
+    def row_total(self) -> int:
+        """Every resample draws exactly ``n`` rows: the count column of a product is known."""
+        return self.n
 
     @property
     def materialised(self) -> bool:
@@ -115,6 +156,22 @@ class Resamples:
             self._counts = self._generate(0, self.replicates)
         return self
 
+    def write(self, path: Path) -> None:
+        """The count matrix into ``path`` (row-major uint8, replicate after replicate), a chunk
+        at a time: a matrix too large to keep in memory is generated once per machine."""
+        with open(path, "wb") as out:
+            for start in range(0, self.replicates, self.chunk_size(1)):
+                self.counts(start, min(start + self.chunk_size(1), self.replicates)).tofile(out)
+
+    def read_from(self, path: Path) -> "Resamples":
+        """Use the matrix :meth:`write` put in ``path``, mapped: chunks are read as they are
+        needed, by the threads that need them, and the page cache keeps them between jobs."""
+        size = Path(path).stat().st_size
+        if size != self.n * self.replicates:
+            raise ValueError(f"{path} holds {size} bytes, not {self.n} × {self.replicates}")
+        self._counts = np.memmap(path, dtype=np.uint8, mode="r", shape=(self.replicates, self.n))
+        return self
+
     def chunks(self, size: int | None = None) -> Iterator[np.ndarray]:
         """The count matrix in consecutive blocks of replicates (rows), ``(chunk, n)`` uint8."""
         size = size or self.chunk_size()
@@ -142,6 +199,11 @@ class CountSource:
     @property
     def replicates(self) -> int:
         return int(self.matrix.shape[0])
+
+    @property
+    def row_total(self) -> None:
+        """Rows of a given matrix may sum to anything: products count them."""
+        return None
 
     def chunks(self, size: int | None = None) -> Iterator[np.ndarray]:
         size = size or max(BLOCK, CHUNK_BYTES // (4 * self.n))

@@ -37,6 +37,7 @@ from app.stats.board import stats_of, stored_bands
 from app.stats.codec import from_bytes, to_bytes
 from app.stats.ladder import replay
 from app.storage import local_file
+from app.storage.cache import LocalCache
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +48,34 @@ _cache: OrderedDict[tuple[str, str, int], Resamples] = OrderedDict()
 _lock = threading.Lock()
 
 
-def resamples_for(key_sha: str, split: str, n: int) -> Resamples:
-    """The key version's shared resamples of one split, kept while they fit the budget."""
+def resamples_for(key_sha: str, split: str, n: int, settings: Settings) -> Resamples:
+    """The key version's shared resamples of one split.
+
+    Matrices up to half the memory budget are kept in memory while they fit it; larger ones
+    are written once to this machine's resample cache (under ``resample_cache_bytes``) and
+    mapped, so no submission after the first one against a key version draws them again.
+    """
     ident = (key_sha, split, n)
     with _lock:
         if ident in _cache:
             _cache.move_to_end(ident)
             return _cache[ident]
-    resamples = Resamples(n, seed=seed_for(key_sha, split), replicates=REPLICATES)
-    if n * REPLICATES <= _CACHE_BYTES // 2:
-        resamples.materialise()
-        with _lock:
-            _cache[ident] = resamples
-            while sum(r.n * r.replicates for r in _cache.values()) > _CACHE_BYTES:
-                _cache.popitem(last=False)
+    seed = seed_for(key_sha, split)
+    resamples = Resamples(n, seed=seed, replicates=REPLICATES)
+    if n * REPLICATES > _CACHE_BYTES // 2:
+        cache = LocalCache(
+            settings.data_dir / "resample-cache", max_bytes=settings.resample_cache_bytes
+        )
+        name = f"{seed:016x}-{n}x{REPLICATES}.counts"
+        try:
+            return resamples.read_from(cache.get(name, resamples.write))
+        except FileNotFoundError:  # evicted by another process in between: once more
+            return resamples.read_from(cache.get(name, resamples.write))
+    resamples.materialise()
+    with _lock:
+        _cache[ident] = resamples
+        while sum(r.n * r.replicates for r in _cache.values()) > _CACHE_BYTES:
+            _cache.popitem(last=False)
     return resamples
 
 
@@ -143,7 +158,7 @@ def _compute(job: _Job, settings: Settings) -> _Computed:
     )
     if job.competition.score_intervals:
         for split, plan in plans.items():
-            rep = run(plan, resamples_for(job.key.sha256, split, plan.n))
+            rep = run(plan, resamples_for(job.key.sha256, split, plan.n, settings))
             intervals[split] = bootstrap_interval(rep).as_dict()
             replicates[split] = to_bytes(rep.values)
     return _Computed(intervals, replicates, plans.get("public"))

@@ -9,7 +9,14 @@ import pytest
 from app.honest.intervals import bootstrap_interval
 from app.honest.plans import INTERVAL_METRICS, UnsupportedMetric, make_plan, supports_intervals
 from app.honest.replicates import point, run
-from app.honest.resample import BLOCK, Resamples, seed_for
+from app.honest.resample import (
+    BLOCK,
+    BUCKET,
+    SMALL_CELLS,
+    Resamples,
+    fixed_counts,
+    seed_for,
+)
 from app.metrics import get_metric, metric_names
 
 
@@ -58,15 +65,22 @@ def test_the_plan_reproduces_the_metric(name):
     assert point(make_plan(name, params, y_true, y_pred)) == pytest.approx(expected, rel=1e-9)
 
 
+@pytest.mark.parametrize("source", ["resamples", "any counts"])
 @pytest.mark.parametrize("name", sorted(INTERVAL_METRICS))
-def test_each_replicate_is_the_metric_on_its_resampled_rows(name):
+def test_each_replicate_is_the_metric_on_its_resampled_rows(name, source):
+    """Resamples (every row sums to n: the count column is known, not multiplied) and a
+    plain count matrix whose rows sum to anything give the metric on the repeated rows."""
     rng = np.random.default_rng(11)
     y_true, y_pred, raw = _data(name, 300, rng)
     metric = get_metric(name)
     params = metric.parse_params(raw)
-    resamples = Resamples(300, seed=5, replicates=16)
+    if source == "resamples":
+        resamples = Resamples(300, seed=5, replicates=16)
+        counts = resamples.counts()
+    else:
+        counts = rng.integers(0, 4, size=(16, 300)).astype(np.uint8)
+        resamples = fixed_counts(counts)
     rep = run(make_plan(name, params, y_true, y_pred), resamples)
-    counts = resamples.counts()
     for b in range(0, 16, 3):
         rows = np.repeat(np.arange(300), counts[b])
         try:
@@ -120,22 +134,60 @@ def test_large_resamples_use_threads_and_stay_the_same():
     assert one.var() == pytest.approx(1.0, rel=0.01)
 
 
-@pytest.mark.parametrize("n", [1000, 600_000])
-def test_resamples_are_the_bincounts_of_each_blocks_generator(n):
+def _reference_row(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A large row's stream, written out plainly: the n draws shared among buckets of 2¹⁶ rows
+    by a multinomial, each full bucket's draws taken as the 16-bit quarters of the generator's
+    raw words (low quarter first), the partial last bucket's by ``integers``."""
+    full, last = divmod(n, BUCKET)
+    sizes = [BUCKET] * full + ([last] if last else [])
+    totals = rng.multinomial(n, np.array(sizes, dtype=np.float64) / n)
+    drawn = int(totals[:full].sum())
+    raw = rng.bit_generator.random_raw((drawn + 3) // 4)
+    quarters = (raw[:, None] >> np.array([0, 16, 32, 48], dtype=np.uint64)) & np.uint64(0xFFFF)
+    draws = quarters.ravel()[:drawn].astype(np.int64)
+    indices = [draws + np.repeat(np.arange(full) * BUCKET, totals[:full])]
+    if last:
+        indices.append(full * BUCKET + rng.integers(0, last, size=totals[full], dtype=np.int64))
+    return np.bincount(np.concatenate(indices), minlength=n)
+
+
+@pytest.mark.parametrize("n", [1000, 50_000, 600_000, 3 * BUCKET])
+def test_resamples_follow_each_blocks_generator(n):
     """The stream a stored replicate was computed on: block b of BLOCK rows draws from the
-    child b of the seed's SeedSequence, row after row (one draw for a small block)."""
+    child b of the seed's SeedSequence; a small block in one draw, a large one row by row."""
     seed, replicates = 77, 11
     counts = Resamples(n, seed=seed, replicates=replicates).counts()
     for block in range(0, (replicates + BLOCK - 1) // BLOCK):
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(block,))))
         size = min(BLOCK, replicates - block * BLOCK)
-        if n * size <= 2**22:
+        if n * size <= SMALL_CELLS:
             draws = rng.integers(0, n, size=(size, n), dtype=np.int64)
+            expected = [np.bincount(draws[r], minlength=n) for r in range(size)]
+        elif n < BUCKET:
+            expected = [
+                np.bincount(rng.integers(0, n, size=n, dtype=np.int64), minlength=n)
+                for _ in range(size)
+            ]
         else:
-            draws = [rng.integers(0, n, size=n, dtype=np.int64) for _ in range(size)]
+            expected = [_reference_row(rng, n) for _ in range(size)]
         for r in range(size):
-            expected = np.bincount(draws[r], minlength=n)
-            assert np.array_equal(counts[block * BLOCK + r], expected)
+            assert np.array_equal(counts[block * BLOCK + r], expected[r])
+
+
+def test_bucketed_counts_are_multinomial():
+    """Each row sums to n; each row's count is Binomial(n, 1/n) (mean 1, variance 1 - 1/n)
+    inside every bucket, the partial one included; rows are uncorrelated."""
+    n = 2 * BUCKET + 1234
+    counts = Resamples(n, seed=4, replicates=64).counts().astype(np.float64)
+    assert np.all(counts.sum(axis=1) == n)
+    for rows in (slice(0, BUCKET), slice(BUCKET, 2 * BUCKET), slice(2 * BUCKET, n)):
+        part = counts[:, rows]
+        assert part.mean() == pytest.approx(1.0, abs=4 * np.sqrt(1 / part.size))
+        assert part.var() == pytest.approx(1.0, rel=0.02)
+    share = counts[:, :BUCKET].sum(axis=1)  # a bucket's total: Binomial(n, BUCKET / n)
+    p = BUCKET / n
+    assert share.mean() == pytest.approx(n * p, abs=4 * np.sqrt(n * p * (1 - p) / 64))
+    assert abs(np.corrcoef(counts[0], counts[1])[0, 1]) < 0.01
 
 
 def test_binormal_auc_intervals_cover_the_true_value():
