@@ -46,14 +46,17 @@ REPLICATES = 1000
 _CACHE_BYTES = 1 << 30
 _cache: OrderedDict[tuple[str, str, int], Resamples] = OrderedDict()
 _lock = threading.Lock()
+# Resample matrices being written to the resample cache, by entry name.
+_writing: dict[str, threading.Thread] = {}
 
 
 def resamples_for(key_sha: str, split: str, n: int, settings: Settings) -> Resamples:
     """The key version's shared resamples of one split.
 
-    Matrices up to half the memory budget are kept in memory while they fit it; larger ones
-    are written once to this machine's resample cache (under ``resample_cache_bytes``) and
-    mapped, so no submission after the first one against a key version draws them again.
+    Matrices up to half the memory budget are kept in memory while they fit it. Larger ones
+    (1 GB per split at 1M rows) are drawn in memory for the first submission against the key
+    version and written behind it, while it is computed, to this machine's resample cache
+    (under ``resample_cache_bytes``); every later submission maps that file.
     """
     ident = (key_sha, split, n)
     with _lock:
@@ -67,16 +70,51 @@ def resamples_for(key_sha: str, split: str, n: int, settings: Settings) -> Resam
             settings.data_dir / "resample-cache", max_bytes=settings.resample_cache_bytes
         )
         name = f"{seed:016x}-{n}x{REPLICATES}.counts"
-        try:
-            return resamples.read_from(cache.get(name, resamples.write))
-        except FileNotFoundError:  # evicted by another process in between: once more
-            return resamples.read_from(cache.get(name, resamples.write))
+        with _lock:
+            pending = _writing.get(name)
+        if pending is not None:
+            pending.join()
+        found = cache.find(name)
+        if found is not None:
+            try:
+                return resamples.read_from(found)
+            except FileNotFoundError:  # evicted by another process in between
+                pass
+        resamples.materialise()
+        _write_behind(cache, name, resamples)
+        return resamples
     resamples.materialise()
     with _lock:
         _cache[ident] = resamples
         while sum(r.n * r.replicates for r in _cache.values()) > _CACHE_BYTES:
             _cache.popitem(last=False)
     return resamples
+
+
+def _write_behind(cache: LocalCache, name: str, resamples: Resamples) -> None:
+    """Write the matrix to the cache on a thread of its own (file writes release the GIL)."""
+
+    def write() -> None:
+        try:
+            cache.get(name, resamples.write)
+        except OSError:  # a full disk costs the next submission a redraw, nothing else
+            log.warning("could not keep resamples %s in the resample cache", name, exc_info=True)
+        finally:
+            with _lock:
+                _writing.pop(name, None)
+
+    thread = threading.Thread(target=write, name=f"resamples-{name[:8]}", daemon=True)
+    with _lock:
+        _writing[name] = thread
+    thread.start()
+
+
+def wait_for_writes() -> None:
+    """Block until every resample matrix being written to the cache is there (tests, benches)."""
+    with _lock:
+        pending = list(_writing.values())
+    for thread in pending:
+        thread.join()
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,15 @@ class LocalCache:
         self.directory = Path(directory)
         self.max_bytes = max_bytes
 
+    def find(self, name: str) -> Path | None:
+        """The entry ``name`` when it is here (a hit: now the most recently used), else None."""
+        entry = self.directory / name
+        try:
+            os.utime(entry)
+        except FileNotFoundError:
+            return None
+        return entry
+
     def get(self, name: str, fetch: Callable[[Path], None]) -> Path:
         """The entry ``name``, fetched with ``fetch(temporary_path)`` when it is not here."""
         entry = self.directory / name

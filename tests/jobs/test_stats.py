@@ -1,5 +1,6 @@
-"""The stats job's shared resamples: small matrices kept in memory, large ones written once per
-machine to the resample cache and mapped by every later submission."""
+"""The stats job's shared resamples: small matrices kept in memory, large ones drawn for the first
+submission, written behind it once per machine to the resample cache and mapped by every later
+submission."""
 
 import numpy as np
 import pytest
@@ -43,6 +44,8 @@ def test_large_resamples_are_written_once_and_mapped(settings, monkeypatch):
 
     monkeypatch.setattr(Resamples, "write", counting_write)
     first = stats_jobs.resamples_for("sha-b", "private", 3000, settings)
+    assert not isinstance(first.counts(), np.memmap)  # the first submission: drawn in memory
+    stats_jobs.wait_for_writes()
     again = stats_jobs.resamples_for("sha-b", "private", 3000, settings)
     assert len(writes) == 1
     [entry] = list((settings.data_dir / "resample-cache").iterdir())
@@ -53,7 +56,13 @@ def test_large_resamples_are_written_once_and_mapped(settings, monkeypatch):
     assert np.array_equal(np.concatenate(list(again.chunks(size=96))), expected)
     # Another split, another entry; an entry of the wrong size is refused, not misread.
     stats_jobs.resamples_for("sha-b", "public", 3000, settings)
+    stats_jobs.wait_for_writes()
     assert len(writes) == 2
+    # A write still going on is waited for, not started again.
+    stats_jobs.resamples_for("sha-b", "other", 3000, settings)
+    stats_jobs.resamples_for("sha-b", "other", 3000, settings)
+    stats_jobs.wait_for_writes()
+    assert len(writes) == 3
     with pytest.raises(ValueError, match="not 2999"):
         Resamples(2999, seed=1, replicates=stats_jobs.REPLICATES).read_from(entry)
 
@@ -61,7 +70,23 @@ def test_large_resamples_are_written_once_and_mapped(settings, monkeypatch):
 def test_an_evicted_entry_is_written_again(settings, monkeypatch):
     monkeypatch.setattr(stats_jobs, "_CACHE_BYTES", 4_000_000)
     stats_jobs.resamples_for("sha-c", "public", 3000, settings)
+    stats_jobs.wait_for_writes()
     for entry in (settings.data_dir / "resample-cache").iterdir():
         entry.unlink()
     again = stats_jobs.resamples_for("sha-c", "public", 3000, settings)
     assert np.array_equal(again.counts(), _expected("sha-c", "public", 3000))
+    stats_jobs.wait_for_writes()
+    assert len(list((settings.data_dir / "resample-cache").iterdir())) == 1
+
+
+def test_a_full_disk_costs_only_the_cache(settings, monkeypatch):
+    monkeypatch.setattr(stats_jobs, "_CACHE_BYTES", 4_000_000)
+
+    def no_space(self, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Resamples, "write", no_space)
+    first = stats_jobs.resamples_for("sha-d", "public", 3000, settings)
+    stats_jobs.wait_for_writes()
+    assert np.array_equal(first.counts(), _expected("sha-d", "public", 3000))
+    assert list((settings.data_dir / "resample-cache").iterdir()) == []
