@@ -13,7 +13,7 @@ from app.analysis.schemas import ComparisonPublic, ShakeupPublic, SplitCompariso
 from app.auth.hosts import is_host
 from app.config import Settings
 from app.errors import Conflict, Forbidden, NotFound
-from app.evaluation.keys import intake_limits, key_table
+from app.evaluation.keys import key_table, stored_predictions
 from app.evaluation.metric import is_custom, metric_for
 from app.honest.compare import compare
 from app.honest.plans import make_plan, supports_intervals
@@ -21,11 +21,10 @@ from app.honest.replicates import Replicates
 from app.honest.shakeup import null_gaps, shakeup
 from app.leaderboard.service import standings
 from app.models import AnswerKey, Competition, Score, Submission, Team, User
-from app.scoring.intake import IGNORED, PUBLIC, read_submission
+from app.scoring.intake import IGNORED, PUBLIC
 from app.stats.board import stats_of
 from app.stats.codec import from_bytes
 from app.stats.ladder import uses_ladder
-from app.storage import local_file
 from app.teams.service import find_team
 
 RESPLITS = 1000
@@ -236,12 +235,7 @@ def _null(
     plans = []
     for sid in finals:
         path = session.scalar(select(Submission.path).where(Submission.id == sid))
-        y_pred = read_submission(
-            local_file(str(path), settings=settings),
-            key=table,
-            metric=metric,
-            limits=intake_limits(settings),
-        )
+        y_pred = stored_predictions(str(path), table=table, metric=metric, settings=settings)
         plans.append(make_plan(metric.name, params, table.y_true[counted], y_pred[counted]))
     return null_gaps(
         plans,

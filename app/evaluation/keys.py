@@ -5,6 +5,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
+import numpy as np
 from pydantic import BaseModel
 
 from app.config import Settings
@@ -12,7 +13,7 @@ from app.evaluation.metric import metric_for
 from app.metrics import Metric
 from app.models import AnswerKey, Competition
 from app.scoring.core import load_key
-from app.scoring.intake import AnswerKeyTable, IntakeLimits
+from app.scoring.intake import AnswerKeyTable, IntakeLimits, read_submission
 from app.storage import local_file
 
 _CACHE_SIZE = 8
@@ -70,4 +71,16 @@ def key_table(competition: Competition, key: AnswerKey, settings: Settings) -> A
         params=metric.parse_params(competition.metric_params),
         id_column=competition.id_column,
         settings=settings,
+    )
+
+
+def stored_predictions(
+    path: str, *, table: AnswerKeyTable, metric: Metric, settings: Settings
+) -> np.ndarray:
+    """A stored submission's predictions aligned with a parsed key (the stats jobs re-read it)."""
+    return read_submission(
+        local_file(path, settings=settings),
+        key=table,
+        metric=metric,
+        limits=intake_limits(settings),
     )

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import unit_of_work
-from app.evaluation.keys import intake_limits, key_table
+from app.evaluation.keys import key_table, stored_predictions
 from app.evaluation.metric import is_custom, metric_for
 from app.honest.compare import rank_bands
 from app.honest.intervals import bootstrap_interval
@@ -32,11 +32,10 @@ from app.honest.resample import Resamples, seed_for
 from app.leaderboard.standings import apply_pending
 from app.models import AnswerKey, BoardBands, Competition, Score, ScoreStats, Standing, Submission
 from app.models.types import utcnow
-from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable, read_submission
+from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
 from app.stats.board import stats_of, stored_bands
 from app.stats.codec import from_bytes, to_bytes
 from app.stats.ladder import replay
-from app.storage import local_file
 from app.storage.cache import LocalCache
 
 log = logging.getLogger(__name__)
@@ -169,12 +168,7 @@ def _plan(
     """One submission's plans on these rows of the key (the file read once)."""
     metric = metric_for(job.competition)
     params = metric.parse_params(job.competition.metric_params)
-    y_pred = read_submission(
-        local_file(path, settings=settings),
-        key=table,
-        metric=metric,
-        limits=intake_limits(settings),
-    )
+    y_pred = stored_predictions(path, table=table, metric=metric, settings=settings)
     return [make_plan(metric.name, params, table.y_true[m], y_pred[m]) for m in masks]
 
 
