@@ -13,17 +13,20 @@ whatever the number of submissions behind it.
 
 import csv
 import io
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import String, func, select, tuple_, type_coerce
+from sqlalchemy import Integer, String, bindparam, func, select, tuple_, type_coerce
 from sqlalchemy.orm import Session, aliased
 
 from app.auth.hosts import is_host
 from app.errors import Forbidden
 from app.evaluation.metric import metric_for
+from app.leaderboard.cache import BoardView, RenderedBoards
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
-from app.leaderboard.standings import apply_pending
+from app.leaderboard.standings import apply_pending, wrote_standings
 from app.models import AnswerKey, Competition, Standing, Team, TeamMember, User
 from app.stats.board import (
     RowStats,
@@ -296,45 +299,106 @@ def _iso(value: datetime | str) -> str:
     return value.astimezone(UTC).isoformat()
 
 
-def leaderboard_csv(session: Session, *, competition: Competition, board: Board, user: User) -> str:
-    """The whole board as CSV, under the same access and rounding rules as the JSON pages."""
-    check_board_access(session, competition, board, user)
-    key = competition.board_key
-    decimals = None if is_host(session, competition, user) else competition.score_decimals
+# Core rows straight off the rank-order index: no ORM rows, no column types for the times.
+_CSV_ROWS = (
+    select(
+        Standing.baseline,
+        Team.name,
+        Standing.score,
+        Standing.entries,
+        type_coerce(Standing.last_submission_at, String),
+    )
+    .join(Team, Team.id == Standing.team_id)
+    .where(
+        Standing.answer_key_id == bindparam("key_id", type_=Integer),
+        Standing.board == bindparam("board", type_=String),
+    )
+    .order_by(*_ORDER)
+)
+
+
+def _csv(
+    rows: Iterable[tuple[bool, str, float, int, datetime | str, int | None]], decimals: int | None
+) -> bytes:
+    """(baseline, team, score, entries, last submission, rank or None) rows as the CSV's bytes."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    if key is None:
-        return out.getvalue()
-    apply_pending(session)
-    rows = session.execute(
-        select(
-            Standing.baseline,
-            Team.name,
-            Standing.score,
-            Standing.entries,
-            type_coerce(Standing.last_submission_at, String),
+    writer.writerows(
+        (
+            "" if rank is None else rank,
+            name,
+            repr(score if decimals is None else round(score, decimals)),
+            entries,
+            _iso(last),
+            "true" if baseline else "false",
         )
-        .join(Team, Team.id == Standing.team_id)
-        .where(_on_board(key.id, board))
-        .order_by(*_ORDER)
-    ).all()
-    lines, rank = [], 0
+        for baseline, name, score, entries, last, rank in rows
+    )
+    return out.getvalue().encode()
+
+
+def _ranked_by_position(
+    rows: Iterable[Any],
+) -> Iterator[tuple[bool, str, float, int, Any, int | None]]:
+    rank = 0
     for baseline, name, score, entries, last in rows:
         if not baseline:
             rank += 1
-        lines.append(
-            (
-                "" if baseline else rank,
-                name,
-                repr(score if decimals is None else round(score, decimals)),
-                entries,
-                _iso(last),
-                "true" if baseline else "false",
-            )
+        yield baseline, name, score, entries, last, None if baseline else rank
+
+
+def leaderboard_csv(
+    session: Session,
+    *,
+    competition: Competition,
+    board: Board,
+    user: User,
+    cache: RenderedBoards | None = None,
+) -> bytes:
+    """The whole board as CSV, under the same access and rounding rules as the JSON pages.
+
+    With a ``cache``, the bytes are reused while the competition's board revision stands.
+    """
+    check_board_access(session, competition, board, user)
+    key = competition.board_key
+    host = is_host(session, competition, user)
+    decimals = None if host else competition.score_decimals
+    if key is None:
+        return _csv([], decimals)
+    if board == "public" and hides_public_scores(competition, host):
+        # What the Ladder released, replayed from every team's history (never cached: the
+        # queue's stats feed it after the score is written).
+        ranked = ladder_standings(
+            session,
+            competition=competition,
+            key=key,
+            ranked=standings(session, competition=competition, key_id=key.id, board=board),
         )
-    writer.writerows(lines)
-    return out.getvalue()
+        return _csv(
+            (
+                (r.baseline, r.team, r.score, r.entries, r.last_submission_at, r.rank)
+                for r in ranked
+            ),
+            decimals,
+        )
+    apply_pending(session)
+    view = BoardView(competition.id, key.id, board, host, decimals)
+    # This transaction's own uncommitted standings must not be shared with other readers.
+    revision = None
+    if cache is not None and not wrote_standings(session):
+        # Read before the rows: bytes filed under a revision are at least that new.
+        revision = session.scalar(
+            select(Competition.board_revision).where(Competition.id == competition.id)
+        )
+        found = cache.get(view, revision) if revision is not None else None
+        if found is not None:
+            return found
+    rows = session.connection().execute(_CSV_ROWS, {"key_id": key.id, "board": board})
+    body = _csv(_ranked_by_position(rows), decimals)
+    if cache is not None and revision is not None:
+        cache.put(view, revision, body)
+    return body
 
 
 def ladder_standings(
