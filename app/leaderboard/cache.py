@@ -2,7 +2,7 @@
 
 An entry is filed under what decides its bytes (competition, answer-key version, board, and the
 viewer's class: a host's full precision or the participants' rounding) and tagged with the
-competition's ``board_revision`` read before the rows were. Every transaction that writes a
+competition's board revision (:class:`app.models.BoardRevision`) read before the rows were. Every transaction that writes a
 standing bumps that revision (:mod:`app.leaderboard.standings`), so a reader that finds its own
 revision on an entry gets bytes at least as new as the standings it would have read. Nothing in
 an entry is particular to one user: the caller's own row and the Ladder's view are never cached.

@@ -40,7 +40,7 @@ from app.evaluation.metric import metric_for
 from app.leaderboard.cache import BoardView, RenderedBoards
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
 from app.leaderboard.standings import apply_pending, wrote_standings
-from app.models import AnswerKey, Competition, Standing, Team, TeamMember, User
+from app.models import AnswerKey, BoardRevision, Competition, Standing, Team, TeamMember, User
 from app.stats.board import (
     RowStats,
     hides_public_scores,
@@ -441,10 +441,13 @@ def leaderboard_csv(
     revision = None
     if cache is not None and not wrote_standings(session):
         # Read before the rows: bytes filed under a revision are at least that new.
-        revision = session.scalar(
-            select(Competition.board_revision).where(Competition.id == competition.id)
+        revision = (
+            session.scalar(
+                select(BoardRevision.revision).where(BoardRevision.competition_id == competition.id)
+            )
+            or 0
         )
-        found = cache.get(view, revision) if revision is not None else None
+        found = cache.get(view, revision)
         if found is not None:
             return found
     rows = session.connection().execute(_CSV_ROWS, {"key_id": key.id, "board": board})

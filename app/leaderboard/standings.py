@@ -38,12 +38,12 @@ from sqlalchemy import (
     or_,
     select,
     union_all,
-    update,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, UOWTransaction
 
 from app.evaluation.metric import metric_for
-from app.models import Competition, Score, Standing, Submission, Team
+from app.models import BoardRevision, Competition, Score, Standing, Submission, Team
 
 log = logging.getLogger(__name__)
 
@@ -226,17 +226,25 @@ def _recompute(
     connection.execute(_insert(maximize, team_ids is not None), params)
     # Last, so the row lock it takes on PostgreSQL is held only until the commit: revisions are
     # bumped in commit order, and a reader that sees a revision sees the standings behind it.
+    # A row of its own (not the competition's): a host's transaction holding the competition row
+    # while it waits on a scorer's submission row cannot deadlock with the scorer's bump.
     if bump_revision:
-        connection.execute(_bump_revision(), {"competition_id": competition.id})
+        connection.execute(
+            _bump_revision(connection.dialect.name), {"competition_id": competition.id}
+        )
     session.info[_WRITTEN] = True
 
 
 @functools.cache
-def _bump_revision():  # type: ignore[no-untyped-def]
+def _bump_revision(dialect: str):  # type: ignore[no-untyped-def]
+    upsert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    table = BoardRevision.__table__
     return (
-        update(Competition)
-        .where(Competition.id == bindparam("competition_id", type_=Integer))
-        .values(board_revision=Competition.board_revision + 1)
+        upsert(table)
+        .values(competition_id=bindparam("competition_id", type_=Integer), revision=1)
+        .on_conflict_do_update(
+            index_elements=[table.c.competition_id], set_={"revision": table.c.revision + 1}
+        )
     )
 
 
@@ -253,7 +261,7 @@ def _insert(maximize: bool, by_team: bool):  # type: ignore[no-untyped-def]
 def rebuild(session: Session, competition: Competition, *, bump_revision: bool = True) -> None:
     """Recompute every standing of a competition (after writes that bypassed the session).
 
-    ``bump_revision=False`` only for a schema older than the board revision (migration 0007).
+    ``bump_revision=False`` only for a schema older than the board revisions (migration 0007).
     """
     _recompute(session, competition, None, bump_revision=bump_revision)
 

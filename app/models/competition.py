@@ -46,9 +46,6 @@ class Competition(Base):
     ladder_step: Mapped[float | None] = mapped_column(Float, default=None)
     # Bootstrap intervals, rank bands and comparisons; off costs nothing.
     score_intervals: Mapped[bool] = mapped_column(Boolean, default=True)
-    # Bumped in the transaction that writes any of the competition's standings: a rendered board
-    # cached under an older revision is stale (app.leaderboard.cache).
-    board_revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
