@@ -263,6 +263,14 @@ def seed(url: str, submissions: int, teams: int, seed_value: int = 7) -> dict:
         session.commit()
     if engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            # The rows above came with their ids: move the sequences past them for later inserts.
+            for table in ("teams", "submissions", "scores"):
+                conn.execute(
+                    text(
+                        f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                        f"(SELECT max(id) FROM {table}))"
+                    )
+                )
             conn.execute(text("ANALYZE"))
     engine.dispose()
     return {"host": host_token, "player": player_token, "rebuild_s": rebuild_s}
