@@ -450,7 +450,7 @@ def leaderboard_csv(
         found = cache.get(view, revision)
         if found is not None:
             return found
-    rows = session.connection().execute(_CSV_ROWS, {"key_id": key.id, "board": board})
+    rows = session.connection().execute(_CSV_ROWS, {"key_id": key.id, "board": board}).all()
     body = _csv(_ranked_by_position(rows), decimals)
     if cache is not None and revision is not None:
         cache.put(view, revision, body)
