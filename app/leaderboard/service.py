@@ -7,8 +7,10 @@ banned teams and late submissions never rank; hosts' baseline entries show witho
 competition's hosts see full-precision scores and the private board at any time; everyone else
 after the deadline.
 
-A page costs a fixed number of queries, each over one board's standings (one row per team),
-whatever the number of submissions behind it.
+A page costs a fixed number of queries (its rows in one statement), each over one board's
+standings (one row per team), whatever the number of submissions behind it. The whole board as CSV
+is kept rendered per process while the competition's board revision stands
+(:mod:`app.leaderboard.cache`).
 """
 
 import csv
