@@ -25,6 +25,7 @@ from app.jobs.queue import ScoringQueue, make_queue
 from app.jobs.sweep import Sweeper, sweep
 from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
+from app.leaderboard.cache import RenderedBoards
 from app.leaderboard.router import router as leaderboard_router
 from app.ops import unavailable
 from app.ops.logs import configure_logging
@@ -106,6 +107,7 @@ def create_app(
     app.add_middleware(AbsoluteFormTargets)
     app.state.session_factory = session_factory
     app.state.scoring_queue = queue
+    app.state.rendered_boards = RenderedBoards()
     app.state.auth_limiter = FailedAuthLimiter(
         max_failures=settings.auth_failures_per_window,
         window_seconds=settings.auth_failure_window_seconds,

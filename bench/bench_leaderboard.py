@@ -11,19 +11,29 @@ selections, a few hidden submissions and a banned team), fills the standings wit
 - ``csv``: ``GET …/leaderboard.csv`` for the whole public board;
 - ``old``: the old Python ranking of the whole board (kept here, not in app/), per request.
 
+With ``--uploads N``, it then starts a real server (uvicorn on loopback, the scoring thread) on
+the same database and times N small uploads to another competition from 8 users at once, in
+alternating rounds with no board readers and with 4 clients reading the big board back to back
+(pages of both boards and the CSV): upload p50/p99 side by side, and their ratio.
+
     python bench/bench_leaderboard.py                             # 10k and 100k, 5,000 teams
     python bench/bench_leaderboard.py --sizes 100000 --databases sqlite
+    python bench/bench_leaderboard.py --sizes 100000 --requests 200 --uploads 400
 """
 
 import argparse
 import json
 import os
 import random
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import httpx  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from sqlalchemy import create_engine, func, insert, select, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
@@ -252,6 +263,14 @@ def seed(url: str, submissions: int, teams: int, seed_value: int = 7) -> dict:
         session.commit()
     if engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            # The rows above came with their ids: move the sequences past them for later inserts.
+            for table in ("teams", "submissions", "scores"):
+                conn.execute(
+                    text(
+                        f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+                        f"(SELECT max(id) FROM {table}))"
+                    )
+                )
             conn.execute(text("ANALYZE"))
     engine.dispose()
     return {"host": host_token, "player": player_token, "rebuild_s": rebuild_s}
@@ -290,7 +309,12 @@ def measure(url: str, submissions: int, teams: int, requests: int, old_requests:
     app = create_app(settings, session_factory=factory)
     rng = random.Random(1)
     player = {"Authorization": f"Bearer {tokens['player']}"}
-    result = {"submissions": submissions, "teams": teams, "rebuild_s": tokens["rebuild_s"]}
+    result = {
+        "submissions": submissions,
+        "teams": teams,
+        "rebuild_s": tokens["rebuild_s"],
+        "tokens": tokens,
+    }
     with TestClient(app) as client:
 
         def page(board: str):  # type: ignore[no-untyped-def]
@@ -357,6 +381,153 @@ def measure(url: str, submissions: int, teams: int, requests: int, old_requests:
     return result
 
 
+# --- uploads while the board is read ---------------------------------------------------------
+
+LOAD_KEY = (
+    b"id,target,Usage\na,1,Public\nb,0,Public\nc,1,Public\nd,0,Private\ne,1,Private\nf,0,Private\n"
+)
+LOAD_SUBMISSION = b"id,target\na,0.9\nb,0.1\nc,0.8\nd,0.2\ne,0.7\nf,0.3\n"
+UPLOADERS, READERS = 8, 4
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def uploads_while_reading(
+    url: str, tokens: dict, uploads: int, teams: int, rounds: int = 2
+) -> dict:
+    """Upload latency with and without board readers, through a uvicorn process on loopback."""
+    factory = make_session_factory(make_engine(url))
+    with factory() as session:
+        uploaders = [
+            create_user(session, name=f"up{i}", role=Role.participant, secret_key=SECRET)[1]
+            for i in range(UPLOADERS)
+        ]
+        session.commit()
+    factory.kw["bind"].dispose()
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {
+            **os.environ,
+            "PODIUM_ENV": "test",
+            "PODIUM_DATABASE_URL": url,
+            "PODIUM_DATA_DIR": f"{tmp}/data",
+            "PODIUM_SECRET_KEY": SECRET,
+            "PODIUM_SCORING_BACKEND": "thread",
+            "PODIUM_UPLOADS_PER_MINUTE": "1000000",
+        }
+        log = open(f"{tmp}/server.log", "wb")  # noqa: SIM115
+        server = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
+            + ["--port", str(port), "--log-level", "warning"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{base}/readyz").status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("the server did not start")
+                time.sleep(0.1)
+            return _upload_rounds(base, tokens, uploaders, uploads, teams, rounds)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            log.close()
+
+
+def _upload_rounds(
+    base: str, tokens: dict, uploaders: list[str], uploads: int, teams: int, rounds: int
+) -> dict:
+    host = {"Authorization": f"Bearer {tokens['host']}"}
+    with httpx.Client(base_url=base, timeout=120) as client:
+        body = {
+            "slug": "load",
+            "title": "Load",
+            "metric": {"name": "roc_auc"},
+            "daily_submission_limit": 10_000,
+        }
+        response = client.post("/api/v1/competitions", json=body, headers=host)
+        assert response.status_code == 201, response.text
+        response = client.put(
+            "/api/v1/competitions/load/answer-key",
+            files={"file": ("key.csv", LOAD_KEY, "text/csv")},
+            headers=host,
+        )
+        assert response.status_code == 201, response.text
+
+    def upload(token: str) -> float:
+        with httpx.Client(base_url=base, timeout=120) as client:
+            started = time.perf_counter()
+            response = client.post(
+                "/api/v1/competitions/load/submissions",
+                files={"file": ("sub.csv", LOAD_SUBMISSION, "text/csv")},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            elapsed = time.perf_counter() - started
+        assert response.status_code == 202, response.text
+        return elapsed
+
+    def read(stop: threading.Event, reads: list[float], seed_value: int) -> None:
+        rng = random.Random(seed_value)
+        player = {"Authorization": f"Bearer {tokens['player']}"}
+        with httpx.Client(base_url=base, timeout=120, headers=player) as client:
+            while not stop.is_set():
+                what = rng.random()
+                if what < 0.1:
+                    path = f"{API}/leaderboard.csv?board=public"
+                else:
+                    board = "public" if what < 0.55 else "private"
+                    offset = rng.randrange(0, teams - 50)
+                    path = f"{API}/leaderboard?board={board}&limit=50&offset={offset}"
+                started = time.perf_counter()
+                assert client.get(path).status_code == 200
+                reads.append(time.perf_counter() - started)
+
+    per_round = max(1, uploads // (2 * rounds))
+    alone: list[float] = []
+    beside: list[float] = []
+    reads: list[float] = []
+    upload(uploaders[0])  # warm
+    for r in range(rounds):
+        tokens_round = [uploaders[i % UPLOADERS] for i in range(per_round)]
+        with ThreadPoolExecutor(max_workers=UPLOADERS) as pool:
+            alone.extend(pool.map(upload, tokens_round))
+        stop = threading.Event()
+        readers = [
+            threading.Thread(target=read, args=(stop, reads, 100 * r + i)) for i in range(READERS)
+        ]
+        for thread in readers:
+            thread.start()
+        time.sleep(0.5)  # the readers are under way before the first upload
+        try:
+            with ThreadPoolExecutor(max_workers=UPLOADERS) as pool:
+                beside.extend(pool.map(upload, tokens_round))
+        finally:
+            stop.set()
+            for thread in readers:
+                thread.join()
+    a, b = _percentiles(alone), _percentiles(beside)
+    return {
+        "uploads_alone": a,
+        "uploads_with_readers": b,
+        "board_reads_during_uploads": _percentiles(reads),
+        "ratio_p50": b["p50_ms"] / a["p50_ms"],
+        "ratio_p99": b["p99_ms"] / a["p99_ms"],
+    }
+
+
 def markdown(results: list[dict]) -> str:
     def pair(m: dict) -> str:
         return f"{m['p50_ms']:.1f} / {m['p99_ms']:.1f}"
@@ -379,10 +550,33 @@ def markdown(results: list[dict]) -> str:
         )
     return (
         f"p50 / p99 in ms, {results[0]['teams']:,} teams; the first three columns are the service "
-        "call in a fresh session (the database work and the rows), the HTTP ones go through the "
-        "app in process (auth, routing, JSON and the test client's thread hops).\n\n"
+        "call in a fresh session (the database work and the rows; the CSV rendered every time), "
+        "the HTTP ones go through the app in process (auth, routing, JSON and the test client's "
+        "thread hops; the CSV from the per-process cache while the board stands).\n\n"
         + "\n".join(lines)
     )
+
+
+def uploads_markdown(results: list[dict]) -> str:
+    def pair(m: dict) -> str:
+        return f"{m['p50_ms']:.1f} / {m['p99_ms']:.1f}"
+
+    lines = [
+        f"Uploads (p50 / p99 ms, {UPLOADERS} uploading at once) with no board readers and with "
+        f"{READERS} clients reading the board back to back, in alternating rounds:",
+        "",
+        "| database | submissions on the board | uploads alone | uploads with readers "
+        "| ratio p50 | ratio p99 | board reads meanwhile |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        u = r["uploads"]
+        lines.append(
+            f"| {r['database']} | {r['submissions']:,} | {pair(u['uploads_alone'])} "
+            f"| {pair(u['uploads_with_readers'])} | {u['ratio_p50']:.2f}× | {u['ratio_p99']:.2f}× "
+            f"| {pair(u['board_reads_during_uploads'])} (n={u['board_reads_during_uploads']['n']}) |"
+        )
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -392,6 +586,9 @@ def main() -> None:
     parser.add_argument("--databases", default="sqlite,postgresql")
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--old-requests", type=int, default=15)
+    parser.add_argument(
+        "--uploads", type=int, default=0, help="then time this many uploads with/without readers"
+    )
     parser.add_argument("--output", type=Path, default=None, help="write results as JSON")
     args = parser.parse_args()
     results = []
@@ -405,6 +602,11 @@ def main() -> None:
                 try:
                     upgrade(url)
                     result = measure(url, size, args.teams, args.requests, args.old_requests)
+                    if args.uploads:
+                        result["uploads"] = uploads_while_reading(
+                            url, result.pop("tokens"), args.uploads, args.teams
+                        )
+                    result.pop("tokens", None)
                 finally:
                     drop()
             result["database"] = database
@@ -412,6 +614,10 @@ def main() -> None:
             print(json.dumps(result), flush=True)
     print()
     print(markdown(results))
+    with_uploads = [r for r in results if "uploads" in r]
+    if with_uploads:
+        print()
+        print(uploads_markdown(with_uploads))
     if args.output:
         args.output.write_text(json.dumps(results, indent=2))
 

@@ -35,7 +35,7 @@ def issue_token(session: Session, *, user: User, secret_key: str) -> str:
 
 
 def user_for_token(session: Session, *, token: str, secret_key: str) -> User:
-    # One query on every authenticated request: the user through a join, not a lazy load.
+    # The user in the same round trip as the token: every API request starts here.
     user = session.scalar(
         select(User)
         .join(ApiToken, ApiToken.user_id == User.id)

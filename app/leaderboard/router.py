@@ -38,9 +38,19 @@ def get_leaderboard(
     responses={200: {"content": {"text/csv": {}}}},
 )
 def get_leaderboard_csv(
-    competition: CompetitionDep, user: CurrentUser, session: SessionDep, board: Board = "public"
+    request: Request,
+    competition: CompetitionDep,
+    user: CurrentUser,
+    session: SessionDep,
+    board: Board = "public",
 ) -> Response:
-    body = service.leaderboard_csv(session, competition=competition, board=board, user=user)
+    body = service.leaderboard_csv(
+        session,
+        competition=competition,
+        board=board,
+        user=user,
+        cache=request.app.state.rendered_boards,
+    )
     filename = f"{competition.slug}-{board}-leaderboard.csv"
     return Response(
         body,

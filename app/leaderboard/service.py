@@ -7,24 +7,42 @@ banned teams and late submissions never rank; hosts' baseline entries show witho
 competition's hosts see full-precision scores and the private board at any time; everyone else
 after the deadline.
 
-A page costs a fixed number of queries, each over one board's standings (one row per team),
-whatever the number of submissions behind it.
+A page costs a fixed number of queries (its rows in one statement), each over one board's
+standings (one row per team), whatever the number of submissions behind it. The whole board as CSV
+is kept rendered per process while the competition's board revision stands
+(:mod:`app.leaderboard.cache`).
 """
 
 import csv
+import functools
 import io
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import String, func, select, tuple_, type_coerce
+from sqlalchemy import (
+    Integer,
+    String,
+    bindparam,
+    cast,
+    func,
+    literal_column,
+    null,
+    select,
+    tuple_,
+    type_coerce,
+    union_all,
+)
 from sqlalchemy.orm import Session, aliased
 
 from app.auth.hosts import is_host
 from app.errors import Forbidden
 from app.evaluation.metric import metric_for
+from app.leaderboard.cache import BoardView, RenderedBoards
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
-from app.leaderboard.standings import apply_pending
-from app.models import AnswerKey, Competition, Standing, Team, TeamMember, User
+from app.leaderboard.standings import apply_pending, wrote_standings
+from app.models import AnswerKey, BoardRevision, Competition, Standing, Team, TeamMember, User
 from app.stats.board import (
     RowStats,
     hides_public_scores,
@@ -72,14 +90,6 @@ _COLUMNS = (
 
 def _on_board(key_id: int, board: Board):  # type: ignore[no-untyped-def]
     return (Standing.answer_key_id == key_id) & (Standing.board == board)
-
-
-def _baselines(session: Session, key_id: int, board: Board) -> list[tuple]:
-    """Where the board's baseline rows stand: they show without taking a rank."""
-    rows = session.execute(
-        select(*_ORDER).where(_on_board(key_id, board), Standing.baseline.is_(True))
-    )
-    return sorted(tuple(r) for r in rows)
 
 
 def _ranked(row, position: int, baselines: list[tuple]) -> Ranked:  # type: ignore[no-untyped-def]
@@ -131,6 +141,59 @@ def standings(
     return result
 
 
+_BOARD = (
+    Standing.answer_key_id == bindparam("key_id", type_=Integer),
+    Standing.board == bindparam("board", type_=String),
+)
+_PAGE, _BASELINE, _OWN, _TOTAL = range(4)
+
+
+@functools.cache
+def _page_statement():  # type: ignore[no-untyped-def]
+    """One statement for a page: the board's size, its baseline rows, the page, and the caller's
+    team's row with the number of rows ahead of it. Built once: building a statement this size
+    costs more than running it. Each part walks the rank-order index (ix_standings_board_order)."""
+    kind = literal_column  # a constant column telling the parts apart
+    nothing = [null()] * (len(_COLUMNS) - len(_ORDER))
+    # The offset walks the rank-order index alone (SQLite: covering, as it holds the rowid), no
+    # join; the page's 50 rows are read after, by primary key.
+    spot = (
+        select(Standing.id)
+        .where(*_BOARD)
+        .order_by(*_ORDER)
+        .limit(bindparam("limit", type_=Integer))
+        .offset(bindparam("offset", type_=Integer))
+        .subquery()
+    )
+    page = (
+        select(kind(str(_PAGE)).label("part"), *_COLUMNS, cast(null(), Integer).label("ahead"))
+        .select_from(spot)
+        .join(Standing, Standing.id == spot.c.id)
+        .join(Team, Team.id == Standing.team_id)
+    )
+    other = aliased(Standing)
+    ahead = (
+        select(func.count())
+        .select_from(other)
+        .where(
+            other.answer_key_id == bindparam("key_id", type_=Integer),
+            other.board == bindparam("board", type_=String),
+            tuple_(other.order_key, other.submitted_at, other.submission_id) < tuple_(*_ORDER),
+        )
+        .scalar_subquery()
+    )
+    return union_all(
+        page,
+        select(kind(str(_BASELINE)), *nothing, *_ORDER, null()).where(
+            *_BOARD, Standing.baseline.is_(True)
+        ),
+        select(kind(str(_OWN)), *_COLUMNS, ahead)
+        .join(Team, Team.id == Standing.team_id)
+        .where(*_BOARD, Standing.team_id == bindparam("own_team_id", type_=Integer)),
+        select(kind(str(_TOTAL)), *nothing, null(), null(), null(), func.count()).where(*_BOARD),
+    )
+
+
 def _page(
     session: Session,
     *,
@@ -142,42 +205,33 @@ def _page(
 ) -> tuple[int, list[Ranked], Ranked | None]:
     """One page of a board, the board's size, and the caller's team's row wherever it is.
 
-    Four small queries whatever the page or the board: the page walks the rank-order index,
-    the caller's place is an index count, and ranks skip the (few) baseline rows.
+    One round trip whatever the page or the board: the page walks the rank-order index, the
+    caller's place is an index count, and ranks skip the (few) baseline rows.
     """
     apply_pending(session)
-    on_board = _on_board(key_id, board)
-    total = session.scalar(select(func.count()).select_from(Standing).where(on_board)) or 0
-    baselines = _baselines(session, key_id, board)
-    rows = session.execute(
-        select(*_COLUMNS)
-        .join(Team, Team.id == Standing.team_id)
-        .where(on_board)
-        .order_by(*_ORDER)
-        .limit(limit)
-        .offset(offset)
+    rows = session.connection().execute(
+        _page_statement(),
+        {
+            "key_id": key_id,
+            "board": board,
+            "limit": limit,
+            "offset": offset,
+            "own_team_id": own_team_id,
+        },
     )
-    page = [_ranked(row, offset + i, baselines) for i, row in enumerate(rows, start=1)]
+    parts: dict[int, list[Any]] = {_PAGE: [], _BASELINE: [], _OWN: [], _TOTAL: []}
+    for row in rows:
+        parts[int(row[0])].append(row[1:])
+    width = len(_COLUMNS)
+    baselines = sorted(tuple(r[width - len(_ORDER) : width]) for r in parts[_BASELINE])
+    # UNION ALL keeps no order of its own: the page is put back in rank order here.
+    page_rows = sorted(parts[_PAGE], key=lambda r: tuple(r[width - len(_ORDER) : width]))
+    page = [_ranked(row, offset + i, baselines) for i, row in enumerate(page_rows, start=1)]
     own = None
-    if own_team_id is not None:
-        other = aliased(Standing)
-        ahead = (
-            select(func.count())
-            .select_from(other)
-            .where(
-                other.answer_key_id == key_id,
-                other.board == board,
-                tuple_(other.order_key, other.submitted_at, other.submission_id) < tuple_(*_ORDER),
-            )
-            .scalar_subquery()
-        )
-        row = session.execute(
-            select(*_COLUMNS, ahead.label("ahead"))
-            .join(Team, Team.id == Standing.team_id)
-            .where(on_board, Standing.team_id == own_team_id)
-        ).one_or_none()
-        if row is not None:
-            own = _ranked(row, row.ahead + 1, baselines)
+    if parts[_OWN]:
+        row = parts[_OWN][0]
+        own = _ranked(row, row[width] + 1, baselines)
+    total = parts[_TOTAL][0][width] if parts[_TOTAL] else 0
     return total, page, own
 
 
@@ -212,18 +266,25 @@ def _honest(
     board: Board,
     page: list[Ranked],
     own: Ranked | None,
-) -> dict[int, RowStats]:
-    """Interval and rank band of the rows shown (bands as the queue last computed them)."""
-    if not competition.score_intervals or not page:
-        return {}
+) -> tuple[dict[int, RowStats], int | None]:
+    """Interval and rank band of the rows shown (bands as the queue last computed them), and
+    how many rows the bands cover (None where the board shows none)."""
+    if not competition.score_intervals:
+        return {}, None
+    stored = stored_bands(session, key_id=key_id, board=board)
+    cover = stored.teams if stored is not None else 0
+    if not page:
+        return {}, cover
     shown = page + ([own] if own is not None else [])
-    return row_stats(
+    found = row_stats(
         session,
         competition=competition,
         key_id=key_id,
         board=board,
         submission_ids=[r.submission_id for r in shown if r.rank is not None],
+        stored=stored,
     )
+    return found, cover
 
 
 def leaderboard(
@@ -265,10 +326,7 @@ def leaderboard(
                 own_team_id=own_team_id,
             )
             # Intervals and bands read the exact scores: never shown on a Ladder board.
-            honest = _honest(session, competition, key.id, board, page, own)
-            if competition.score_intervals:
-                stored = stored_bands(session, key_id=key.id, board=board)
-                bands_cover = stored.teams if stored is not None else 0
+            honest, bands_cover = _honest(session, competition, key.id, board, page, own)
     return Leaderboard(
         competition=competition.slug,
         board=board,
@@ -296,45 +354,109 @@ def _iso(value: datetime | str) -> str:
     return value.astimezone(UTC).isoformat()
 
 
-def leaderboard_csv(session: Session, *, competition: Competition, board: Board, user: User) -> str:
-    """The whole board as CSV, under the same access and rounding rules as the JSON pages."""
-    check_board_access(session, competition, board, user)
-    key = competition.board_key
-    decimals = None if is_host(session, competition, user) else competition.score_decimals
+# Core rows straight off the rank-order index: no ORM rows, no column types for the times.
+_CSV_ROWS = (
+    select(
+        Standing.baseline,
+        Team.name,
+        Standing.score,
+        Standing.entries,
+        type_coerce(Standing.last_submission_at, String),
+    )
+    .join(Team, Team.id == Standing.team_id)
+    .where(
+        Standing.answer_key_id == bindparam("key_id", type_=Integer),
+        Standing.board == bindparam("board", type_=String),
+    )
+    .order_by(*_ORDER)
+)
+
+
+def _csv(
+    rows: Iterable[tuple[bool, str, float, int, datetime | str, int | None]], decimals: int | None
+) -> bytes:
+    """(baseline, team, score, entries, last submission, rank or None) rows as the CSV's bytes."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    if key is None:
-        return out.getvalue()
-    apply_pending(session)
-    rows = session.execute(
-        select(
-            Standing.baseline,
-            Team.name,
-            Standing.score,
-            Standing.entries,
-            type_coerce(Standing.last_submission_at, String),
+    writer.writerows(
+        (
+            "" if rank is None else rank,
+            name,
+            repr(score if decimals is None else round(score, decimals)),
+            entries,
+            _iso(last),
+            "true" if baseline else "false",
         )
-        .join(Team, Team.id == Standing.team_id)
-        .where(_on_board(key.id, board))
-        .order_by(*_ORDER)
-    ).all()
-    lines, rank = [], 0
+        for baseline, name, score, entries, last, rank in rows
+    )
+    return out.getvalue().encode()
+
+
+def _ranked_by_position(
+    rows: Iterable[Any],
+) -> Iterator[tuple[bool, str, float, int, Any, int | None]]:
+    rank = 0
     for baseline, name, score, entries, last in rows:
         if not baseline:
             rank += 1
-        lines.append(
-            (
-                "" if baseline else rank,
-                name,
-                repr(score if decimals is None else round(score, decimals)),
-                entries,
-                _iso(last),
-                "true" if baseline else "false",
-            )
+        yield baseline, name, score, entries, last, None if baseline else rank
+
+
+def leaderboard_csv(
+    session: Session,
+    *,
+    competition: Competition,
+    board: Board,
+    user: User,
+    cache: RenderedBoards | None = None,
+) -> bytes:
+    """The whole board as CSV, under the same access and rounding rules as the JSON pages.
+
+    With a ``cache``, the bytes are reused while the competition's board revision stands.
+    """
+    check_board_access(session, competition, board, user)
+    key = competition.board_key
+    host = is_host(session, competition, user)
+    decimals = None if host else competition.score_decimals
+    if key is None:
+        return _csv([], decimals)
+    if board == "public" and hides_public_scores(competition, host):
+        # What the Ladder released, replayed from every team's history (never cached: the
+        # queue's stats feed it after the score is written).
+        ranked = ladder_standings(
+            session,
+            competition=competition,
+            key=key,
+            ranked=standings(session, competition=competition, key_id=key.id, board=board),
         )
-    writer.writerows(lines)
-    return out.getvalue()
+        return _csv(
+            (
+                (r.baseline, r.team, r.score, r.entries, r.last_submission_at, r.rank)
+                for r in ranked
+            ),
+            decimals,
+        )
+    apply_pending(session)
+    view = BoardView(competition.id, key.id, board, host, decimals)
+    # This transaction's own uncommitted standings must not be shared with other readers.
+    revision = None
+    if cache is not None and not wrote_standings(session):
+        # Read before the rows: bytes filed under a revision are at least that new.
+        revision = (
+            session.scalar(
+                select(BoardRevision.revision).where(BoardRevision.competition_id == competition.id)
+            )
+            or 0
+        )
+        found = cache.get(view, revision)
+        if found is not None:
+            return found
+    rows = session.connection().execute(_CSV_ROWS, {"key_id": key.id, "board": board}).all()
+    body = _csv(_ranked_by_position(rows), decimals)
+    if cache is not None and revision is not None:
+        cache.put(view, revision, body)
+    return body
 
 
 def ladder_standings(

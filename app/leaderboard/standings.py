@@ -39,14 +39,16 @@ from sqlalchemy import (
     select,
     union_all,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, UOWTransaction
 
 from app.evaluation.metric import metric_for
-from app.models import Competition, Score, Standing, Submission, Team
+from app.models import BoardRevision, Competition, Score, Standing, Submission, Team
 
 log = logging.getLogger(__name__)
 
 _PENDING = "standings_pending"
+_WRITTEN = "standings_written"
 _SUBMISSION_FIELDS = ("selected", "hidden", "late", "team_id", "baseline", "competition_id")
 _SCORE_FIELDS = ("public_score", "private_score", "submission_id", "answer_key_id")
 _COMPETITION_FIELDS = ("final_selection_limit", "custom_metric_direction", "metric_name")
@@ -203,7 +205,11 @@ _COLUMNS = [
 
 
 def _recompute(
-    session: Session, competition: Competition, team_ids: Collection[int] | None
+    session: Session,
+    competition: Competition,
+    team_ids: Collection[int] | None,
+    *,
+    bump_revision: bool = True,
 ) -> None:
     maximize = metric_for(competition).greater_is_better
     params: dict[str, Any] = {
@@ -218,6 +224,33 @@ def _recompute(
     connection = session.connection()
     connection.execute(stale)
     connection.execute(_insert(maximize, team_ids is not None), params)
+    # Last, so the row lock it takes on PostgreSQL is held only until the commit: revisions are
+    # bumped in commit order, and a reader that sees a revision sees the standings behind it.
+    # A row of its own (not the competition's): a host's transaction holding the competition row
+    # while it waits on a scorer's submission row cannot deadlock with the scorer's bump.
+    if bump_revision:
+        connection.execute(
+            _bump_revision(connection.dialect.name), {"competition_id": competition.id}
+        )
+    session.info[_WRITTEN] = True
+
+
+@functools.cache
+def _bump_revision(dialect: str):  # type: ignore[no-untyped-def]
+    upsert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    table = BoardRevision.__table__
+    return (
+        upsert(table)
+        .values(competition_id=bindparam("competition_id", type_=Integer), revision=1)
+        .on_conflict_do_update(
+            index_elements=[table.c.competition_id], set_={"revision": table.c.revision + 1}
+        )
+    )
+
+
+def wrote_standings(session: Session) -> bool:
+    """True when this session's transaction has written standings not yet committed."""
+    return bool(session.info.get(_WRITTEN))
 
 
 @functools.cache
@@ -225,9 +258,12 @@ def _insert(maximize: bool, by_team: bool):  # type: ignore[no-untyped-def]
     return insert(Standing).from_select(_COLUMNS, _standing_rows(maximize, by_team))
 
 
-def rebuild(session: Session, competition: Competition) -> None:
-    """Recompute every standing of a competition (after writes that bypassed the session)."""
-    _recompute(session, competition, None)
+def rebuild(session: Session, competition: Competition, *, bump_revision: bool = True) -> None:
+    """Recompute every standing of a competition (after writes that bypassed the session).
+
+    ``bump_revision=False`` only for a schema older than the board revisions (migration 0007).
+    """
+    _recompute(session, competition, None, bump_revision=bump_revision)
 
 
 def apply_pending(session: Session) -> None:
@@ -399,3 +435,4 @@ def _forget(session: Session, transaction: SessionTransaction) -> None:
     # Committed (applied above) or rolled back (the database forgot too): nothing stays pending.
     if transaction.parent is None:
         session.info.pop(_PENDING, None)
+        session.info.pop(_WRITTEN, None)

@@ -4,7 +4,7 @@ from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, HostRole
-from app.models.standing import Standing
+from app.models.standing import BoardRevision, Standing
 from app.models.stats import BoardBands, ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, TeamNotice
@@ -25,6 +25,7 @@ __all__ = [
     "Score",
     "ScoreStats",
     "Submission",
+    "BoardRevision",
     "Standing",
     "SubmissionStatus",
     "Team",

@@ -49,3 +49,17 @@ class Standing(Base):
     # The team's whole history in the competition, failed and hidden entries included.
     entries: Mapped[int] = mapped_column(Integer)
     last_submission_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class BoardRevision(Base):
+    """A counter per competition, bumped by every transaction that writes its standings: a board
+    rendered under an older revision is stale (app.leaderboard.cache). A table of its own, so
+    the bump's row lock meets only other standings writers, never a host editing the competition.
+    """
+
+    __tablename__ = "board_revisions"
+
+    competition_id: Mapped[int] = mapped_column(
+        ForeignKey("competitions.id", ondelete="CASCADE"), primary_key=True
+    )
+    revision: Mapped[int] = mapped_column(Integer)

@@ -49,20 +49,27 @@ def row_stats(
     key_id: int,
     board: str,
     submission_ids: list[int],
+    stored: BoardBands | None,
 ) -> dict[int, RowStats]:
-    """Interval of each shown submission, and its band as the queue last computed it."""
+    """Interval of each shown submission, and its band as the queue last computed it
+    (``stored``, the board's :func:`stored_bands`)."""
     if not competition.score_intervals:
         return {}
-    found = stats_of(session, key_id=key_id, submission_ids=submission_ids)
-    stored = stored_bands(session, key_id=key_id, board=board)
+    intervals: dict[int, Any] = {}
+    if submission_ids:
+        # The interval only: the stats row also holds the bootstrap replicates.
+        interval = getattr(ScoreStats, f"{board}_interval")
+        rows = session.execute(
+            select(Score.submission_id, interval)
+            .join(ScoreStats, ScoreStats.score_id == Score.id)
+            .where(Score.answer_key_id == key_id, Score.submission_id.in_(submission_ids))
+        )
+        intervals = {sid: value for sid, value in rows}
     bands = stored.bands if stored is not None else {}
     return {
-        sid: RowStats(
-            getattr(found[sid], f"{board}_interval") if sid in found else None,
-            bands.get(str(sid)),
-        )
+        sid: RowStats(intervals.get(sid), bands.get(str(sid)))
         for sid in submission_ids
-        if sid in found or str(sid) in bands
+        if sid in intervals or str(sid) in bands
     }
 
 

@@ -79,6 +79,7 @@ def upgrade() -> None:
                 custom_metric_direction=direction,
                 final_selection_limit=limit,
             ),
+            bump_revision=False,  # the table comes with revision 0011
         )
 
 

@@ -1,0 +1,95 @@
+"""The board revision is bumped by every standings write, in a row of its own: a host's
+transaction holding the competition row (a moved deadline waits on submissions a scorer holds)
+never makes a standings write wait, so the two cannot deadlock."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import select, text, update
+
+from app.auth.service import create_user
+from app.db import make_engine, make_session_factory
+from app.models import (
+    AnswerKey,
+    BoardRevision,
+    Competition,
+    Role,
+    Score,
+    Submission,
+    SubmissionStatus,
+    Team,
+)
+
+
+def _competition(session) -> tuple[int, int, int, int]:  # type: ignore[no-untyped-def]
+    user, _token = create_user(session, name="host", role=Role.organiser, secret_key="k" * 32)
+    session.flush()
+    competition = Competition(
+        slug="locks", title="Locks", metric_name="rmse", metric_params={}, created_by_id=user.id
+    )
+    session.add(competition)
+    session.flush()
+    key = AnswerKey(
+        competition_id=competition.id,
+        version=1,
+        path="key.csv",
+        sha256="0" * 64,
+        id_column="id",
+        target_columns=["y"],
+        n_rows=2,
+        n_public=1,
+        n_private=1,
+        uploaded_by_id=user.id,
+        published_at=datetime.now(UTC) - timedelta(days=1),
+    )
+    team = Team(competition_id=competition.id, name="t")
+    session.add_all([key, team])
+    session.flush()
+    return competition.id, key.id, team.id, user.id
+
+
+def test_a_standings_write_never_waits_on_the_competition_row(fresh_database_url):
+    if not fresh_database_url.startswith("postgresql"):
+        pytest.skip("SQLite serialises every writer anyway (BEGIN IMMEDIATE)")
+    engine = make_engine(fresh_database_url)
+    factory = make_session_factory(engine)
+    try:
+        with factory() as session:
+            competition_id, key_id, team_id, user_id = _competition(session)
+            session.commit()
+        with factory() as host, factory() as scorer:
+            # The host's transaction holds the competition row, as a moved deadline does.
+            host.execute(
+                update(Competition).where(Competition.id == competition_id).values(title="T2")
+            )
+            scorer.execute(text("SET LOCAL lock_timeout = '5s'"))
+            submission = Submission(
+                competition_id=competition_id,
+                team_id=team_id,
+                user_id=user_id,
+                filename="s.csv",
+                path="s.csv",
+                size_bytes=1,
+                sha256="0" * 64,
+                status=SubmissionStatus.scored,
+            )
+            scorer.add(submission)
+            scorer.flush()
+            scorer.add(
+                Score(
+                    submission_id=submission.id,
+                    answer_key_id=key_id,
+                    score=0.5,
+                    public_score=0.5,
+                    private_score=0.5,
+                )
+            )
+            scorer.commit()  # a lock timeout here would fail the test
+            host.commit()
+        with factory() as session:
+            revision = session.scalar(
+                select(BoardRevision.revision).where(BoardRevision.competition_id == competition_id)
+            )
+            assert revision is not None and revision >= 1
+    finally:
+        engine.dispose()
