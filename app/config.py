@@ -84,6 +84,11 @@ class Settings(BaseSettings):
     max_columns: int = 10_000
     # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
     uploads_per_minute: int = 10
+    # Board reads (pages, CSV, the kaggle client's leaderboard) run at most this many at once per
+    # process, the rest waiting without holding a thread or a database slot, so board traffic
+    # cannot crowd uploads out; past board_queue waiting, a board read is answered 503.
+    board_concurrency: int = Field(default=1, ge=1)
+    board_queue: int = Field(default=256, ge=0)
     # Failed sign-ins (a wrong token or password) one client address may make in a window;
     # beyond them every attempt from that address is answered 429 until the window ends.
     auth_failures_per_window: int = Field(default=20, ge=1)

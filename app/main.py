@@ -15,6 +15,7 @@ from app.analysis.router import router as stats_router
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
+from app.board_gate import BoardGate
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
@@ -118,6 +119,8 @@ def create_app(
         session_factory=session_factory,
         limiter=app.state.auth_limiter,
     )
+
+    app.add_middleware(BoardGate, places=settings.board_concurrency, queue=settings.board_queue)
 
     install_error_handlers(app)
 

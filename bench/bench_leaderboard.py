@@ -13,8 +13,10 @@ selections, a few hidden submissions and a banned team), fills the standings wit
 
 With ``--uploads N``, it then starts a real server (uvicorn on loopback, the scoring thread) on
 the same database and times N small uploads to another competition from 8 users at once, in
-alternating rounds with no board readers and with 4 clients reading the big board back to back
-(pages of both boards and the CSV): upload p50/p99 side by side, and their ratio.
+alternating rounds with no board readers and with ``--readers`` clients (4, then 16) reading the
+big board back to back (pages of both boards and the CSV): upload p50/p99 side by side, and their
+ratio. Board reads take turns (``PODIUM_BOARD_CONCURRENCY``, app.board_gate), so more readers
+lengthen the readers' own queue, not the uploads'.
 
     python bench/bench_leaderboard.py                             # 10k and 100k, 5,000 teams
     python bench/bench_leaderboard.py --sizes 100000 --databases sqlite
@@ -397,13 +399,15 @@ def _free_port() -> int:
 
 
 def uploads_while_reading(
-    url: str, tokens: dict, uploads: int, teams: int, rounds: int = 2
+    url: str, tokens: dict, uploads: int, teams: int, readers: int = READERS, rounds: int = 2
 ) -> dict:
     """Upload latency with and without board readers, through a uvicorn process on loopback."""
     factory = make_session_factory(make_engine(url))
     with factory() as session:
         uploaders = [
-            create_user(session, name=f"up{i}", role=Role.participant, secret_key=SECRET)[1]
+            create_user(session, name=f"up{readers}-{i}", role=Role.participant, secret_key=SECRET)[
+                1
+            ]
             for i in range(UPLOADERS)
         ]
         session.commit()
@@ -440,7 +444,7 @@ def uploads_while_reading(
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise SystemExit("the server did not start")
                 time.sleep(0.1)
-            return _upload_rounds(base, tokens, uploaders, uploads, teams, rounds)
+            return _upload_rounds(base, tokens, uploaders, uploads, teams, rounds, readers)
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -448,12 +452,18 @@ def uploads_while_reading(
 
 
 def _upload_rounds(
-    base: str, tokens: dict, uploaders: list[str], uploads: int, teams: int, rounds: int
+    base: str,
+    tokens: dict,
+    uploaders: list[str],
+    uploads: int,
+    teams: int,
+    rounds: int,
+    readers: int,
 ) -> dict:
     host = {"Authorization": f"Bearer {tokens['host']}"}
     with httpx.Client(base_url=base, timeout=120) as client:
         body = {
-            "slug": "load",
+            "slug": f"load-{readers}",
             "title": "Load",
             "metric": {"name": "roc_auc"},
             "daily_submission_limit": 10_000,
@@ -461,7 +471,7 @@ def _upload_rounds(
         response = client.post("/api/v1/competitions", json=body, headers=host)
         assert response.status_code == 201, response.text
         response = client.put(
-            "/api/v1/competitions/load/answer-key",
+            f"/api/v1/competitions/load-{readers}/answer-key",
             files={"file": ("key.csv", LOAD_KEY, "text/csv")},
             headers=host,
         )
@@ -471,7 +481,7 @@ def _upload_rounds(
         with httpx.Client(base_url=base, timeout=120) as client:
             started = time.perf_counter()
             response = client.post(
-                "/api/v1/competitions/load/submissions",
+                f"/api/v1/competitions/load-{readers}/submissions",
                 files={"file": ("sub.csv", LOAD_SUBMISSION, "text/csv")},
                 headers={"Authorization": f"Bearer {token}"},
             )
@@ -505,10 +515,10 @@ def _upload_rounds(
         with ThreadPoolExecutor(max_workers=UPLOADERS) as pool:
             alone.extend(pool.map(upload, tokens_round))
         stop = threading.Event()
-        readers = [
-            threading.Thread(target=read, args=(stop, reads, 100 * r + i)) for i in range(READERS)
+        reader_threads = [
+            threading.Thread(target=read, args=(stop, reads, 100 * r + i)) for i in range(readers)
         ]
-        for thread in readers:
+        for thread in reader_threads:
             thread.start()
         time.sleep(0.5)  # the readers are under way before the first upload
         try:
@@ -516,10 +526,11 @@ def _upload_rounds(
                 beside.extend(pool.map(upload, tokens_round))
         finally:
             stop.set()
-            for thread in readers:
+            for thread in reader_threads:
                 thread.join()
     a, b = _percentiles(alone), _percentiles(beside)
     return {
+        "readers": readers,
         "uploads_alone": a,
         "uploads_with_readers": b,
         "board_reads_during_uploads": _percentiles(reads),
@@ -563,19 +574,19 @@ def uploads_markdown(results: list[dict]) -> str:
 
     lines = [
         f"Uploads (p50 / p99 ms, {UPLOADERS} uploading at once) with no board readers and with "
-        f"{READERS} clients reading the board back to back, in alternating rounds:",
+        "that many clients reading the board back to back, in alternating rounds:",
         "",
-        "| database | submissions on the board | uploads alone | uploads with readers "
+        "| database | submissions on the board | readers | uploads alone | uploads with readers "
         "| ratio p50 | ratio p99 | board reads meanwhile |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        u = r["uploads"]
-        lines.append(
-            f"| {r['database']} | {r['submissions']:,} | {pair(u['uploads_alone'])} "
-            f"| {pair(u['uploads_with_readers'])} | {u['ratio_p50']:.2f}× | {u['ratio_p99']:.2f}× "
-            f"| {pair(u['board_reads_during_uploads'])} (n={u['board_reads_during_uploads']['n']}) |"
-        )
+        for u in r["uploads"]:
+            lines.append(
+                f"| {r['database']} | {r['submissions']:,} | {u['readers']} | {pair(u['uploads_alone'])} "
+                f"| {pair(u['uploads_with_readers'])} | {u['ratio_p50']:.2f}× | {u['ratio_p99']:.2f}× "
+                f"| {pair(u['board_reads_during_uploads'])} (n={u['board_reads_during_uploads']['n']}) |"
+            )
     return "\n".join(lines)
 
 
@@ -588,6 +599,9 @@ def main() -> None:
     parser.add_argument("--old-requests", type=int, default=15)
     parser.add_argument(
         "--uploads", type=int, default=0, help="then time this many uploads with/without readers"
+    )
+    parser.add_argument(
+        "--readers", default="4,16", help="with --uploads: the numbers of board readers to try"
     )
     parser.add_argument("--output", type=Path, default=None, help="write results as JSON")
     args = parser.parse_args()
@@ -603,9 +617,11 @@ def main() -> None:
                     upgrade(url)
                     result = measure(url, size, args.teams, args.requests, args.old_requests)
                     if args.uploads:
-                        result["uploads"] = uploads_while_reading(
-                            url, result.pop("tokens"), args.uploads, args.teams
-                        )
+                        tokens = result.pop("tokens")
+                        result["uploads"] = [
+                            uploads_while_reading(url, tokens, args.uploads, args.teams, readers)
+                            for readers in [int(k) for k in args.readers.split(",")]
+                        ]
                     result.pop("tokens", None)
                 finally:
                     drop()
