@@ -308,12 +308,7 @@ def leaderboard(
         own_team_id = _own_team_id(session, competition, user)
         if board == "public" and hides_public_scores(competition, host):
             # The Ladder replays each team's history: the whole board is computed, then paged.
-            ranked = ladder_standings(
-                session,
-                competition=competition,
-                key=key,
-                ranked=standings(session, competition=competition, key_id=key.id, board=board),
-            )
+            ranked = _released_standings(session, competition, key)
             total, page = len(ranked), ranked[offset : offset + limit]
             own = next((r for r in ranked if r.team_id == own_team_id), None)
         else:
@@ -424,12 +419,7 @@ def leaderboard_csv(
     if board == "public" and hides_public_scores(competition, host):
         # What the Ladder released, replayed from every team's history (never cached: the
         # queue's stats feed it after the score is written).
-        ranked = ladder_standings(
-            session,
-            competition=competition,
-            key=key,
-            ranked=standings(session, competition=competition, key_id=key.id, board=board),
-        )
+        ranked = _released_standings(session, competition, key)
         return _csv(
             (
                 (r.baseline, r.team, r.score, r.entries, r.last_submission_at, r.rank)
@@ -457,6 +447,12 @@ def leaderboard_csv(
     if cache is not None and revision is not None:
         cache.put(view, revision, body)
     return body
+
+
+def _released_standings(session: Session, competition: Competition, key: AnswerKey) -> list[Ranked]:
+    """The public board as the Ladder released it, every team's history replayed."""
+    ranked = standings(session, competition=competition, key_id=key.id, board="public")
+    return ladder_standings(session, competition=competition, key=key, ranked=ranked)
 
 
 def ladder_standings(
