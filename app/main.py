@@ -11,17 +11,19 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app import __version__
-from app.analysis.router import router as stats_router
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
-from app.board_gate import BoardGate
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
-from app.error_handlers import install_error_handlers
 from app.errors import error_responses
+from app.honest.analysis.router import router as stats_router
+from app.http.board_gate import BoardGate
+from app.http.error_handlers import install_error_handlers
+from app.http.security_headers import SecurityHeaders
+from app.http.upload_guard import UploadGuard
 from app.jobs.queue import ScoringQueue, make_queue
 from app.jobs.sweep import Sweeper, sweep
 from app.kaggle.proxy import AbsoluteFormTargets
@@ -32,10 +34,8 @@ from app.ops import unavailable
 from app.ops.logs import configure_logging
 from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
-from app.security_headers import SecurityHeaders
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
-from app.upload_guard import UploadGuard
 from app.web import install_web
 
 log = logging.getLogger(__name__)

@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from app.honest._normal import norm_cdf
-from app.honest.compare import holm, rank_bands
+from app.honest.engine._normal import norm_cdf
+from app.honest.engine.compare import holm, rank_bands
 
 
 def every_pair(points: np.ndarray, replicates: np.ndarray) -> np.ndarray:

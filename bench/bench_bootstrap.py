@@ -1,6 +1,6 @@
 """Bootstrap intervals at scale: 1M rows, 1000 replicates (issue 13's targets).
 
-Runs the server's own path (``app.jobs.stats.resamples_for`` with a scratch data directory, then
+Runs the server's own path (``app.jobs.honest.resamples_for`` with a scratch data directory, then
 the plan, the replicates and the intervals), per metric:
 
 - ``first``: the first submission against a key version: the key's resamples drawn in memory (a
@@ -27,10 +27,10 @@ from pathlib import Path
 import numpy as np
 
 from app.config import Settings
-from app.honest.intervals import bootstrap_interval
-from app.honest.plans import make_plan
-from app.honest.replicates import run
-from app.jobs import stats as stats_jobs
+from app.honest.engine.intervals import bootstrap_interval
+from app.honest.engine.plans import make_plan
+from app.honest.engine.replicates import run
+from app.jobs import honest as stats_jobs
 from app.metrics import get_metric
 
 

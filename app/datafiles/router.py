@@ -6,7 +6,7 @@ from app.datafiles import service
 from app.datafiles.download import file_response
 from app.datafiles.schemas import DataFilePublic
 from app.deps import CompetitionDep, CurrentUser, SessionDep, SettingsDep
-from app.request_body import upload_source
+from app.http.request_body import upload_source
 
 router = APIRouter(prefix="/competitions/{slug}/files", tags=["data files"])
 

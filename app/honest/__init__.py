@@ -1,5 +1,12 @@
-"""Honest leaderboards: the Ladder against probing, bootstrap intervals, paired comparisons,
-rank bands and the shake-up report.
+"""Honest leaderboards, in three rooms:
 
-Pure numpy, like ``app.metrics``: nothing here imports the web layer, the database or settings.
+- :mod:`app.honest.engine`: the statistics, pure numpy (the Ladder, bootstrap intervals, paired
+  comparisons, rank bands, the shake-up); nothing there imports the web, the database or settings;
+- :mod:`app.honest.board`: the service that boards and submission views read (the Ladder's
+  released values, each row's interval and band, stored replicates);
+- :mod:`app.honest.analysis`: the on-demand analyses behind their routes (compare A with B, the
+  shake-up report).
+
+The scoring queue's step that computes and stores the figures after each score is
+:mod:`app.jobs.honest`.
 """

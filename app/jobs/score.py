@@ -39,9 +39,9 @@ from app.errors import StorageUnavailable
 from app.evaluation.custom import score_with_custom_metric
 from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom, metric_for
+from app.jobs.honest import add_score_stats
 from app.jobs.lease import Lease, claimable, give_up, held, put_back, renewing, try_claim
 from app.jobs.lease import now as lease_now
-from app.jobs.stats import add_score_stats
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class

@@ -20,10 +20,10 @@ from app.auth.throttle import FailedAuthLimiter, client_address
 from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep, auth_limiter
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
+from app.http.request_body import upload_source
 from app.kaggle import schemas as k
 from app.kaggle import service
 from app.models import User
-from app.request_body import upload_source
 from app.storage import save_blob
 
 router = APIRouter(tags=["kaggle client"], include_in_schema=False)

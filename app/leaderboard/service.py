@@ -39,17 +39,17 @@ from sqlalchemy.orm import Session, aliased
 from app.auth.hosts import is_host
 from app.errors import Forbidden
 from app.evaluation.metric import metric_for
-from app.leaderboard.cache import BoardView, RenderedBoards
-from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
-from app.leaderboard.standings import apply_pending, wrote_standings
-from app.models import AnswerKey, BoardRevision, Competition, Standing, Team, TeamMember, User
-from app.stats.board import (
+from app.honest.board.board import (
     RowStats,
     hides_public_scores,
     ladder_scores,
     row_stats,
     stored_bands,
 )
+from app.leaderboard.cache import BoardView, RenderedBoards
+from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
+from app.leaderboard.standings import apply_pending, wrote_standings
+from app.models import AnswerKey, BoardRevision, Competition, Standing, Team, TeamMember, User
 
 MAX_PAGE = 1000
 

@@ -41,7 +41,7 @@ class Competition(Base):
     # Seconds one scoring job may take before it fails (None: the server's default).
     scoring_time_limit_seconds: Mapped[int | None] = mapped_column(Integer, default=None)
     # What participants see of public scores: "exact", "ladder" (fixed step, default
-    # 1/sqrt(n_public)) or "ladder_free" (Blum & Hardt's Ladder; app.honest.ladder).
+    # 1/sqrt(n_public)) or "ladder_free" (Blum & Hardt's Ladder; app.honest.engine.ladder).
     public_board_mode: Mapped[str] = mapped_column(String(16), default="exact")
     ladder_step: Mapped[float | None] = mapped_column(Float, default=None)
     # Bootstrap intervals, rank bands and comparisons; off costs nothing.

@@ -8,8 +8,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.hosts import is_host
+from app.honest.board.board import hides_public_scores, submission_ladder
 from app.models import Competition, Score, ScoreStats, Submission, User
-from app.stats.board import hides_public_scores, submission_ladder
 from app.submissions.schemas import (
     ScoreVersion,
     SubmissionHost,

@@ -21,7 +21,7 @@ from fastapi.openapi.docs import (
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from app.security_headers import csp
+from app.http.security_headers import csp
 
 ASSETS = Path(fastapi_offline.__file__).parent / "static"
 ASSETS_URL = "/static-docs"

@@ -66,7 +66,7 @@ def _back(request: Request) -> str:
 
 
 def install_error_pages(app: FastAPI) -> None:
-    # The API's own handlers (app.error_handlers) answer everything that is not a browser page.
+    # The API's own handlers (app.http.error_handlers) answer everything that is not a browser page.
     api_app_error = app.exception_handlers.get(AppError)
     api_http_error = app.exception_handlers.get(StarletteHTTPException, http_exception_handler)
     api_crash = app.exception_handlers.get(Exception)

@@ -11,19 +11,19 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 from sqlalchemy.orm import Session
 
-from app.analysis.schemas import ShakeupPublic
-from app.analysis.service import shakeup_report
 from app.competitions.service import list_competitions, sample_submission_csv, to_public
 from app.config import Settings
 from app.datafiles import service as datafiles
 from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep
 from app.errors import AppError, Forbidden
+from app.honest.analysis.schemas import ShakeupPublic
+from app.honest.analysis.service import shakeup_report
+from app.honest.board.board import hides_public_scores
 from app.leaderboard.history import best_public_over_time
 from app.leaderboard.service import MAX_PAGE, leaderboard
 from app.metrics.docs import render_markdown as metrics_markdown
 from app.models import Competition, User
-from app.stats.board import hides_public_scores
 from app.teams.service import find_team, team_counts
 from app.web.charts import PALETTE, score_over_time
 from app.web.competition import VISITOR, PageCompetition, tab_context

@@ -1,0 +1,7 @@
+"""The `podium` command line: the server's own commands (:mod:`app.cli.commands`), the attack
+simulation (:mod:`app.cli.attack`), the demo seed (:mod:`app.cli.demo`) and, mounted beside them,
+the participant's and host's client commands (:mod:`app.client`)."""
+
+from app.cli.commands import app, main
+
+__all__ = ["app", "main"]

@@ -1,0 +1,23 @@
+from fastapi import APIRouter
+
+from app.deps import CompetitionDep, CurrentUser, SessionDep, SettingsDep
+from app.honest.analysis import service
+from app.honest.analysis.schemas import ComparisonPublic, ShakeupPublic
+
+router = APIRouter(tags=["leaderboard"])
+
+
+@router.get("/competitions/{slug}/compare", response_model=ComparisonPublic)
+def compare_submissions(
+    competition: CompetitionDep, user: CurrentUser, session: SessionDep, a: int, b: int
+) -> ComparisonPublic:
+    """Is A better than B? The paired bootstrap difference and a one-sided p-value."""
+    return service.compare_submissions(session, competition=competition, user=user, a=a, b=b)
+
+
+@router.get("/competitions/{slug}/shakeup", response_model=ShakeupPublic)
+def shakeup(
+    competition: CompetitionDep, user: CurrentUser, session: SessionDep, settings: SettingsDep
+) -> ShakeupPublic:
+    """How far the private board moved from the public one, and whether it was overfit."""
+    return service.shakeup_report(session, competition=competition, user=user, settings=settings)

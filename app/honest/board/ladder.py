@@ -1,0 +1,102 @@
+"""What the Ladder shows: each team's released public score, replayed from the stored exact
+scores in submission order (so no state can drift), and after each of its submissions.
+
+``ladder``: threshold and grid are the competition's step (default 1/√n_public). ``ladder_free``:
+the threshold is the paired standard error the scoring queue stored with the score (against the
+team's best at the time; :mod:`app.jobs.honest`) and the grid 1/n_public; without one (a metric
+with neither a per-row decomposition nor a bootstrap) it falls back to the fixed step, and a score
+whose standard error is still being computed is not released yet. Hidden and late submissions take no part (a late one is never
+ranked, and once the competition is over its exact score gives nothing away); the Ladder starts
+from the best visible baseline's public score.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.evaluation.metric import metric_for
+from app.honest.engine.ladder import LadderState, advance, default_step
+from app.models import AnswerKey, Competition, Score, ScoreStats, Submission, SubmissionStatus
+
+
+@dataclass
+class TeamLadder:
+    state: LadderState
+    # (created_at, id) of the submission whose release the board shows: the tie-break.
+    released_at: tuple[datetime, int] | None = None
+    shown: dict[int, float | None] = field(default_factory=dict)  # after each submission
+    released: dict[int, bool] = field(default_factory=dict)
+
+
+def uses_ladder(competition: Competition) -> bool:
+    return competition.public_board_mode in ("ladder", "ladder_free")
+
+
+def step(competition: Competition, key: AnswerKey) -> float:
+    return competition.ladder_step or default_step(max(key.n_public or key.n_rows, 1))
+
+
+def replay(
+    session: Session,
+    *,
+    competition: Competition,
+    key: AnswerKey,
+    team_ids: list[int] | None = None,
+    mode: str | None = None,
+) -> dict[int, TeamLadder]:
+    """Every team's Ladder on ``key`` (``mode`` defaults to the competition's)."""
+    maximize = metric_for(competition).greater_is_better
+    fixed = step(competition, key)
+    free = (mode or competition.public_board_mode) == "ladder_free"
+    grid = 1.0 / max(key.n_public or key.n_rows, 1) if free else fixed
+    query = (
+        select(
+            Submission.id,
+            Submission.team_id,
+            Submission.created_at,
+            Submission.baseline,
+            Score.public_score,
+            ScoreStats.id,
+            ScoreStats.ladder_threshold,
+        )
+        .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key.id))
+        .outerjoin(ScoreStats, ScoreStats.score_id == Score.id)
+        .where(
+            Submission.competition_id == competition.id,
+            Submission.hidden.is_(False),
+            Submission.late.is_(False),
+            Submission.status == SubmissionStatus.scored,
+        )
+        .order_by(Submission.created_at, Submission.id)
+    )
+    rows = session.execute(query).all()
+    baselines = [r.public_score for r in rows if r.baseline and r.public_score is not None]
+    start = (max(baselines) if maximize else min(baselines)) if baselines else None
+    ladders: dict[int, TeamLadder] = {}
+    for row in rows:
+        if row.baseline or (team_ids is not None and row.team_id not in team_ids):
+            continue
+        ladder = ladders.setdefault(row.team_id, TeamLadder(LadderState.start(start, grid)))
+        threshold: float | None = fixed
+        if free:
+            if row[5] is None:
+                threshold = None  # its standard error is still being computed
+            elif row.ladder_threshold is not None:
+                threshold = row.ladder_threshold
+        released = False
+        if row.public_score is not None and threshold is not None:
+            ladder.state, released = advance(
+                ladder.state,
+                row.public_score,
+                threshold=threshold,
+                grid=grid,
+                greater_is_better=maximize,
+                submission=row.id,
+            )
+        if released:
+            ladder.released_at = (row.created_at, row.id)
+        ladder.shown[row.id] = ladder.state.displayed
+        ladder.released[row.id] = released
+    return ladders

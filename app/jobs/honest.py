@@ -1,0 +1,404 @@
+"""The scoring queue's second step: after a score row is stored and committed, add its bootstrap
+intervals, its replicates (for bands and comparisons) and, for the parameter-free Ladder, the
+paired standard error against the team's best. It never delays the score and never fails it:
+any problem leaves a note for the host instead of an interval.
+
+The Ladder's standard error is exact where the metric decomposes into rows
+(:func:`app.honest.engine.paired.paired_se`: s/√n of the per-row loss differences, DeLong's for AUC),
+computed from the two submissions' predictions on the public rows; for the other metrics (F1,
+precision, recall, κ, pF-beta, several AUC columns) it is the standard deviation of the paired
+bootstrap replicates, and without those (intervals off) the Ladder uses its fixed step.
+"""
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.db import unit_of_work
+from app.evaluation.keys import key_table, stored_predictions
+from app.evaluation.metric import is_custom, metric_for
+from app.honest.board.board import stats_of, stored_bands
+from app.honest.board.codec import from_bytes, to_bytes
+from app.honest.board.ladder import replay
+from app.honest.engine.compare import rank_bands
+from app.honest.engine.intervals import bootstrap_interval
+from app.honest.engine.paired import paired_se
+from app.honest.engine.plans import Plan, make_plan, supports_intervals
+from app.honest.engine.replicates import run
+from app.honest.engine.resample import Resamples, seed_for
+from app.leaderboard.standings import apply_pending
+from app.models import AnswerKey, BoardBands, Competition, Score, ScoreStats, Standing, Submission
+from app.models.types import utcnow
+from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
+from app.storage.cache import LocalCache
+
+log = logging.getLogger(__name__)
+
+REPLICATES = 1000
+# Resample count matrices kept in memory across submissions (the per-key part), in bytes.
+_CACHE_BYTES = 1 << 30
+_cache: OrderedDict[tuple[str, str, int], Resamples] = OrderedDict()
+_lock = threading.Lock()
+# Resample matrices being written to the resample cache, by entry name.
+_writing: dict[str, threading.Thread] = {}
+
+
+def resamples_for(key_sha: str, split: str, n: int, settings: Settings) -> Resamples:
+    """The key version's shared resamples of one split.
+
+    Matrices up to half the memory budget are kept in memory while they fit it. Larger ones
+    (1 GB per split at 1M rows) are drawn in memory for the first submission against the key
+    version and written behind it, while it is computed, to this machine's resample cache
+    (under ``resample_cache_bytes``); every later submission maps that file.
+    """
+    ident = (key_sha, split, n)
+    with _lock:
+        if ident in _cache:
+            _cache.move_to_end(ident)
+            return _cache[ident]
+    seed = seed_for(key_sha, split)
+    resamples = Resamples(n, seed=seed, replicates=REPLICATES)
+    if n * REPLICATES > _CACHE_BYTES // 2:
+        cache = LocalCache(
+            settings.data_dir / "resample-cache", max_bytes=settings.resample_cache_bytes
+        )
+        name = f"{seed:016x}-{n}x{REPLICATES}.counts"
+        with _lock:
+            pending = _writing.get(name)
+        if pending is not None:
+            pending.join()
+        found = cache.find(name)
+        if found is not None:
+            try:
+                return resamples.read_from(found)
+            except FileNotFoundError:  # evicted by another process in between
+                pass
+        resamples.materialise()
+        _write_behind(cache, name, resamples)
+        return resamples
+    resamples.materialise()
+    with _lock:
+        _cache[ident] = resamples
+        while sum(r.n * r.replicates for r in _cache.values()) > _CACHE_BYTES:
+            _cache.popitem(last=False)
+    return resamples
+
+
+def _write_behind(cache: LocalCache, name: str, resamples: Resamples) -> None:
+    """Write the matrix to the cache on a thread of its own (file writes release the GIL)."""
+
+    def write() -> None:
+        try:
+            cache.get(name, resamples.write)
+        except OSError:  # a full disk costs the next submission a redraw, nothing else
+            log.warning("could not keep resamples %s in the resample cache", name, exc_info=True)
+        finally:
+            with _lock:
+                _writing.pop(name, None)
+
+    thread = threading.Thread(target=write, name=f"resamples-{name[:8]}", daemon=True)
+    with _lock:
+        _writing[name] = thread
+    thread.start()
+
+
+def wait_for_writes() -> None:
+    """Block until every resample matrix being written to the cache is there (tests, benches)."""
+    with _lock:
+        pending = list(_writing.values())
+    for thread in pending:
+        thread.join()
+
+
+@dataclass(frozen=True)
+class _Job:
+    score_id: int
+    competition: Competition  # detached copy of the settings the job reads
+    key: AnswerKey
+    submission_path: str
+    team_id: int
+    submission_id: int
+
+
+def _claim(factory: sessionmaker[Session], submission_id: int, key_id: int) -> _Job | None:
+    with unit_of_work(factory) as session:
+        score = session.scalar(
+            select(Score).where(Score.submission_id == submission_id, Score.answer_key_id == key_id)
+        )
+        if score is None or score.public_score is None and score.private_score is None:
+            return None
+        if session.scalar(select(ScoreStats.id).where(ScoreStats.score_id == score.id)):
+            return None
+        submission = session.get(Submission, submission_id)
+        competition = session.get(Competition, submission.competition_id) if submission else None
+        key = session.get(AnswerKey, key_id)
+        if submission is None or competition is None or key is None:
+            return None
+        # The parameter-free Ladder needs its threshold even when intervals are off.
+        if not competition.score_intervals and competition.public_board_mode != "ladder_free":
+            return None
+        session.expunge(competition)
+        session.expunge(key)
+        return _Job(score.id, competition, key, submission.path, submission.team_id, submission_id)
+
+
+def _split_masks(usage: np.ndarray | None, n: int) -> dict[str, np.ndarray]:
+    if usage is None:
+        everything = np.ones(n, dtype=bool)
+        return {"public": everything, "private": everything}
+    return {"public": usage == PUBLIC, "private": usage == PRIVATE}
+
+
+@dataclass(frozen=True)
+class _Computed:
+    intervals: dict[str, dict[str, float | int]]
+    replicates: dict[str, bytes]
+    public_plan: Plan | None  # for the Ladder's paired standard error
+
+
+def _plan(
+    job: _Job, table: AnswerKeyTable, path: str, settings: Settings, masks: list[np.ndarray]
+) -> list[Plan]:
+    """One submission's plans on these rows of the key (the file read once)."""
+    metric = metric_for(job.competition)
+    params = metric.parse_params(job.competition.metric_params)
+    y_pred = stored_predictions(path, table=table, metric=metric, settings=settings)
+    return [make_plan(metric.name, params, table.y_true[m], y_pred[m]) for m in masks]
+
+
+def _compute(job: _Job, settings: Settings) -> _Computed:
+    table = key_table(job.competition, job.key, settings)
+    intervals: dict[str, dict[str, float | int]] = {}
+    replicates: dict[str, bytes] = {}
+    splits = {
+        split: mask
+        for split, mask in _split_masks(table.usage, table.n_rows).items()
+        if np.count_nonzero(mask) >= 2 and (split == "public" or job.competition.score_intervals)
+    }
+    plans = dict(
+        zip(
+            splits,
+            _plan(job, table, job.submission_path, settings, list(splits.values())),
+            strict=True,
+        )
+    )
+    if job.competition.score_intervals:
+        for split, plan in plans.items():
+            rep = run(plan, resamples_for(job.key.sha256, split, plan.n, settings))
+            intervals[split] = bootstrap_interval(rep).as_dict()
+            replicates[split] = to_bytes(rep.values)
+    return _Computed(intervals, replicates, plans.get("public"))
+
+
+def _team_best(session: Session, job: _Job, competition: Competition, key: AnswerKey) -> int | None:
+    """The submission the team's next Ladder step is compared with: its last release, else the
+    best visible baseline."""
+    # This score has no stats row yet, so the replay leaves it pending: best is among the earlier.
+    ladders = replay(
+        session,
+        competition=competition,
+        key=key,
+        team_ids=[job.team_id],
+        mode="ladder_free",
+    )
+    ladder = ladders.get(job.team_id)
+    best = ladder.state.best if ladder is not None else None
+    if isinstance(best, int):
+        return best
+    return session.scalar(
+        select(Submission.id)
+        .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key.id))
+        .where(
+            Submission.competition_id == competition.id,
+            Submission.baseline.is_(True),
+            Submission.hidden.is_(False),
+            Submission.late.is_(False),
+            Score.public_score.is_not(None),
+        )
+        .order_by(
+            Score.public_score.desc()
+            if metric_for(competition).greater_is_better
+            else Score.public_score
+        )
+        .limit(1)
+    )
+
+
+def _ladder_threshold(
+    session: Session,
+    job: _Job,
+    competition: Competition,
+    computed: _Computed,
+    settings: Settings,
+) -> float | None:
+    """The standard error of (this submission − the team's best so far) on the public split:
+    exact from both submissions' rows where the metric allows, else from the shared bootstrap
+    replicates; 0 for a first submission with no baseline, None when neither is available."""
+    key = session.get(AnswerKey, job.key.id)
+    if key is None or computed.public_plan is None:
+        return None
+    best = _team_best(session, job, competition, key)
+    if best is None:
+        return 0.0
+    path = session.scalar(select(Submission.path).where(Submission.id == best))
+    if path is not None:
+        table = key_table(job.competition, job.key, settings)
+        mask = _split_masks(table.usage, table.n_rows)["public"]
+        try:
+            [best_plan] = _plan(job, table, path, settings, [mask])
+        except Exception:  # noqa: BLE001 - a file gone since: the bootstrap answers instead
+            log.warning("submission %s: cannot reread submission %s", job.submission_id, best)
+        else:
+            exact = paired_se(competition.metric_name, computed.public_plan, best_plan)
+            if exact is not None and np.isfinite(exact):
+                return exact
+    new = from_bytes(computed.replicates.get("public"))
+    other = session.scalar(
+        select(ScoreStats.public_replicates)
+        .join(Score, Score.id == ScoreStats.score_id)
+        .where(Score.submission_id == best, Score.answer_key_id == job.key.id)
+    )
+    base = from_bytes(other)
+    if new is None or base is None or base.shape != new.shape:
+        return None
+    diff = new - base
+    diff = diff[np.isfinite(diff)]
+    return float(diff.std(ddof=1)) if diff.size > 1 else None
+
+
+def add_score_stats(
+    factory: sessionmaker[Session], submission_id: int, key_id: int, settings: Settings
+) -> None:
+    """Compute and store the stats of one score row; safe to run twice, never raises."""
+    try:
+        job = _claim(factory, submission_id, key_id)
+        if job is None:
+            return
+        note = None
+        computed = _Computed({}, {}, None)
+        if is_custom(job.competition) or not supports_intervals(job.competition.metric_name):
+            note = "this metric has no bootstrap interval"
+        else:
+            try:
+                computed = _compute(job, settings)
+            except Exception as exc:  # noqa: BLE001 - the score stands; the host gets a note
+                log.exception("intervals for submission %s failed", submission_id)
+                note = f"intervals failed: {type(exc).__name__}"[:200]
+        with unit_of_work(factory) as session:
+            if session.scalar(select(ScoreStats.id).where(ScoreStats.score_id == job.score_id)):
+                return
+            competition = session.get(Competition, job.competition.id)
+            threshold = None
+            if competition is not None:
+                threshold = _ladder_threshold(session, job, competition, computed, settings)
+            session.add(
+                ScoreStats(
+                    score_id=job.score_id,
+                    public_interval=computed.intervals.get("public"),
+                    private_interval=computed.intervals.get("private"),
+                    public_replicates=computed.replicates.get("public"),
+                    private_replicates=computed.replicates.get("private"),
+                    ladder_threshold=threshold,
+                    note=note,
+                )
+            )
+        _refresh_bands(factory, job)
+    except Exception:  # noqa: BLE001 - never let the second step hurt the queue
+        log.exception("score stats for submission %s failed", submission_id)
+
+
+def _refresh_bands(factory: sessionmaker[Session], job: _Job) -> None:
+    """The boards' rank bands with this score in them. On the published key version only when
+    the submission stands on a board (most do not beat their team's best); on a version being
+    rescored, once, when its last submission is scored, so the bands are there on publishing."""
+    try:
+        with unit_of_work(factory) as session:
+            competition = session.get(Competition, job.competition.id)
+            if competition is None or not competition.score_intervals:
+                return
+            published = competition.board_key
+            if published is not None and published.id == job.key.id:
+                apply_pending(session)
+                stands = session.scalar(
+                    select(Standing.id).where(
+                        Standing.answer_key_id == job.key.id,
+                        Standing.submission_id == job.submission_id,
+                    )
+                )
+                if stands is None:
+                    return
+            else:
+                unscored = session.scalar(
+                    select(Submission.id)
+                    .where(
+                        Submission.competition_id == competition.id,
+                        ~exists().where(
+                            Score.submission_id == Submission.id,
+                            Score.answer_key_id == job.key.id,
+                        ),
+                    )
+                    .limit(1)
+                )
+                if unscored is not None:
+                    return
+            refresh_bands(session, competition=competition, key_id=job.key.id)
+    except Exception:  # noqa: BLE001 - a concurrent refresh won, or the board moved on
+        log.warning("bands after submission %s not refreshed", job.submission_id, exc_info=True)
+
+
+# Bands cover a board's best this many ranked rows (Holm within them; the rest show none).
+BAND_TEAMS = 5000
+
+
+def board_bands(
+    session: Session, *, competition: Competition, key_id: int, board: str
+) -> dict[str, int]:
+    """The bands of the board's best :data:`BAND_TEAMS` ranked rows that have replicates."""
+    apply_pending(session)
+    rows = session.execute(
+        select(Standing.submission_id, Standing.score)
+        .where(
+            Standing.answer_key_id == key_id,
+            Standing.board == board,
+            Standing.baseline.is_(False),
+        )
+        .order_by(Standing.order_key, Standing.submitted_at, Standing.submission_id)
+        .limit(BAND_TEAMS)
+    ).all()
+    found = stats_of(session, key_id=key_id, submission_ids=[r.submission_id for r in rows])
+    ranked = []
+    for sid, score in rows:
+        reps = from_bytes(getattr(found[sid], f"{board}_replicates")) if sid in found else None
+        if reps is not None:
+            ranked.append((sid, score, reps))
+    if len({r[2].size for r in ranked}) > 1:
+        return {}
+    if len(ranked) == 1:
+        return {str(ranked[0][0]): 1}  # nobody can be better
+    if not ranked:
+        return {}
+    bands = rank_bands(
+        np.array([r[1] for r in ranked]),
+        np.stack([r[2] for r in ranked]),
+        greater_is_better=metric_for(competition).greater_is_better,
+    )
+    return {str(sid): int(band) for (sid, _, _), band in zip(ranked, bands, strict=True)}
+
+
+def refresh_bands(session: Session, *, competition: Competition, key_id: int) -> None:
+    """Recompute and store both boards' bands of one key version."""
+    for board in ("public", "private"):
+        bands = board_bands(session, competition=competition, key_id=key_id, board=board)
+        stored = stored_bands(session, key_id=key_id, board=board)
+        if stored is None:
+            session.add(
+                BoardBands(answer_key_id=key_id, board=board, bands=bands, teams=len(bands))
+            )
+        else:
+            stored.bands, stored.teams, stored.computed_at = bands, len(bands), utcnow()
