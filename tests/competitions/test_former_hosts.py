@@ -98,6 +98,22 @@ def test_a_removed_cohost_competes_elsewhere(client, make_user):
     assert submit(client, carl.headers, PERFECT, slug="other").status_code == 202
 
 
+def test_the_kaggle_client_refuses_a_removed_cohost_too(client, make_user):
+    from tests.kaggle.test_api import basic, call, start_upload
+
+    host = make_user("host", organiser=True)
+    carl = make_user("carl")
+    ready_competition(client, host.headers)
+    _removed_cohost(client, host)
+    started = start_upload(client, carl)
+    assert client.put(started["createUrl"], content=PERFECT).status_code == 200
+    body = {"competitionName": "churn", "blobFileTokens": started["token"]}
+    made = call(client, "CreateSubmission", body, basic("carl", carl.token))
+    assert made.status_code == 403 and "former host" in made.json()["message"], made.text
+    rows = client.get(f"{API}/competitions/churn/leaderboard", headers=host.headers).json()["rows"]
+    assert rows == []
+
+
 def test_someone_who_competes_still_cannot_become_a_cohost(client, make_user):
     host = make_user("host", organiser=True)
     bea = make_user("bea")
