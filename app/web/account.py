@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
 
 from app.auth.service import (
     WEB_SESSION_DAYS,
@@ -93,7 +94,7 @@ def signout(request: Request, session: SessionDep, settings: SettingsDep) -> Res
 
 def _tokens_page(
     request: Request,
-    session: SessionDep,
+    session: Session,
     user: User,
     *,
     new_token: str | None = None,
