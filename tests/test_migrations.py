@@ -91,3 +91,49 @@ def test_upgrade_to_0004_makes_each_creator_the_owner(empty_database_url):
     eng.dispose()
     assert [tuple(h) for h in hosts] == [(1, 1, "owner"), (2, 2, "owner"), (3, 1, "owner")]
     assert kept == ["one", "two", "three"]
+
+
+def test_upgrade_to_0012_remembers_removed_cohosts_and_ends_old_sessions(empty_database_url):
+    from alembic import command
+
+    url = empty_database_url
+    command.upgrade(alembic_config(url), "0011")
+    eng = make_engine(url)
+    when = "'2026-01-01 00:00:00+00'"
+    with eng.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO users (id, name, role, created_at) VALUES"
+                f" (1, 'ada', 'organiser', {when}), (2, 'carl', 'participant', {when}),"
+                f" (3, 'dora', 'participant', {when})"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO competitions (id, slug, title, description, metric_name,"
+                " metric_params, daily_submission_limit, final_selection_limit,"
+                " max_team_size, score_decimals, start, created_by_id, created_at)"
+                f" VALUES (1, 'one', 'T', '', 'rmse', '{{}}', 5, 2, 5, 5, {when}, 1, {when})"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO audit_entries (competition_id, actor_id, action, target, created_at)"
+                f" VALUES (1, 1, 'host_add', 'user carl', {when}),"
+                f" (1, 1, 'host_remove', 'user carl', {when}),"
+                f" (1, 1, 'host_add', 'user dora', {when})"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO web_sessions (user_id, token_hash, created_at, expires_at)"
+                f" VALUES (2, 'h', {when}, '2099-01-01 00:00:00+00')"
+            )
+        )
+    command.upgrade(alembic_config(url), "head")
+    with eng.connect() as conn:
+        former = conn.execute(text("SELECT competition_id, user_id FROM former_hosts")).all()
+        sessions = conn.execute(text("SELECT count(*) FROM web_sessions")).scalar()
+    eng.dispose()
+    assert [tuple(f) for f in former] == [(1, 2)]
+    assert sessions == 0

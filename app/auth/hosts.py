@@ -3,7 +3,9 @@ adds; a site admin acts as a host everywhere. Everything host-only in Podium ask
 :func:`is_host`, and nothing else: the organiser role only means "may create competitions".
 
 A host does not compete in their own competition (baseline submissions aside): they see the
-private scores and the answer key.
+private scores and the answer key. Nor does a co-host the owner removed: what they read stays
+read, so they are remembered as a :class:`FormerHost` and :func:`check_not_former_host` refuses
+them.
 """
 
 from sqlalchemy import exists, func, select
@@ -14,6 +16,7 @@ from app.errors import Conflict, Forbidden, NotFound
 from app.models import (
     Competition,
     CompetitionHost,
+    FormerHost,
     HostRole,
     Submission,
     TeamMember,
@@ -21,6 +24,82 @@ from app.models import (
 )
 
 _CACHE = "podium.is_host"
+
+
+class FormerHostRefused(Forbidden):
+    """A former host of this competition tried to compete in it."""
+
+    code = "former_host"
+
+    @classmethod
+    def of(cls, competition: Competition) -> "FormerHostRefused":
+        return cls(f"you hosted '{competition.slug}': a former host never competes in it")
+
+
+def was_host(session: Session, competition: Competition, user: User) -> bool:
+    """Whether ``user`` hosted ``competition`` once and was removed (a current host is
+    :func:`is_host`)."""
+    if user.id is None:
+        return False
+    return (
+        session.scalar(
+            select(
+                exists().where(
+                    FormerHost.competition_id == competition.id, FormerHost.user_id == user.id
+                )
+            )
+        )
+        is True
+    )
+
+
+def team_has_host(session: Session, competition: Competition, team_id: int) -> bool:
+    """Whether a member of the team hosts or hosted ``competition`` (one who had a team before
+    becoming a co-host keeps it)."""
+    hosts_here = select(CompetitionHost.user_id).where(
+        CompetitionHost.competition_id == competition.id
+    )
+    former_here = select(FormerHost.user_id).where(FormerHost.competition_id == competition.id)
+    return (
+        session.scalar(
+            select(
+                exists().where(
+                    TeamMember.team_id == team_id,
+                    TeamMember.user_id.in_(hosts_here.union(former_here)),
+                )
+            )
+        )
+        is True
+    )
+
+
+def check_not_former_host(session: Session, competition: Competition, user: User) -> None:
+    """Refuse a removed co-host: they read the private board and every team's files."""
+    if was_host(session, competition, user):
+        raise FormerHostRefused.of(competition)
+
+
+def host_or_refuse_former(session: Session, competition: Competition, user: User) -> bool:
+    """:func:`is_host`, after refusing a former host, in one query (every upload asks)."""
+    if user.is_admin:
+        return True
+    if user.id is None:
+        return False
+    host, former = session.execute(
+        select(
+            exists().where(
+                CompetitionHost.competition_id == competition.id,
+                CompetitionHost.user_id == user.id,
+            ),
+            exists().where(
+                FormerHost.competition_id == competition.id, FormerHost.user_id == user.id
+            ),
+        )
+    ).one()
+    session.info.setdefault(_CACHE, {})[(competition.id, user.id)] = bool(host)
+    if former and not host:
+        raise FormerHostRefused.of(competition)
+    return bool(host)
 
 
 def is_host(session: Session, competition: Competition, user: User) -> bool:
@@ -162,6 +241,8 @@ def remove_host(session: Session, *, competition: Competition, name: str, actor:
         raise NotFound(f"'{name}' is not a host of '{competition.slug}'")
     if host.role == HostRole.owner:
         raise Conflict(f"'{name}' owns '{competition.slug}' and cannot be removed")
+    if not was_host(session, competition, host.user):
+        session.add(FormerHost(competition_id=competition.id, user_id=host.user_id))
     session.delete(host)
     session.flush()
     _forget(session)

@@ -2,16 +2,18 @@
 
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy.orm import Session, joinedload
 
+from app.auth.names import check_user_name
 from app.auth.tokens import hash_token, new_token
-from app.errors import Conflict, NotFound, Unauthorized, Unprocessable
+from app.errors import Conflict, Forbidden, NotFound, Unauthorized, Unprocessable
 from app.models import ApiToken, Role, User, WebSession
 
 
 def create_user(session: Session, *, name: str, role: Role, secret_key: str) -> tuple[User, str]:
     """Create a user with a fresh token; the token is returned once and never stored."""
+    check_user_name(name)
     if session.scalar(select(User).where(User.name == name)) is not None:
         raise Conflict(f"a user named '{name}' already exists")
     user = User(name=name, role=role)
@@ -32,6 +34,21 @@ def issue_token(session: Session, *, user: User, secret_key: str) -> str:
     )
     session.flush()
     return token
+
+
+def live_token(session: Session, *, token: str, secret_key: str) -> ApiToken:
+    """The unrevoked token row for ``token``, with its user (a browser signing in with it)."""
+    row = session.scalar(
+        select(ApiToken)
+        .options(joinedload(ApiToken.user))
+        .where(
+            ApiToken.token_hash == hash_token(token, secret_key=secret_key),
+            ApiToken.revoked_at.is_(None),
+        )
+    )
+    if row is None:
+        raise Unauthorized("unknown or revoked token")
+    return row
 
 
 def user_for_token(session: Session, *, token: str, secret_key: str) -> User:
@@ -55,11 +72,19 @@ WEB_SESSION_DAYS = 14
 
 
 def set_password(user: User, *, password: str) -> None:
+    """Set the password of a user who has no sessions yet; :func:`change_password` otherwise."""
     from app.auth.passwords import MIN_PASSWORD_LENGTH, hash_password
 
     if len(password) < MIN_PASSWORD_LENGTH:
         raise Unprocessable(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
     user.password_hash = hash_password(password)
+
+
+def change_password(session: Session, *, user: User, password: str) -> int:
+    """A new password, and every browser of the user signed out (whoever knew the old password
+    may have signed in with it); returns how many sessions ended. Tokens are left alone."""
+    set_password(user, password=password)
+    return end_sessions(session, user=user)
 
 
 def user_for_password(session: Session, *, name: str, password: str) -> User:
@@ -71,15 +96,20 @@ def user_for_password(session: Session, *, name: str, password: str) -> User:
     return user
 
 
-def start_web_session(session: Session, *, user: User, secret_key: str) -> str:
-    """A new browser session for ``user``; the returned secret goes into the cookie only."""
+def start_web_session(
+    session: Session, *, user: User, secret_key: str, token: ApiToken | None = None
+) -> str:
+    """A new browser session for ``user``, signed in with ``token`` (None: the password); the
+    returned secret goes into the cookie only."""
     secret = new_token()
     now = datetime.now(UTC)
     session.add(
         WebSession(
             user_id=user.id,
             token_hash=hash_token(secret, secret_key=secret_key),
+            token_id=token.id if token is not None else None,
             created_at=now,
+            last_seen_at=now,
             expires_at=now + timedelta(days=WEB_SESSION_DAYS),
         )
     )
@@ -87,19 +117,87 @@ def start_web_session(session: Session, *, user: User, secret_key: str) -> str:
     return secret
 
 
-def user_for_web_session(session: Session, *, secret: str, secret_key: str) -> User | None:
+# How stale "last seen" may get: refreshing it costs a write, so not on every page.
+LAST_SEEN_EVERY = timedelta(minutes=5)
+
+
+def web_session_for(
+    session: Session, *, secret: str, secret_key: str, refresh: bool = False
+) -> WebSession | None:
+    """The live session behind a cookie, with its user: not expired, and its token (if it was
+    opened with one) not revoked. ``refresh`` updates its last-seen time when it is stale."""
     row = session.scalar(
-        select(WebSession).where(WebSession.token_hash == hash_token(secret, secret_key=secret_key))
+        select(WebSession)
+        .options(joinedload(WebSession.user))
+        .outerjoin(ApiToken, ApiToken.id == WebSession.token_id)
+        .where(
+            WebSession.token_hash == hash_token(secret, secret_key=secret_key),
+            # Revocation deletes the sessions too; this holds for a token revoked any other way.
+            or_(WebSession.token_id.is_(None), ApiToken.revoked_at.is_(None)),
+        )
     )
-    if row is None or row.expires_at <= datetime.now(UTC):
+    now = datetime.now(UTC)
+    if row is None or row.expires_at <= now:
         return None
-    return row.user
+    if refresh and now - row.last_seen_at > LAST_SEEN_EVERY:
+        row.last_seen_at = now
+        session.flush()
+    return row
 
 
 def end_web_session(session: Session, *, secret: str, secret_key: str) -> None:
     session.execute(
         delete(WebSession).where(WebSession.token_hash == hash_token(secret, secret_key=secret_key))
     )
+
+
+def end_sessions(session: Session, *, user: User) -> int:
+    """Sign every browser of the user out; returns how many sessions there were."""
+    result = session.execute(delete(WebSession).where(WebSession.user_id == user.id))
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+def sessions_of(session: Session, *, user: User) -> list[WebSession]:
+    """The user's browser sessions, oldest first, with the token each was opened with."""
+    return list(
+        session.scalars(
+            select(WebSession)
+            .options(joinedload(WebSession.token))
+            .where(WebSession.user_id == user.id)
+            .order_by(WebSession.created_at, WebSession.id)
+        )
+    )
+
+
+# Minting a token is the one thing a stolen cookie must not do quietly: a browser that signed
+# in longer ago than this gives the password again (or, with no password, signs in again).
+RECENT_SIGN_IN = timedelta(minutes=10)
+
+
+class SignInAgain(Forbidden):
+    code = "reauthentication_required"
+
+
+def confirm_recent_sign_in(web_session: WebSession, *, password: str) -> None:
+    """Pass when the browser signed in within :data:`RECENT_SIGN_IN`, or ``password`` is the
+    user's password; refuse otherwise, saying what to do. A wrong password is
+    :class:`Unauthorized`, so the sign-in throttle counts it like any other."""
+    from app.auth.passwords import verify_password
+
+    if datetime.now(UTC) - web_session.created_at <= RECENT_SIGN_IN:
+        return
+    user = web_session.user
+    minutes = int(RECENT_SIGN_IN.total_seconds() // 60)
+    if user.password_hash is None:
+        raise SignInAgain(
+            f"you signed in more than {minutes} minutes ago: sign in again to make a token"
+        )
+    if not password:
+        raise SignInAgain(
+            f"you signed in more than {minutes} minutes ago: enter your password to make a token"
+        )
+    if not verify_password(password, user.password_hash):
+        raise Unauthorized("wrong password: enter your password to make a token")
 
 
 def user_named(session: Session, name: str) -> User:
@@ -121,23 +219,37 @@ def tokens_of(session: Session, *, user: User) -> list[ApiToken]:
 
 
 def revoke_tokens(session: Session, *, user: User) -> int:
-    """Revoke every live token of the user; returns how many there were."""
+    """Revoke every live token of the user, signing out the browsers opened with them; returns
+    how many tokens there were."""
     result = session.execute(
         update(ApiToken)
         .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
         .values(revoked_at=datetime.now(UTC))
     )
+    session.execute(
+        delete(WebSession).where(WebSession.user_id == user.id, WebSession.token_id.is_not(None))
+    )
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
+def revoke_user(session: Session, *, user: User) -> int:
+    """Revoke every token of the user and sign out every browser of theirs, however it signed
+    in; returns how many tokens were live."""
+    count = revoke_tokens(session, user=user)
+    end_sessions(session, user=user)
+    return count
+
+
 def revoke_own_token(session: Session, *, user: User, token_id: int) -> ApiToken:
-    """Revoke one of the user's own tokens; anyone else's is reported as not existing."""
+    """Revoke one of the user's own tokens and sign out the browsers opened with it; anyone
+    else's is reported as not existing."""
     token = session.get(ApiToken, token_id)
     if token is None or token.user_id != user.id:
         raise NotFound(f"no token {token_id}")
     if token.revoked_at is None:
         token.revoked_at = datetime.now(UTC)
         session.flush()
+    session.execute(delete(WebSession).where(WebSession.token_id == token.id))
     return token
 
 

@@ -284,8 +284,9 @@ def users_revoke(
         typer.Option("--token-id", help="Revoke only this token (ids: GET /api/v1/auth/tokens)."),
     ] = None,
 ) -> None:
-    """Revoke a user's tokens: all live ones, or the one given by --token-id."""
-    from app.auth.service import revoke_own_token, revoke_tokens, user_named
+    """Revoke a user's tokens: all live ones (signing out every browser of theirs too), or the
+    one given by --token-id (signing out the browsers opened with it)."""
+    from app.auth.service import revoke_own_token, revoke_user, user_named
     from app.errors import AppError
 
     unit, _settings = _users_session()
@@ -293,13 +294,52 @@ def users_revoke(
         with unit as session:
             user = user_named(session, name)
             if token_id is None:
-                count = revoke_tokens(session, user=user)
+                count = revoke_user(session, user=user)
             else:
                 revoke_own_token(session, user=user, token_id=token_id)
                 count = 1
     except AppError as exc:
         _fail(exc.detail)
     typer.echo(f"revoked {count} token(s) of '{name}'")
+
+
+@users_app.command("sessions")
+def users_sessions(
+    name: Annotated[str, typer.Argument(help="The user's name.")],
+    end: Annotated[bool, typer.Option("--end", help="Sign out every browser of the user.")] = False,
+) -> None:
+    """List a user's signed-in browsers: id, when opened, how (password or which token), last
+    seen; never their secrets. --end signs them all out."""
+    from app.auth.service import end_sessions, sessions_of, user_named
+    from app.errors import AppError
+
+    unit, _settings = _users_session()
+    try:
+        with unit as session:
+            user = user_named(session, name)
+            if end:
+                count = end_sessions(session, user=user)
+            else:
+                rows = [
+                    (
+                        s.id,
+                        s.created_at,
+                        "password"
+                        if s.token is None
+                        else f"token {s.token.prefix} (id {s.token.id})",
+                        s.last_seen_at,
+                    )
+                    for s in sessions_of(session, user=user)
+                ]
+    except AppError as exc:
+        _fail(exc.detail)
+    if end:
+        typer.echo(f"ended {count} session(s) of '{name}'")
+        return
+    when = "%Y-%m-%d %H:%M:%S"
+    typer.echo(f"{'ID':<8} {'OPENED':<20} {'HOW':<32} LAST SEEN")
+    for session_id, opened, how, seen in rows:
+        typer.echo(f"{session_id:<8} {opened.strftime(when):<20} {how:<32} {seen.strftime(when)}")
 
 
 @app.command()
@@ -386,15 +426,12 @@ def _ask_password() -> str:
 
 @users_app.command("password")
 def users_password(name: Annotated[str, typer.Argument(help="The user's name.")]) -> None:
-    """Set or change a user's web sign-in password."""
-    from sqlalchemy import select
-
-    from app.auth.service import set_password
+    """Set or change a user's web sign-in password; every browser of theirs is signed out."""
+    from app.auth.service import change_password, user_named
     from app.config import get_settings
     from app.db import make_engine, make_session_factory, unit_of_work
     from app.errors import AppError
     from app.migrate import upgrade
-    from app.models import User
 
     secret = _ask_password()
     settings = get_settings()
@@ -402,13 +439,10 @@ def users_password(name: Annotated[str, typer.Argument(help="The user's name.")]
     factory = make_session_factory(make_engine(settings.database_url))
     try:
         with unit_of_work(factory) as session:
-            user = session.scalar(select(User).where(User.name == name))
-            if user is None:
-                _fail(f"no user named '{name}'")
-            set_password(user, password=secret)
+            ended = change_password(session, user=user_named(session, name), password=secret)
     except AppError as exc:
         _fail(exc.detail)
-    typer.echo(f"password set for {name}")
+    typer.echo(f"password set for {name}; signed out {ended} session(s)")
 
 
 # The participant commands (login, competitions, files, download, submit, ...).

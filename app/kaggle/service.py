@@ -22,6 +22,7 @@ from app.jobs.queue import ScoringQueue
 from app.kaggle import schemas as k
 from app.kaggle.signing import sign, verify
 from app.leaderboard.service import leaderboard
+from app.leaderboard.spreadsheet import safe_row
 from app.models import Competition, DataFile, Submission, SubmissionStatus, Team, User
 from app.storage import CHUNK, delete_blob, list_blobs, open_blob
 from app.submissions import service as submissions
@@ -452,14 +453,16 @@ def leaderboard_zip(
     )
     for r in _board_rows(session, user, competition):
         writer.writerow(
-            [
-                "" if r.rank is None else r.rank,
-                r.team_id,
-                r.team_name,
-                r.date.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
-                r.score,
-                r.entries,
-            ]
+            safe_row(
+                [
+                    "" if r.rank is None else r.rank,
+                    r.team_id,
+                    r.team_name,
+                    r.date.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+                    r.score,
+                    r.entries,
+                ]
+            )
         )
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:

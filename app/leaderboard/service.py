@@ -48,6 +48,7 @@ from app.honest.board.board import (
 )
 from app.leaderboard.cache import BoardView, RenderedBoards
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
+from app.leaderboard.spreadsheet import safe_row
 from app.leaderboard.standings import apply_pending, wrote_standings
 from app.models import AnswerKey, BoardRevision, Competition, Standing, Team, TeamMember, User
 
@@ -375,13 +376,15 @@ def _csv(
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     writer.writerows(
-        (
-            "" if rank is None else rank,
-            name,
-            repr(score if decimals is None else round(score, decimals)),
-            entries,
-            _iso(last),
-            "true" if baseline else "false",
+        safe_row(
+            (
+                "" if rank is None else rank,
+                name,
+                repr(score if decimals is None else round(score, decimals)),
+                entries,
+                _iso(last),
+                "true" if baseline else "false",
+            )
         )
         for baseline, name, score, entries, last, rank in rows
     )

@@ -3,7 +3,7 @@
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.datafile import DataFile
-from app.models.host import CompetitionHost, HostRole
+from app.models.host import CompetitionHost, FormerHost, HostRole
 from app.models.standing import BoardRevision, Standing
 from app.models.stats import BoardBands, ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
@@ -20,6 +20,7 @@ __all__ = [
     "Competition",
     "CompetitionHost",
     "DataFile",
+    "FormerHost",
     "HostRole",
     "Role",
     "Score",

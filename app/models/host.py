@@ -31,3 +31,18 @@ class CompetitionHost(Base):
     added_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     user: Mapped[User] = relationship()
+
+
+class FormerHost(Base):
+    """Someone who was a co-host and was removed. Kept for good: they read the private board
+    and every team's files, so they may never compete in that competition."""
+
+    __tablename__ = "former_hosts"
+    __table_args__ = (UniqueConstraint("competition_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    competition_id: Mapped[int] = mapped_column(
+        ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    removed_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -57,7 +57,11 @@ class ApiToken(Base):
 
 class WebSession(Base):
     """A signed-in browser. The cookie holds a random secret; only its keyed hash is stored, so
-    signing out (deleting the row) ends the session everywhere at once."""
+    signing out (deleting the row) ends the session everywhere at once.
+
+    ``token_id`` names the API token it was opened with (None: the password), so revoking that
+    token ends the session too.
+    """
 
     __tablename__ = "web_sessions"
 
@@ -66,5 +70,11 @@ class WebSession(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    token_id: Mapped[int | None] = mapped_column(
+        ForeignKey("api_tokens.id", ondelete="CASCADE"), index=True, default=None
+    )
+    # Refreshed at most every few minutes (see app.auth.service), not on every page.
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     user: Mapped[User] = relationship()
+    token: Mapped[ApiToken | None] = relationship()

@@ -7,7 +7,7 @@ from typing import BinaryIO
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
-from app.auth.hosts import is_host
+from app.auth.hosts import host_or_refuse_former, is_host
 from app.config import Settings
 from app.db import after_commit
 from app.errors import AppError, Conflict, Forbidden, NotFound, PayloadTooLarge, Unprocessable
@@ -44,7 +44,7 @@ def create_submission(
     the quota; uploads are rate limited per team instead (:func:`check_upload_rate`).
     """
     now = datetime.now(UTC)
-    host = is_host(session, competition, user)
+    host = host_or_refuse_former(session, competition, user)
     if baseline and not host:
         raise Forbidden("only the competition's hosts can make baseline submissions")
     if host and not baseline:

@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.audit.service import record
+from app.auth.hosts import FormerHostRefused, team_has_host
 from app.errors import Conflict
 from app.models import (
     Competition,
@@ -64,6 +65,10 @@ def accept(session: Session, *, invitation_id: int, user: User) -> Team:
     session.execute(select(User.id).where(User.id == user.id).with_for_update(key_share=True))
     competition = session.get_one(Competition, invitation.competition_id)
     check_not_host(session, competition, user)
+    if team_has_host(session, competition, invitation.team_id):
+        raise FormerHostRefused(
+            "that team has a host or former host of this competition: it cannot grow"
+        )
     survivor = session.get_one(Team, invitation.team_id)
     absorbed = find_team(session, competition=competition, user=user)
     lock_teams(session, [survivor] if absorbed is None else [survivor, absorbed])

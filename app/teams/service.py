@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
-from app.auth.hosts import is_host
+from app.auth.hosts import check_not_former_host, is_host, was_host
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Competition, InvitationStatus, Team, TeamInvitation, TeamMember, User
 from app.pagination import Page, Paged, paginate
@@ -98,12 +98,14 @@ def join(session: Session, *, competition: Competition, user: User) -> tuple[Tea
 
 
 def check_not_host(session: Session, competition: Competition, user: User) -> None:
-    """Hosts see the private scores: they never join, invite or merge in their competition."""
+    """Hosts see the private scores: they never join, invite or merge in their competition,
+    and neither do its former hosts."""
     if is_host(session, competition, user):
         raise Forbidden(
             f"you host '{competition.slug}': hosts do not compete in their own competition "
             "(baseline submissions aside)"
         )
+    check_not_former_host(session, competition, user)
 
 
 def my_team(session: Session, *, competition: Competition, user: User) -> Team:
@@ -204,6 +206,8 @@ def invite(
         raise NotFound(f"no user named '{invitee_name}'")
     if is_host(session, competition, invitee):
         raise Conflict(f"'{invitee.name}' hosts this competition: hosts do not compete")
+    if was_host(session, competition, invitee):
+        raise Conflict(f"'{invitee.name}' hosted this competition: former hosts do not compete")
     their_team = find_team(session, competition=competition, user=invitee)
     if their_team is not None and their_team.id == team.id:
         raise Conflict(f"'{invitee.name}' is already on your team")

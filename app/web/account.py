@@ -4,24 +4,28 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request, Response
 from fastapi.responses import HTMLResponse
+from sqlalchemy.orm import Session
 
 from app.auth.service import (
     WEB_SESSION_DAYS,
+    SignInAgain,
+    confirm_recent_sign_in,
     end_web_session,
     issue_token,
+    live_token,
     revoke_own_token,
     start_web_session,
     tokens_of,
     user_for_password,
-    user_for_token,
 )
 from app.auth.throttle import client_address
 from app.deps import SessionDep, SettingsDep, auth_limiter
 from app.errors import RateLimited, Unauthorized
-from app.models import User
+from app.models import ApiToken, User
 from app.web.session import (
     SESSION_COOKIE,
     CsrfChecked,
+    SignedInSession,
     SignedInUser,
     WebUser,
     redirect,
@@ -54,13 +58,15 @@ def signin(
     token: Annotated[str, Form(max_length=256)] = "",
     next: Annotated[str, Form(max_length=2000)] = "/",
 ) -> Response:
-    def authenticate() -> User:
+    def authenticate() -> tuple[User, ApiToken | None]:
+        # The token a browser signs in with is remembered: revoking it signs the browser out.
         if token.strip():
-            return user_for_token(session, token=token.strip(), secret_key=settings.secret_key)
-        return user_for_password(session, name=name.strip(), password=password)
+            row = live_token(session, token=token.strip(), secret_key=settings.secret_key)
+            return row.user, row
+        return user_for_password(session, name=name.strip(), password=password), None
 
     try:
-        user = auth_limiter(request).attempt(client_address(request.scope), authenticate)
+        user, used = auth_limiter(request).attempt(client_address(request.scope), authenticate)
     except (Unauthorized, RateLimited) as exc:
         response = render(
             request,
@@ -70,7 +76,7 @@ def signin(
         )
         response.headers.update(getattr(exc, "headers", {}))
         return response
-    secret = start_web_session(session, user=user, secret_key=settings.secret_key)
+    secret = start_web_session(session, user=user, secret_key=settings.secret_key, token=used)
     response = redirect(request, _safe_next(next), ok=f"Signed in as {user.name}.")
     set_cookie(request, response, SESSION_COOKIE, secret, max_age=WEB_SESSION_DAYS * 86400)
     return response
@@ -86,23 +92,53 @@ def signout(request: Request, session: SessionDep, settings: SettingsDep) -> Res
     return response
 
 
+def _tokens_page(
+    request: Request,
+    session: Session,
+    user: User,
+    *,
+    new_token: str | None = None,
+    error: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    context = {
+        "tokens": tokens_of(session, user=user),
+        "new_token": new_token,
+        "error": error,
+        "has_password": user.password_hash is not None,
+    }
+    return render(request, "tokens.html", context, status_code=status_code)
+
+
 @router.get("/account/tokens", response_class=HTMLResponse)
 def tokens_page(request: Request, session: SessionDep, user: SignedInUser) -> Response:
-    return render(
-        request, "tokens.html", {"tokens": tokens_of(session, user=user), "new_token": None}
-    )
+    return _tokens_page(request, session, user)
 
 
 @router.post("/account/tokens", dependencies=[CsrfChecked])
 def make_token(
-    request: Request, session: SessionDep, settings: SettingsDep, user: SignedInUser
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    user: SignedInUser,
+    web_session: SignedInSession,
+    password: Annotated[str, Form(max_length=1024)] = "",
 ) -> Response:
     request.state.back = "/account/tokens"
+    try:
+        # Counted as a sign-in attempt: a stolen cookie must not become a password oracle.
+        auth_limiter(request).attempt(
+            client_address(request.scope),
+            lambda: confirm_recent_sign_in(web_session, password=password),
+        )
+    except (SignInAgain, Unauthorized, RateLimited) as exc:
+        # The browser stays signed in: only making a token is refused.
+        response = _tokens_page(request, session, user, error=exc.detail, status_code=403)
+        response.headers.update(getattr(exc, "headers", {}))
+        return response
     token = issue_token(session, user=user, secret_key=settings.secret_key)
     # Shown on this response only (never stored in the clear, never put in a cookie or a URL).
-    return render(
-        request, "tokens.html", {"tokens": tokens_of(session, user=user), "new_token": token}
-    )
+    return _tokens_page(request, session, user, new_token=token)
 
 
 @router.post("/account/tokens/{token_id}/revoke", dependencies=[CsrfChecked])

@@ -3,7 +3,8 @@
 The session cookie holds a random secret whose keyed hash names a ``web_sessions`` row
 (HttpOnly, SameSite=Lax, Secure when the request came over HTTPS). Every browser also gets a
 random CSRF nonce cookie; a form's token is an HMAC of that nonce and the session secret, so it
-changes at sign-in and sign-out and cannot be made without reading a page of this site.
+changes at sign-in and sign-out and cannot be made without reading a page of this site. A session
+opened with an API token ends when that token is revoked (``app.auth.service``).
 """
 
 import hashlib
@@ -17,10 +18,10 @@ from urllib.parse import quote, unquote
 from fastapi import Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
-from app.auth.service import user_for_web_session
+from app.auth.service import web_session_for
 from app.deps import SessionDep, SettingsDep
 from app.errors import Forbidden
-from app.models import User
+from app.models import User, WebSession
 
 SESSION_COOKIE = "podium_session"
 CSRF_COOKIE = "podium_csrf"
@@ -69,9 +70,18 @@ class Viewer:
 
 def web_user(request: Request, session: SessionDep, settings: SettingsDep) -> User | None:
     secret = request.cookies.get(SESSION_COOKIE)
-    user = None
+    row = None
     if secret:
-        user = user_for_web_session(session, secret=secret, secret_key=settings.secret_key)
+        # "Last seen" is refreshed on page reads only: a form may give up its transaction
+        # part-way (app.db.no_transaction), which it cannot once this request has written.
+        row = web_session_for(
+            session,
+            secret=secret,
+            secret_key=settings.secret_key,
+            refresh=request.method in ("GET", "HEAD"),
+        )
+    request.state.web_session = row
+    user = row.user if row is not None else None
     request.state.viewer = Viewer(user.name, user.is_organiser) if user else None
     return user
 
@@ -85,6 +95,15 @@ def signed_in_user(request: Request, user: Annotated[User | None, Depends(web_us
 
 WebUser = Annotated[User | None, Depends(web_user)]
 SignedInUser = Annotated[User, Depends(signed_in_user)]
+
+
+def current_web_session(request: Request, user: SignedInUser) -> WebSession:
+    """The signed-in browser's session row (how and when it signed in)."""
+    row: WebSession = request.state.web_session
+    return row
+
+
+SignedInSession = Annotated[WebSession, Depends(current_web_session)]
 
 
 # --- CSRF -------------------------------------------------------------------------------------
