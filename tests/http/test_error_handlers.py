@@ -105,7 +105,8 @@ def test_an_unexpected_failure_is_a_generic_500_without_a_traceback(settings, se
     assert "secret" not in response.text and "Traceback" not in response.text
 
 
-@pytest.mark.parametrize("path", ["/api/v1/competitions/x/leaderboard", "/api/v1/me"])
+# (The boards are public: tests/leaderboard/test_public_access.py says who may read them.)
+@pytest.mark.parametrize("path", ["/api/v1/competitions/x/submissions", "/api/v1/me"])
 def test_a_missing_token_is_401_in_the_error_body(client, path):
     response = client.get(path)
     assert response.status_code == 401
