@@ -154,7 +154,13 @@ def test_daily_limit_refuses_with_429_and_writes_nothing(client, host, alice):
     assert submit(client, alice.headers, PUBLIC_HALF).status_code == 202
     refused = submit(client, alice.headers, PERFECT)
     assert refused.status_code == 429
-    assert "resets at" in refused.json()["detail"]
+    body = refused.json()
+    # As the pages write times: "resets at 2026-12-02 00:00 UTC (in 3h 5m)"; the field is ISO.
+    resets_at = datetime.fromisoformat(body["resets_at"])
+    assert resets_at.utcoffset() == timedelta(0) and resets_at.strftime("%H:%M:%S") == "00:00:00"
+    assert timedelta(0) < resets_at - datetime.now(UTC) <= timedelta(days=1)
+    assert f"resets at {resets_at:%Y-%m-%d} 00:00 UTC (in " in body["detail"]
+    assert "T00:00:00" not in body["detail"]
     listed = client.get(f"{API}/competitions/churn/submissions", headers=alice.headers).json()
     assert len(listed) == 2
 
