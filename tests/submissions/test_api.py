@@ -96,6 +96,16 @@ def test_wrong_header_is_422_naming_the_columns(client, host, alice):
     assert quota["used_today"] == 0
 
 
+def test_a_json_upload_is_422_saying_it_is_json_and_which_header_is_expected(client, host, alice):
+    ready_competition(client, host.headers)
+    response = submit(client, alice.headers, b'{"id": ["a", "b"], "target": [1, 0]}\n')
+    assert response.status_code == 422
+    body = response.json()
+    assert body["kind"] == "not_csv"
+    assert body["detail"].startswith("the file looks like JSON, not CSV")
+    assert "header id, target" in body["detail"]
+
+
 def test_empty_upload_is_422(client, host, alice):
     ready_competition(client, host.headers)
     response = submit(client, alice.headers, b"")
