@@ -200,9 +200,12 @@ def metrics(
 def migrate() -> None:
     """Apply pending database migrations."""
     from app.config import get_settings
+    from app.db import shown_url
     from app.migrate import upgrade
 
-    upgrade(get_settings().database_url)
+    url = get_settings().database_url
+    sys.stderr.write(f"database: {shown_url(url)}\n")
+    upgrade(url)
     typer.echo("database is up to date")
 
 

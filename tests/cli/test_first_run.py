@@ -89,7 +89,9 @@ def test_an_empty_sqlite_file_is_not_a_podium_database(tmp_path):
 
 
 def test_migrate_creates_the_database_and_the_users_commands_then_name_it(tmp_path):
-    assert _run("migrate", cwd=tmp_path, env=_env()).returncode == 0
+    migrated = _run("migrate", cwd=tmp_path, env=_env())
+    assert migrated.returncode == 0, migrated.stderr
+    assert f"database: sqlite:///{tmp_path / '.podium' / 'podium.db'}\n" in migrated.stderr
     listed = _run("users", "list", cwd=tmp_path, env=_env())
     assert listed.returncode == 0, listed.stderr
     assert listed.stderr == f"database: sqlite:///{tmp_path / '.podium' / 'podium.db'}\n"
