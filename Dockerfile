@@ -4,8 +4,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     PODIUM_DATA_DIR=/data PODIUM_DATABASE_URL=sqlite:////data/podium.db
 WORKDIR /srv/podium
 
-# bubblewrap jails organisers' custom metrics (see the README: the container needs a seccomp
-# profile that allows user namespaces).
+# bubblewrap jails organisers' custom metrics; the container needs the security options that
+# docker-compose.yml gives the api and worker services (`docker run`: --security-opt
+# seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined).
 RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 

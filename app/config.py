@@ -4,20 +4,21 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_SECRET_KEY = "change-me-podium-development-secret"
 # Token and session hashes, CSRF tokens and signed download links are keyed with the secret: a
 # short one could be guessed offline from any of them.
 MIN_SECRET_KEY_LENGTH = 32
+DEFAULT_DATABASE_URL = "sqlite:///./.podium/podium.db"
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PODIUM_", env_file=".env", extra="ignore")
 
     env: Literal["development", "test", "production"] = "development"
-    database_url: str = "sqlite:///./.podium/podium.db"
+    database_url: str = DEFAULT_DATABASE_URL
     data_dir: Path = Path(".podium/data")
     secret_key: str = DEFAULT_SECRET_KEY
 
@@ -100,7 +101,9 @@ class Settings(BaseSettings):
     def _refuse_default_secret_in_production(self) -> "Settings":
         if self.env == "production" and self.secret_key == DEFAULT_SECRET_KEY:
             raise ValueError(
-                "PODIUM_SECRET_KEY must be set to a private value when PODIUM_ENV=production"
+                "PODIUM_SECRET_KEY must be set to a private value of at least "
+                f"{MIN_SECRET_KEY_LENGTH} characters when PODIUM_ENV=production; "
+                "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(48))'"
             )
         if self.env == "production" and len(self.secret_key) < MIN_SECRET_KEY_LENGTH:
             raise ValueError(
@@ -120,6 +123,25 @@ class Settings(BaseSettings):
         return self
 
 
+class SettingsError(ValueError):
+    """The environment's settings are refused; the message is one line naming each variable."""
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """One line for a refused environment: each problem with the variable that causes it."""
+    problems = []
+    for error in exc.errors():
+        message = str(error.get("msg", "")).removeprefix("Value error, ")
+        loc = "_".join(str(part) for part in error.get("loc", ()))
+        problems.append(f"PODIUM_{loc.upper()}: {message}" if loc else message)
+    return " ".join("; ".join(problems).split())
+
+
 @lru_cache
 def get_settings() -> Settings:
-    return Settings()
+    """The process's settings; a refused environment is a :class:`SettingsError` of one line
+    (the command line prints it as it is, instead of pydantic's many-line report)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise SettingsError(describe_invalid(exc)) from None

@@ -11,8 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy import Engine, MetaData, create_engine, event, inspect
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 
@@ -66,6 +67,59 @@ def make_engine(url: str) -> Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The absolute path of a SQLite database file, or None for another backend (or memory)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).resolve()
+
+
+def shown_url(url: str) -> str:
+    """The database URL as a person should see it: the password masked, a SQLite path absolute."""
+    parsed = make_url(url)
+    path = sqlite_path(url)
+    if path is not None:
+        parsed = parsed.set(database=str(path))
+    return parsed.render_as_string(hide_password=True)
+
+
+class NoDatabase(Exception):
+    """``url`` names no Podium database. ``absent``: nothing is there yet (no file, no tables),
+    as opposed to a database that cannot be opened at all."""
+
+    def __init__(self, message: str, *, absent: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.absent = absent
+
+
+def check_database(url: str) -> None:
+    """Raise :class:`NoDatabase` unless ``url`` holds a migrated Podium database.
+
+    Creates nothing: a command that only reads or adds users must not leave an empty database
+    behind when it was run from the wrong directory or with the wrong URL.
+    """
+    path = sqlite_path(url)
+    if path is not None and not path.is_file():
+        raise NoDatabase(f"no database at {path}", absent=True)
+    # A plain engine: make_engine's connect hooks would write to the file (WAL mode) even when
+    # it turns out to be no Podium database.
+    engine = create_engine(url)
+    try:
+        migrated = inspect(engine).has_table("alembic_version")
+    except SQLAlchemyError as exc:
+        first = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        reason = first[0] if first else type(exc).__name__
+        raise NoDatabase(
+            f"cannot open the database {shown_url(url)}: {reason}", absent=False
+        ) from None
+    finally:
+        engine.dispose()
+    if not migrated:
+        raise NoDatabase(f"the database {shown_url(url)} holds no Podium tables", absent=True)
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

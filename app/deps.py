@@ -97,6 +97,25 @@ def get_current_user(
 CurrentUser = Annotated[User, Depends(get_current_user)]
 
 
+def get_optional_user(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User | None:
+    """The caller where a token is optional (the public boards): None without one. A token that
+    is given must be good: a wrong one is a 401, never a silent anonymous reader."""
+    if credentials is None:
+        if request.headers.get("authorization"):  # given, but not as "Bearer <token>"
+            raise Unauthorized("the Authorization header must be 'Bearer <token>'")
+        return None
+    return get_current_user(request, session, settings, credentials)
+
+
+# The caller or None: for what anyone may read.
+OptionalUser = Annotated[User | None, Depends(get_optional_user)]
+
+
 def get_organiser(user: CurrentUser) -> User:
     if not user.is_organiser:
         raise Forbidden("only organisers may create competitions")
@@ -112,14 +131,27 @@ MAX_ID = 2**31 - 1
 IdPath = Annotated[int, Path(ge=1, le=MAX_ID, description="a positive id")]
 
 
-def get_competition(slug: str, session: SessionDep, _user: CurrentUser) -> Competition:
+def _competition_named(session: Session, slug: str) -> Competition:
     competition = session.scalar(select(Competition).where(Competition.slug == slug))
     if competition is None:
         raise NotFound(f"no competition '{slug}'")
     return competition
 
 
+def get_competition(slug: str, session: SessionDep, _user: CurrentUser) -> Competition:
+    return _competition_named(session, slug)
+
+
 CompetitionDep = Annotated[Competition, Depends(get_competition)]
+
+
+def get_public_competition(slug: str, session: SessionDep, _user: OptionalUser) -> Competition:
+    # The caller's token, if any, is checked first (a wrong one is a 401 before any 404).
+    return _competition_named(session, slug)
+
+
+# A competition anyone may read about (its public board), or 404.
+PublicCompetitionDep = Annotated[Competition, Depends(get_public_competition)]
 
 
 def get_hosted_competition(

@@ -57,3 +57,33 @@ def test_compose_keeps_the_files_in_a_minio_bucket_created_before_the_app_starts
         assert services[name]["depends_on"]["createbucket"]["condition"] == (
             "service_completed_successfully"
         )
+
+
+JAIL_OPTIONS = {"seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined"}
+
+
+def test_compose_lets_the_metric_jail_make_its_namespaces_where_metrics_run():
+    # bubblewrap needs unshare/clone with CLONE_NEWUSER (seccomp), mount (AppArmor) and a fresh
+    # /proc (no masked paths): the API self-tests the jail and checks metrics; workers score.
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    for name in ("api", "worker"):
+        options = set(services[name].get("security_opt", []))
+        assert options >= JAIL_OPTIONS, (name, options)
+        # The jail's options come on top of the shared settings, not instead of them.
+        assert services[name]["environment"]["PODIUM_ENV"] == "production"
+        assert "privileged" not in services[name] and "cap_add" not in services[name]
+    for name in ("migrate", "beat", "postgres", "redis", "minio"):
+        assert "security_opt" not in services[name], name
+
+
+def test_compose_says_why_the_jail_options_are_there_and_how_to_make_the_first_user():
+    text = (ROOT / "docker-compose.yml").read_text()
+    comments = "\n".join(line for line in text.splitlines() if line.lstrip().startswith("#"))
+    for reason in ("CLONE_NEWUSER", "mount", "/proc", "apparmor_restrict_unprivileged_userns"):
+        assert reason in comments, reason
+    services = yaml.safe_load(text)["services"]
+    first_user = next(line for line in comments.splitlines() if "podium users create" in line)
+    command = first_user.lstrip("# ").split()
+    assert command[:3] == ["docker", "compose", "exec"]
+    assert command[3] in services and command[4:7] == ["podium", "users", "create"]
+    assert "--organiser" in command

@@ -37,6 +37,45 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(code=2)
 
 
+def _open_database(settings: "Settings", *, create: bool = False, may_create: bool = False) -> None:
+    """Say on stderr which database this command works on, and refuse one that is not there.
+
+    Only ``serve``, ``migrate`` and an explicit ``--create`` make a database: run from another
+    directory, the default relative SQLite path would otherwise leave an empty one behind and
+    every user would seem to have vanished. ``may_create``: the command offers ``--create``.
+    """
+    from app.config import DEFAULT_DATABASE_URL
+    from app.db import NoDatabase, check_database, shown_url
+
+    url = settings.database_url
+    if not create:
+        try:
+            check_database(url)
+        except NoDatabase as exc:
+            if not exc.absent:
+                _fail(exc.message)
+            relative = " (the default PODIUM_DATABASE_URL, relative to this directory)"
+            _fail(
+                exc.message
+                + (relative if url == DEFAULT_DATABASE_URL else "")
+                + "; run `podium migrate` or `podium serve` to create it, "
+                + ("pass --create, " if may_create else "")
+                + "or set PODIUM_DATABASE_URL to your database"
+            )
+    sys.stderr.write(f"database: {shown_url(url)}\n")
+
+
+def _require_celery(command: str) -> None:
+    # Celery is the scale extra, not a base dependency: name the install, not the import.
+    try:
+        import celery  # noqa: F401
+    except ImportError:
+        _fail(
+            f"`podium {command}` needs Celery, which is not installed; install the scale extra: "
+            "pip install 'podium[scale]' (in a checkout: .venv/bin/pip install -e '.[scale]')"
+        )
+
+
 @app.command()
 def score(
     answer_key: Annotated[Path, typer.Argument(help="The answer key CSV.")],
@@ -161,9 +200,12 @@ def metrics(
 def migrate() -> None:
     """Apply pending database migrations."""
     from app.config import get_settings
+    from app.db import shown_url
     from app.migrate import upgrade
 
-    upgrade(get_settings().database_url)
+    url = get_settings().database_url
+    sys.stderr.write(f"database: {shown_url(url)}\n")
+    upgrade(url)
     typer.echo("database is up to date")
 
 
@@ -182,12 +224,23 @@ def serve(
 
     settings = get_settings()
     upgrade(settings.database_url)
+    base = _base_url(host, port)
     if demo:
         from app.cli.demo import seed_demo
 
-        report = seed_demo(settings)
+        report = seed_demo(settings, base_url=base)
         typer.echo(report)
+    typer.echo(f"Podium: {base}/ (the API explorer: {base}/docs)")
     uvicorn.run(create_app(settings), host=host, port=port)
+
+
+def _base_url(host: str, port: int) -> str:
+    """The address to open for a server listening on ``host:port``: a wildcard interface
+    (0.0.0.0, ::) is reached at the loopback address; an IPv6 literal goes in brackets."""
+    shown = {"0.0.0.0": "127.0.0.1", "::": "[::1]", "": "127.0.0.1"}.get(host, host)
+    if ":" in shown and not shown.startswith("["):
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}"
 
 
 @users_app.command("create")
@@ -203,6 +256,12 @@ def users_create(
         bool,
         typer.Option("--password", help="Ask for a password, to sign in to the web pages."),
     ] = False,
+    create: Annotated[
+        bool,
+        typer.Option(
+            "--create", help="Create the database first if there is none (else: refused)."
+        ),
+    ] = False,
 ) -> None:
     """Create a user and print their API token (shown once, stored only hashed)."""
     from app.auth.service import create_user, set_password
@@ -212,8 +271,9 @@ def users_create(
     from app.migrate import upgrade
     from app.models import Role
 
-    secret = _ask_password() if password else None
     settings = get_settings()
+    _open_database(settings, create=create, may_create=True)
+    secret = _ask_password() if password else None
     upgrade(settings.database_url)
     factory = make_session_factory(make_engine(settings.database_url))
     try:
@@ -238,6 +298,7 @@ def _users_session() -> "tuple[AbstractContextManager[Session], Settings]":
     from app.migrate import upgrade
 
     settings = get_settings()
+    _open_database(settings)
     upgrade(settings.database_url)
     return unit_of_work(make_session_factory(make_engine(settings.database_url))), settings
 
@@ -350,6 +411,7 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="Celery's log level.")] = "INFO",
 ) -> None:
     """Start a Celery scoring worker (broker: PODIUM_CELERY_BROKER_URL)."""
+    _require_celery("worker")
     from prometheus_client import start_http_server
 
     from app.config import get_settings
@@ -357,6 +419,7 @@ def worker(
     from app.ops.logs import configure_logging
 
     settings = get_settings()
+    _open_database(settings)
     configure_logging(settings.log_format, settings.log_level)
     if settings.worker_metrics_port:
         start_http_server(settings.worker_metrics_port)
@@ -381,6 +444,7 @@ def beat(
     loglevel: Annotated[str, typer.Option(help="Celery's log level.")] = "INFO",
 ) -> None:
     """Start Celery beat: it schedules the sweep every PODIUM_SWEEP_INTERVAL_SECONDS."""
+    _require_celery("beat")
     import tempfile
 
     from app.config import get_settings
@@ -402,8 +466,10 @@ def sweep() -> None:
     from app.jobs.sweep import sweep as sweep_once
 
     settings = get_settings()
+    _open_database(settings)
     factory = make_session_factory(make_engine(settings.database_url))
     if settings.scoring_backend == "celery":
+        _require_celery("sweep")
         enqueue = CeleryQueue(settings).enqueue
     else:  # the server's own scoring thread picks them up at its next sweep
         enqueue = lambda _submission_id: None  # noqa: E731
@@ -433,8 +499,9 @@ def users_password(name: Annotated[str, typer.Argument(help="The user's name.")]
     from app.errors import AppError
     from app.migrate import upgrade
 
-    secret = _ask_password()
     settings = get_settings()
+    _open_database(settings)
+    secret = _ask_password()
     upgrade(settings.database_url)
     factory = make_session_factory(make_engine(settings.database_url))
     try:
@@ -454,9 +521,14 @@ _register_participant_commands(app)
 def main() -> None:
     """Run the command; a usage error (a missing, unknown or bad option or argument) is one
     ``error:`` line on stderr and exit status 2, like every other error."""
+    from app.config import SettingsError
+
     clicks = _click_exceptions()
     try:
         code = app(standalone_mode=False, prog_name="podium")
+    except SettingsError as exc:
+        _error_line(str(exc))
+        _leave(2)
     except clicks.NoArgsIsHelpError as exc:
         typer.echo(exc.ctx.get_help() if exc.ctx else str(exc))
         _leave(2)

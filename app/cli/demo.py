@@ -85,8 +85,9 @@ def demo_data_files(seed: int = 7) -> dict[str, bytes]:
     return {"train.csv": train, "test.csv": test}
 
 
-def seed_demo(settings: Settings) -> str:
-    """Seed the demo once, printing its users' tokens that one time only.
+def seed_demo(settings: Settings, *, base_url: str = "http://127.0.0.1:8000") -> str:
+    """Seed the demo once, printing its users' tokens that one time only; the hints it prints
+    point at ``base_url``, where the server will listen.
 
     Later runs print no secrets: the tokens of the first run keep working (only their hashes are
     stored), and ``podium users token NAME`` issues another one.
@@ -96,7 +97,7 @@ def seed_demo(settings: Settings) -> str:
     with unit_of_work(factory) as session:
         seeded = session.scalar(select(Competition).where(Competition.slug == DEMO_SLUG))
         if seeded is not None:
-            return _already_seeded()
+            return _already_seeded(base_url)
 
     key_csv, submissions = demo_files()
     with unit_of_work(factory) as session:
@@ -153,17 +154,18 @@ def seed_demo(settings: Settings) -> str:
                 settings=settings,
                 queue=queue,
             )
-    return _report(lines)
+    return _report(lines, base_url)
 
 
-def _report(lines: list[str]) -> str:
+def _report(lines: list[str], base_url: str) -> str:
     return "\n".join(
         [
             f"Seeded the demo competition '{DEMO_SLUG}'. API tokens (shown once; they keep "
             "working across restarts):",
             *lines,
+            f"The leaderboard page: {base_url}/c/{DEMO_SLUG}/leaderboard",
             "Try: curl -H 'Authorization: Bearer <token>' "
-            f"http://127.0.0.1:8000/api/v1/competitions/{DEMO_SLUG}/leaderboard",
+            f"{base_url}/api/v1/competitions/{DEMO_SLUG}/leaderboard",
             _ANOTHER_TOKEN,
         ]
     )
@@ -175,12 +177,13 @@ _ANOTHER_TOKEN = (
 )
 
 
-def _already_seeded() -> str:
+def _already_seeded(base_url: str) -> str:
     users = ", ".join([HOST, *PARTICIPANTS])
     return "\n".join(
         [
             f"The demo competition '{DEMO_SLUG}' is already seeded; the tokens printed when it "
-            f"was first seeded still work ({users}).",
+            f"was first seeded still work ({users}). The leaderboard page: "
+            f"{base_url}/c/{DEMO_SLUG}/leaderboard",
             _ANOTHER_TOKEN,
         ]
     )

@@ -6,13 +6,14 @@ status; anything unexpected is logged with its traceback and answered with a gen
 """
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from app.errors import AppError, error_response
 
@@ -51,6 +52,30 @@ def validation_errors(errors: list[dict[str, Any]]) -> tuple[str, list[dict[str,
     return summary, items
 
 
+def _routes(routes: Sequence[Any]) -> Iterator[Any]:
+    # FastAPI >= 0.16x keeps included routers as branches; iter_route_contexts walks them.
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:  # older FastAPI: the routes are flat already
+        yield from routes
+        return
+    yield from iter_route_contexts(routes)
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method some route of the app takes on this path, e.g. ``GET, HEAD, PATCH``.
+
+    Each method of a path is its own route, and Starlette answers 405 from the first route whose
+    path matched, so its ``Allow`` names that route's methods only.
+    """
+    methods: set[str] = set()
+    for route in _routes(request.app.router.routes):
+        route_methods = getattr(route, "methods", None)
+        if route_methods and route.matches(request.scope)[0] is not Match.NONE:
+            methods |= set(route_methods)
+    return ", ".join(sorted(methods))
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(AppError)
     async def app_error(_request: Request, exc: AppError) -> JSONResponse:
@@ -66,13 +91,16 @@ def install_error_handlers(app: FastAPI) -> None:
         detail = str(exc.detail)
         if exc.status_code == 404 and detail == "Not Found":
             detail = f"no route {request.url.path}"
-        elif exc.status_code == 405:
-            allowed = (exc.headers or {}).get("Allow", "")
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            allowed = _allowed_methods(request) or headers.get("Allow", "")
+            if allowed:
+                headers["Allow"] = allowed
             detail = f"method {request.method} is not allowed on {request.url.path}" + (
                 f"; allowed: {allowed}" if allowed else ""
             )
         code = _HTTP_CODES.get(exc.status_code, "http_error")
-        return _error(exc.status_code, detail, code, exc.headers)
+        return _error(exc.status_code, detail, code, headers or None)
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

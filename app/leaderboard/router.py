@@ -3,7 +3,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from app.competitions.schemas import AnswerKeyPublic
-from app.deps import CompetitionDep, CurrentUser, HostedCompetitionDep, SessionDep
+from app.deps import (
+    CurrentUser,
+    HostedCompetitionDep,
+    OptionalUser,
+    PublicCompetitionDep,
+    SessionDep,
+)
 from app.errors import error_responses
 from app.jobs import rescore
 from app.leaderboard import moderation, service
@@ -18,10 +24,12 @@ from app.leaderboard.schemas import (
 router = APIRouter(tags=["leaderboard"], responses=error_responses(403, 404, 409))
 
 
+# The boards need no token, as on the web page: the public board is anyone's, the private one
+# too once the deadline has passed. A token adds the caller's own row (and a host's view).
 @router.get("/competitions/{slug}/leaderboard", response_model=Leaderboard)
 def get_leaderboard(
-    competition: CompetitionDep,
-    user: CurrentUser,
+    competition: PublicCompetitionDep,
+    user: OptionalUser,
     session: SessionDep,
     board: Board = "public",
     limit: Annotated[int, Query(ge=1, le=service.MAX_PAGE)] = 100,
@@ -39,8 +47,8 @@ def get_leaderboard(
 )
 def get_leaderboard_csv(
     request: Request,
-    competition: CompetitionDep,
-    user: CurrentUser,
+    competition: PublicCompetitionDep,
+    user: OptionalUser,
     session: SessionDep,
     board: Board = "public",
 ) -> Response:

@@ -37,7 +37,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from app.auth.hosts import is_host
-from app.errors import Forbidden
+from app.errors import Forbidden, Unauthorized
 from app.evaluation.metric import metric_for
 from app.honest.board.board import (
     RowStats,
@@ -70,11 +70,24 @@ class Ranked:
 
 
 def check_board_access(
-    session: Session, competition: Competition, board: Board, user: User
+    session: Session, competition: Competition, board: Board, user: User | None
 ) -> None:
-    if board == "private" and not is_host(session, competition, user):
-        if not competition.is_past_deadline(datetime.now(UTC)):
-            raise Forbidden("the private leaderboard opens to participants after the deadline")
+    """The public board is anyone's; the private one a host's, and anyone's after the deadline.
+    ``user`` None: a reader without a token."""
+    if board != "private" or _is_host(session, competition, user):
+        return
+    if competition.is_past_deadline(datetime.now(UTC)):
+        return
+    if user is None:
+        raise Unauthorized(
+            "the private leaderboard opens to everyone after the deadline; before it, only the "
+            "competition's hosts may read it, with their token"
+        )
+    raise Forbidden("the private leaderboard opens to participants after the deadline")
+
+
+def _is_host(session: Session, competition: Competition, user: User | None) -> bool:
+    return user is not None and is_host(session, competition, user)
 
 
 _ORDER = (Standing.order_key, Standing.submitted_at, Standing.submission_id)
@@ -236,8 +249,8 @@ def _page(
     return total, page, own
 
 
-def _own_team_id(session: Session, competition: Competition, user: User) -> int | None:
-    if user.id is None:
+def _own_team_id(session: Session, competition: Competition, user: User | None) -> int | None:
+    if user is None or user.id is None:
         return None
     return session.scalar(
         select(TeamMember.team_id).where(
@@ -293,14 +306,16 @@ def leaderboard(
     *,
     competition: Competition,
     board: Board,
-    user: User,
+    user: User | None,
     limit: int = 100,
     offset: int = 0,
 ) -> Leaderboard:
+    """A page of a board, under :func:`check_board_access`; ``user`` None reads without a token
+    (as a participant, with no row of its own)."""
     check_board_access(session, competition, board, user)
     metric = metric_for(competition)
     key = competition.board_key
-    host = is_host(session, competition, user)
+    host = _is_host(session, competition, user)
     decimals = None if host else competition.score_decimals
     total, page, own = 0, [], None
     honest: dict[int, RowStats] = {}
@@ -406,7 +421,7 @@ def leaderboard_csv(
     *,
     competition: Competition,
     board: Board,
-    user: User,
+    user: User | None,
     cache: RenderedBoards | None = None,
 ) -> bytes:
     """The whole board as CSV, under the same access and rounding rules as the JSON pages.
@@ -415,7 +430,7 @@ def leaderboard_csv(
     """
     check_board_access(session, competition, board, user)
     key = competition.board_key
-    host = is_host(session, competition, user)
+    host = _is_host(session, competition, user)
     decimals = None if host else competition.score_decimals
     if key is None:
         return _csv([], decimals)

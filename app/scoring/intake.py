@@ -31,7 +31,15 @@ from app.scoring.intake_cells import (
 )
 from app.scoring.intake_errors import SHOWN, IntakeError, cut, first_few, plural, quote
 from app.scoring.intake_parse import NUMBER, describe_rows, raise_not_utf8, read_table
-from app.scoring.intake_source import DEFAULT_LIMITS, IntakeLimits, Source, read_head, sniff
+from app.scoring.intake_source import (
+    DEFAULT_LIMITS,
+    IntakeLimits,
+    Source,
+    foreign_text,
+    line_numbers,
+    read_head,
+    sniff,
+)
 
 __all__ = [
     "IGNORED",
@@ -382,8 +390,33 @@ def _check_submission_head(
         _check_head_utf8(source, head, limits)
         check_submission_header(header, key)
     except IntakeError as exc:
-        raise _in_member(source, exc) from None
+        foreign = foreign_text(head) if exc.kind in _HEADER_KINDS else None
+        if foreign is None:
+            raise _in_member(source, exc) from None
+        # Its "columns" would be fragments of JSON or markup: say what the file is instead.
+        where = "the file"
+        if source.container == "zip" and source.member is not None:
+            where = f"the file {quote(source.member)} inside the .zip archive"
+        spelled = ", ".join([key.id_column, *key.target_columns])
+        raise IntakeError(
+            f"{where} looks like {foreign}, not CSV; expected a CSV file whose first line is the "
+            f"header {spelled}, then one line per id",
+            kind="not_csv",
+        ) from None
     return header
+
+
+# Refusals of a header that, for a file of another format, would only quote its fragments.
+_HEADER_KINDS = frozenset(
+    {
+        "bad_header",
+        "missing_header",
+        "missing_columns",
+        "extra_columns",
+        "too_many_columns",
+        "line_too_long",
+    }
+)
 
 
 def _in_member(source: Source, exc: IntakeError) -> IntakeError:
@@ -449,6 +482,33 @@ def _align_rows(
     raise _id_problems(source, ids, key, found, limits)
 
 
+# Lines named per repeated id: enough to find the copies, however many there are.
+_LINES_PER_ID = 3
+
+
+def _repeated_ids(
+    source: Source | None, ids: pa.ChunkedArray, repeated: pa.Array, limits: IntakeLimits
+) -> str:
+    """``2 id(s) appear more than once: 'r01' (lines 2, 10), 'r03' (lines 4, 5, 6; 4 times)``."""
+    shown = repeated.slice(0, SHOWN).to_pylist()
+    rows_of: dict[object, tuple[np.ndarray, int]] = {}
+    for value in shown:
+        rows = np.flatnonzero(pc.equal(ids, value).to_numpy(zero_copy_only=False))
+        rows_of[value] = (rows[:_LINES_PER_ID], rows.size)
+    wanted = np.concatenate([rows for rows, _ in rows_of.values()])
+    # Without the file (ids read from elsewhere), data rows are numbered from 1 instead.
+    lines = line_numbers(source, wanted, limits=limits) if source is not None else {}
+    word, base = ("lines", 2) if source is not None else ("data rows", 1)
+    parts = []
+    for value, (rows, count) in rows_of.items():
+        at = ", ".join(str(lines.get(int(row), int(row) + base)) for row in rows)
+        times = f"; {count:,} times" if count > len(rows) else ""
+        parts.append(f"{quote(value)} ({word} {at}{times})")
+    more = len(repeated) - len(shown)
+    tail = f" (and {more:,} more)" if more > 0 else ""
+    return f"{plural(len(repeated), 'id')} appear more than once: {', '.join(parts)}{tail}"
+
+
 def _id_problems(
     source: Source | None,
     ids: pa.ChunkedArray,
@@ -462,11 +522,7 @@ def _id_problems(
     repeated = pc.filter(counts.field("values"), pc.greater(counts.field("counts"), 1))
     if len(repeated):
         problems.append(
-            (
-                "duplicate_ids",
-                f"{plural(len(repeated), 'id')} appear more than once: "
-                f"{first_few(repeated.slice(0, SHOWN).to_pylist(), total=len(repeated))}",
-            )
+            ("duplicate_ids", _repeated_ids(source, ids, repeated, limits)),
         )
     unknown = np.flatnonzero(found < 0)
     if unknown.size:

@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyarrow import ChunkedArray
 
 from app.metrics.registry import Metric
@@ -32,9 +33,17 @@ def check_numbers(
 ) -> None:
     if column.null_count:
         empty = np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))
+        # NaN in the same column is named too, so one fix mends the column.
+        nan = np.flatnonzero(pc.fill_null(pc.is_nan(column), False).to_numpy(zero_copy_only=False))
+        also = (
+            f"; it also has {plural(nan.size, 'NaN value')} (every prediction must be a finite "
+            f"number): {describe_rows(source, ids, nan, limits)}"
+            if nan.size
+            else ""
+        )
         raise IntakeError(
             f"column '{name}' has {plural(empty.size, 'empty cell')} where a number is "
-            f"required: {describe_rows(source, ids, empty, limits)}",
+            f"required: {describe_rows(source, ids, empty, limits)}{also}",
             kind="empty_cells",
         )
     if all(_within_range(primitive(chunk)) for chunk in column.chunks):

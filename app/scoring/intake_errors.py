@@ -23,6 +23,7 @@ KINDS = (
     "line_too_long",  # a line longer than the line-length limit
     "too_many_columns",  # a header with more columns than the file could need
     "not_utf8",  # text in another encoding
+    "not_csv",  # text of another format: JSON, an HTML page, XML
     "bad_header",  # empty or repeated column names
     "missing_header",  # the first line is data, not the header
     "missing_columns",

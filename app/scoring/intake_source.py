@@ -13,6 +13,7 @@ import codecs
 import gzip
 import io
 import os
+import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -46,6 +47,18 @@ _OTHER_MAGICS = (
     (b"\x80\x04\x95", "not_text", "a Python pickle"),
 )
 ACCEPTED = "a .csv file, a gzip-compressed .csv.gz, or a .zip holding exactly one CSV file"
+EXPORT_CSV = "export the sheet as CSV (Save As › 'CSV UTF-8') and send that"
+# Office documents are zip archives; their members say which program wrote them.
+_OFFICE_MEMBERS = (
+    (b"xl/", "an Excel workbook (.xlsx)"),
+    (b"word/", "a Word document (.docx)"),
+    (b"ppt/", "a PowerPoint presentation (.pptx)"),
+    (b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet", "an OpenDocument spreadsheet"),
+    (b"mimetypeapplication/vnd.oasis.opendocument", "an OpenDocument file"),
+    (b"[Content_Types].xml", "an Excel or other Office document"),
+)
+# Text that is plainly another format than CSV, by its first characters.
+_JSON_START = re.compile(rb'(\{\s*("|\}|$)|\[\s*(\{|\[|"|-?\d|\]|true|false|null|$))')
 
 
 @dataclass(frozen=True)
@@ -107,18 +120,69 @@ def sniff(path: Path, *, limits: IntakeLimits) -> Source:
     return Source(path, "plain")
 
 
+def office_document(names: list[bytes]) -> str | None:
+    """Which Office document a zip with these member names is ("an Excel workbook (.xlsx)"), or
+    None. Members of an OpenDocument file come as ``mimetype`` followed by its content."""
+    for prefix, what in _OFFICE_MEMBERS:
+        if any(name.startswith(prefix) for name in names):
+            return what
+    return None
+
+
+def _office_refusal(what: str, *, damaged: bool = False) -> IntakeError:
+    state = ", damaged or cut short," if damaged else ","
+    spreadsheet = "spreadsheet" in what or "Excel" in what
+    hint = EXPORT_CSV if spreadsheet else f"send {ACCEPTED}"
+    return IntakeError(f"the file is {what}{state} not a CSV file; {hint}", kind="not_text")
+
+
+def _local_member_names(path: Path) -> list[bytes]:
+    """The member names written in the local headers of a zip's first bytes: readable even when
+    the archive is cut short or its directory is damaged."""
+    with open(path, "rb") as fh:
+        head = fh.read(HEAD_BYTES)
+    names = []
+    for found in re.finditer(rb"PK\x03\x04", head):
+        start = found.start()
+        if start + 30 > len(head):
+            break
+        name_length = int.from_bytes(head[start + 26 : start + 28], "little")
+        extra_length = int.from_bytes(head[start + 28 : start + 30], "little")
+        name = head[start + 30 : start + 30 + name_length]
+        if name == b"mimetype":  # stored uncompressed: its content follows the header
+            content = start + 30 + name_length + extra_length
+            name += head[content : content + 100]
+        names.append(name)
+    return names
+
+
 def _zip_member(path: Path, *, limits: IntakeLimits) -> str:
     try:
         with zipfile.ZipFile(path) as zf:
             infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise IntakeError(f"the .zip archive is damaged: {exc}", kind="bad_archive") from None
-    names = {info.filename for info in infos}
-    if "[Content_Types].xml" in names:
+            names = [info.filename.encode() for info in infos]
+            kind = next((i for i in infos if i.filename == "mimetype" and i.file_size < 100), None)
+            if kind is not None:  # OpenDocument: the member's content names the kind
+                names.append(b"mimetype" + zf.read(kind))
+    except (
+        zipfile.BadZipFile,
+        OSError,
+        EOFError,
+        zlib.error,
+        NotImplementedError,
+        RuntimeError,
+    ) as exc:
+        what = office_document(_local_member_names(path))
+        if what is not None:
+            raise _office_refusal(what, damaged=True) from None
         raise IntakeError(
-            f"the file is an Excel or other Office document, not a CSV file; send {ACCEPTED}",
-            kind="not_text",
-        )
+            f"the file starts like a .zip archive but cannot be opened as one ({exc}); send "
+            f"{ACCEPTED}; from a spreadsheet program, {EXPORT_CSV}",
+            kind="bad_archive",
+        ) from None
+    what = office_document(names)
+    if what is not None:
+        raise _office_refusal(what)
     # Folders and the resource forks macOS adds to every archive are not content.
     files = [
         info
@@ -314,6 +378,20 @@ def read_head(source: Source, *, limits: IntakeLimits) -> bytes:
             kind="not_text",
         )
     return head
+
+
+def foreign_text(head: bytes) -> str | None:
+    """What a text file is when its first characters show it is another format than CSV:
+    "JSON", "an HTML page" or "XML"; None when it may be a CSV."""
+    start = head.removeprefix(codecs.BOM_UTF8).lstrip()[:64]
+    if _JSON_START.match(start):
+        return "JSON"
+    lowered = start.lower()
+    if lowered.startswith((b"<!doctype html", b"<html")):
+        return "an HTML page"
+    if lowered.startswith(b"<?xml"):
+        return "XML"
+    return None
 
 
 def _control_share(head: bytes) -> float:

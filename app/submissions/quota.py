@@ -54,10 +54,22 @@ def charge(session: Session, *, competition: Competition, team: Team, now: datet
     if total is not None and quota.used_total >= total:
         raise TooManyRequests(f"your team has used all {total} submissions of this competition")
     if quota.used_today >= quota.daily_limit:
+        # Written as the pages write times (the message is shown on them); the field keeps ISO.
         raise TooManyRequests(
-            f"your team has used all {quota.daily_limit} submissions for today; "
-            f"the count resets at {quota.resets_at.isoformat()}"
+            f"your team has used all {quota.daily_limit} submissions for today; the count "
+            f"resets at {quota.resets_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC "
+            f"(in {_countdown(quota.resets_at - now)})",
+            extra={"resets_at": quota.resets_at.isoformat()},
         )
+
+
+def _countdown(left: timedelta) -> str:
+    """'3h 5m', '12m', 'under a minute': how long until the daily count resets."""
+    minutes = int(left.total_seconds()) // 60
+    if minutes < 1:
+        return "under a minute"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes}m" if hours else f"{minutes}m"
 
 
 RATE_WINDOW = timedelta(minutes=1)

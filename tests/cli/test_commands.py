@@ -41,10 +41,16 @@ def files(tmp_path: Path) -> dict[str, Path]:
     return paths
 
 
-def _assert_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+def _assert_error(
+    result: subprocess.CompletedProcess[str], *fragments: str, database: bool = False
+) -> None:
+    """Exit 2 and one ``error:`` line; ``database``: after the line naming the database opened."""
     assert result.returncode == 2, result
     assert result.stdout == ""
     lines = result.stderr.splitlines()
+    if database:
+        assert lines and lines[0].startswith("database: "), result.stderr
+        lines = lines[1:]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("error: ")
     assert "Traceback" not in result.stderr
@@ -169,7 +175,7 @@ def test_users_create_prints_a_token_once_and_stores_only_its_hash(tmp_path):
 
     db = tmp_path / "cli.db"
     env = {**os.environ, "PODIUM_DATABASE_URL": f"sqlite:///{db}", "PODIUM_DATA_DIR": str(tmp_path)}
-    result = podium("users", "create", "grace", "--organiser", env=env)
+    result = podium("users", "create", "grace", "--organiser", "--create", env=env)
     assert result.returncode == 0, result.stderr
     token = result.stdout.strip()
     assert token.startswith("pdm_") and len(token) > 30
@@ -184,7 +190,7 @@ def test_users_create_admin_makes_a_site_admin(tmp_path):
 
     db = tmp_path / "cli.db"
     env = {**os.environ, "PODIUM_DATABASE_URL": f"sqlite:///{db}", "PODIUM_DATA_DIR": str(tmp_path)}
-    result = podium("users", "create", "root", "--admin", env=env)
+    result = podium("users", "create", "root", "--admin", "--create", env=env)
     assert result.returncode == 0, result.stderr
     assert podium("users", "create", "ada", "--organiser", env=env).returncode == 0
     with sqlite3.connect(db) as conn:
@@ -199,12 +205,15 @@ def test_users_create_admin_makes_a_site_admin(tmp_path):
 def users_env(tmp_path: Path) -> dict[str, str]:
     import os
 
-    return {
+    env = {
         **os.environ,
         "PODIUM_DATABASE_URL": f"sqlite:///{tmp_path}/users.db",
         "PODIUM_DATA_DIR": str(tmp_path / "data"),
         "PODIUM_SECRET_KEY": "cli-test-secret",
     }
+    migrated = podium("migrate", env=env)  # the users commands create no database themselves
+    assert migrated.returncode == 0, migrated.stderr
+    return env
 
 
 def _live_tokens(env: dict[str, str]) -> dict[str, str]:
@@ -260,7 +269,7 @@ def test_users_revoke_revokes_every_live_token_of_that_user_only(users_env):
 
 def test_users_commands_name_an_unknown_user(users_env):
     for args in (("token", "nobody"), ("revoke", "nobody")):
-        _assert_error(podium("users", *args, env=users_env), "nobody")
+        _assert_error(podium("users", *args, env=users_env), "nobody", database=True)
 
 
 # Usage errors are the same one `error:` line with exit 2 as every other error.

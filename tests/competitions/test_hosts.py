@@ -55,7 +55,7 @@ OPEN_ROUTES = {
     ("GET", "/competitions"),
     ("GET", "/competitions/{slug}"),
     ("GET", "/competitions/{slug}/sample-submission"),
-    ("GET", "/competitions/{slug}/leaderboard"),
+    ("GET", "/competitions/{slug}/leaderboard"),  # without a token too (the public board)
     ("GET", "/competitions/{slug}/leaderboard.csv"),
     ("GET", "/competitions/{slug}/compare"),  # hosts any pair; a participant their own team's
     ("GET", "/competitions/{slug}/shakeup"),  # hosts any time; everyone after the deadline

@@ -195,9 +195,16 @@ def encodings_and_content() -> None:
     add(
         "html_page.csv",
         lines("<!DOCTYPE html>", "<html><body>Not found</body></html>"),
-        "missing_columns",
-        "unexpected column(s) '<!DOCTYPE html>'",
+        "not_csv",
+        "the file looks like an HTML page, not CSV; expected a CSV file whose first line is the "
+        "header id, target",
     )
+    # A data frame written with to_json(orient="list"), and one record per line (JSON Lines).
+    ids = [f"r{i + 1:02d}" for i in range(8)]
+    as_json = json.dumps({"id": ids, "target": [float(v) for v in SCORES]}).encode()
+    add("json_named_csv.csv", as_json + b"\n", "not_csv", "the file looks like JSON, not CSV")
+    records = [json.dumps({"id": i, "target": float(v)}) for i, v in zip(ids, SCORES, strict=True)]
+    add("json_lines.jsonl", lines(*records), "not_csv", "looks like JSON, not CSV")
     add("header_only.csv", lines("id,target"), "no_rows", "no data rows")
     add(
         "header_only_bom_crlf.csv",
@@ -224,7 +231,26 @@ def encodings_and_content() -> None:
     add("xls_named_csv.csv", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(512), "not_text", "Excel")
     add("pdf_named_csv.csv", b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n", "not_text", "PDF")
     xlsx = zipped(("[Content_Types].xml", b"<Types/>"), ("xl/workbook.xml", b"<workbook/>"))
-    add("xlsx_named_csv.csv", xlsx, "not_text", "Excel")
+    add("xlsx_named_csv.csv", xlsx, "not_text", "Excel workbook (.xlsx), not a CSV file; export")
+    # A workbook cut short (its directory at the end is gone): still an Excel file, not a zip.
+    sheet = zipped(
+        ("[Content_Types].xml", b"<Types/>" * 40),
+        ("xl/workbook.xml", b"<workbook/>" * 40),
+        ("xl/worksheets/sheet1.xml", bytes(range(256)) * 8),
+    )
+    add(
+        "xlsx_truncated.xlsx",
+        sheet[: len(sheet) // 2],
+        "not_text",
+        "Excel workbook (.xlsx), damaged or cut short, not a CSV file; export the sheet as CSV",
+    )
+    # Written by hand or by another library: the workbook's parts without [Content_Types].xml.
+    bare = zipped(("xl/workbook.xml", b"<workbook/>"), ("xl/worksheets/sheet1.xml", b"<ws/>"))
+    add("xlsx_without_content_types.xlsx", bare, "not_text", "Excel workbook (.xlsx)")
+    ods = zipped(
+        ("mimetype", b"application/vnd.oasis.opendocument.spreadsheet"), ("content.xml", b"<x/>")
+    )
+    add("ods_spreadsheet.ods", ods, "not_text", "OpenDocument spreadsheet, not a CSV file")
 
 
 def archives() -> None:
@@ -344,7 +370,13 @@ def rows_and_ids() -> None:
         "duplicate_ids.csv",
         lines("id,target", *rows[:3], "r03,0.4", *rows[4:]),
         "duplicate_ids",
-        "1 id(s) appear more than once: 'r03'",
+        "1 id(s) appear more than once: 'r03' (lines 4, 5)",
+    )
+    add(
+        "duplicate_ids_many.csv",
+        lines("id,target", *rows, "", "r01,0.5", "r02,0.5", "r01,0.4", "r01,0.3"),
+        "duplicate_ids",
+        "2 id(s) appear more than once: 'r01' (lines 2, 11, 13; 4 times), 'r02' (lines 3, 12)",
     )
     add(
         "unknown_id.csv",
@@ -396,6 +428,15 @@ def cells() -> None:
     add("percent.csv", sub(*with_cell(0, "50%")), "non_numeric", "value '50%'")
     add("hex_number.csv", sub(*with_cell(3, "0x1F")), "non_numeric", "value '0x1F'")
     add("nan.csv", sub(*with_cell(5, "NaN")), "nan_values", "1 NaN value(s)")
+    nan_and_empty = with_cell(2, "")
+    nan_and_empty[5] = nan_and_empty[5].split(",")[0] + ",NaN"
+    add(
+        "nan_and_empty.csv",
+        sub(*nan_and_empty),
+        "empty_cells",
+        "column 'target' has 1 empty cell(s) where a number is required: line 4 (id 'r03'); "
+        "it also has 1 NaN value(s) (every prediction must be a finite number): line 7 (id 'r06')",
+    )
     add("inf.csv", sub(*with_cell(6, "inf")), "infinite_values", "line 8 (id 'r07', value inf)")
     add("neg_inf.csv", sub(*with_cell(0, "-Infinity")), "infinite_values", "value -inf")
     many_nan = [f"r{i + 1:02d},nan" for i in range(8)]

@@ -122,4 +122,8 @@ def test_the_app_serves_the_board_through_the_gate(client, host, alice):
     for path in ("leaderboard", "leaderboard.csv"):
         response = client.get(f"{API}/competitions/churn/{path}", headers=alice.headers)
         assert response.status_code == 200, response.text
-    assert client.get(f"{API}/competitions/churn/leaderboard").status_code == 401
+        # Behind the gate the app's rules still hold: the public board needs no token, and a
+        # wrong one is refused.
+        assert client.get(f"{API}/competitions/churn/{path}").status_code == 200
+        wrong = {"Authorization": "Bearer pdm_wrong"}
+        assert client.get(f"{API}/competitions/churn/{path}", headers=wrong).status_code == 401

@@ -105,8 +105,24 @@ def test_an_unexpected_failure_is_a_generic_500_without_a_traceback(settings, se
     assert "secret" not in response.text and "Traceback" not in response.text
 
 
-@pytest.mark.parametrize("path", ["/api/v1/competitions/x/leaderboard", "/api/v1/me"])
+# (The boards are public: tests/leaderboard/test_public_access.py says who may read them.)
+@pytest.mark.parametrize("path", ["/api/v1/competitions/x/submissions", "/api/v1/me"])
 def test_a_missing_token_is_401_in_the_error_body(client, path):
     response = client.get(path)
     assert response.status_code == 401
     _assert_error_body(response.json(), "unauthorized")
+
+
+def test_a_405_lists_every_method_the_path_takes_in_allow_and_detail(client, host):
+    # GET and PATCH /competitions/{slug} are two routes; a 405 names both, not the first only.
+    response = client.put(f"{API}/competitions/any-slug", headers=host.headers, json={})
+    assert response.status_code == 405
+    allowed = {m.strip() for m in response.headers["allow"].split(",")}
+    assert {"GET", "PATCH"} <= allowed and "PUT" not in allowed
+    body = response.json()
+    _assert_error_body(body, "method_not_allowed")
+    assert "PUT" in body["detail"] and "GET" in body["detail"] and "PATCH" in body["detail"]
+    # A path with one method still names exactly that one.
+    listed = client.delete(f"{API}/competitions", headers=host.headers)
+    assert {m.strip() for m in listed.headers["allow"].split(",")} >= {"GET", "POST"}
+    assert "PATCH" not in listed.headers["allow"]

@@ -268,3 +268,89 @@ def test_the_usage_column_must_name_a_board(tmp_path):
     assert (
         "2 row(s) hold '', 'public'" in caught.value.message and "'b', 'd'" in caught.value.message
     )
+
+
+# --- files a newcomer sends by mistake: each named for what it is and where -----------------
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"id": ["a", "b", "c", "d"], "target": [0.1, 0.2, 0.3, 0.4]}\n',  # to_json(orient=list)
+        b'[{"id": "a", "target": 0.1}, {"id": "b", "target": 0.2}]',
+        b'{\n  "id": {"0": "a"},\n  "target": {"0": 0.1}\n}\n',  # pretty-printed
+        b'\xef\xbb\xbf  {"id": "a", "target": 0.1}\n{"id": "b", "target": 0.2}\n',  # JSON Lines
+    ],
+)
+def test_a_json_file_is_named_as_json_with_the_header_expected(tmp_path, key, data):
+    with pytest.raises(IntakeError) as caught:
+        _read(tmp_path, "sub.csv", data, key)
+    assert caught.value.kind == "not_csv"
+    assert caught.value.message.startswith("the file looks like JSON, not CSV")
+    assert "header id, target" in caught.value.message
+    assert '{"id"' not in caught.value.message  # no fragments quoted as "columns"
+
+
+def test_json_inside_a_zip_names_the_member(tmp_path, key):
+    data = _zip(("preds.json", b'[{"id": "a", "target": 0.1}]'))
+    with pytest.raises(IntakeError) as caught:
+        _read(tmp_path, "sub.zip", data, key)
+    assert caught.value.kind == "not_csv"
+    assert "'preds.json' inside the .zip archive looks like JSON" in caught.value.message
+
+
+def test_a_csv_whose_header_is_merely_odd_is_not_called_json(tmp_path, key):
+    with pytest.raises(IntakeError) as caught:
+        _read(tmp_path, "sub.csv", b"id,prediction\na,0.1\n", key)
+    assert caught.value.kind == "missing_columns"
+    assert "JSON" not in caught.value.message
+
+
+def test_an_excel_workbook_is_named_whatever_its_name_and_even_cut_short(tmp_path, key):
+    workbook = _zip(
+        ("[Content_Types].xml", b"<Types/>" * 50),
+        ("xl/workbook.xml", b"<workbook/>" * 50),
+        ("xl/worksheets/sheet1.xml", bytes(range(256)) * 8),
+    )
+    for name, data, damaged in (
+        ("sub.xlsx", workbook, False),
+        ("sub.csv", workbook, False),
+        ("cut.xlsx", workbook[: len(workbook) // 2], True),
+    ):
+        with pytest.raises(IntakeError) as caught:
+            _read(tmp_path, name, data, key)
+        message = caught.value.message
+        assert caught.value.kind == "not_text", message
+        assert message.startswith("the file is an Excel workbook (.xlsx)"), message
+        assert "export the sheet as CSV" in message and "damaged zip" not in message
+        assert ("damaged or cut short" in message) is damaged
+
+
+def test_a_broken_zip_that_is_no_office_file_says_so_and_how_to_send_a_csv(tmp_path, key):
+    with pytest.raises(IntakeError) as caught:
+        _read(tmp_path, "sub.xlsx", b"PK\x03\x04" + b"not really" * 10, key)
+    assert caught.value.kind == "bad_archive"
+    assert "cannot be opened as one" in caught.value.message
+    assert "export the sheet as CSV" in caught.value.message
+
+
+def test_empty_cells_and_nan_in_one_column_are_both_named_with_their_lines(tmp_path, key):
+    data = b"id,target\na,0.1\n\nb,NaN\nc,\nd,nan\n"
+    with pytest.raises(IntakeError) as caught:
+        _read(tmp_path, "sub.csv", data, key)
+    assert caught.value.kind == "empty_cells"
+    assert caught.value.message == (
+        "column 'target' has 1 empty cell(s) where a number is required: line 5 (id 'c'); it "
+        "also has 2 NaN value(s) (every prediction must be a finite number): line 4 (id 'b'), "
+        "line 6 (id 'd')"
+    )
+
+
+def test_duplicate_ids_are_named_with_the_lines_they_are_on(tmp_path, key):
+    data = b"id,target\na,0.1\nb,0.2\n\nb,0.3\na,0.4\nc,0.5\nd,0.6\na,0.7\na,0.8\n"
+    with pytest.raises(IntakeError) as caught:
+        _read(tmp_path, "sub.csv", data, key)
+    assert caught.value.kind == "duplicate_ids"
+    assert caught.value.message.startswith(
+        "2 id(s) appear more than once: 'a' (lines 2, 6, 9; 4 times), 'b' (lines 3, 5)"
+    )

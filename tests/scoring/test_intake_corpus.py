@@ -38,6 +38,7 @@ def test_the_corpus_is_large_and_covers_every_reason():
         "bad_archive",
         "too_large",
         "not_utf8",
+        "not_csv",
         "bad_header",
         "missing_header",
         "missing_columns",

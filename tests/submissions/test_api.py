@@ -96,6 +96,16 @@ def test_wrong_header_is_422_naming_the_columns(client, host, alice):
     assert quota["used_today"] == 0
 
 
+def test_a_json_upload_is_422_saying_it_is_json_and_which_header_is_expected(client, host, alice):
+    ready_competition(client, host.headers)
+    response = submit(client, alice.headers, b'{"id": ["a", "b"], "target": [1, 0]}\n')
+    assert response.status_code == 422
+    body = response.json()
+    assert body["kind"] == "not_csv"
+    assert body["detail"].startswith("the file looks like JSON, not CSV")
+    assert "header id, target" in body["detail"]
+
+
 def test_empty_upload_is_422(client, host, alice):
     ready_competition(client, host.headers)
     response = submit(client, alice.headers, b"")
@@ -154,7 +164,13 @@ def test_daily_limit_refuses_with_429_and_writes_nothing(client, host, alice):
     assert submit(client, alice.headers, PUBLIC_HALF).status_code == 202
     refused = submit(client, alice.headers, PERFECT)
     assert refused.status_code == 429
-    assert "resets at" in refused.json()["detail"]
+    body = refused.json()
+    # As the pages write times: "resets at 2026-12-02 00:00 UTC (in 3h 5m)"; the field is ISO.
+    resets_at = datetime.fromisoformat(body["resets_at"])
+    assert resets_at.utcoffset() == timedelta(0) and resets_at.strftime("%H:%M:%S") == "00:00:00"
+    assert timedelta(0) < resets_at - datetime.now(UTC) <= timedelta(days=1)
+    assert f"resets at {resets_at:%Y-%m-%d} 00:00 UTC (in " in body["detail"]
+    assert "T00:00:00" not in body["detail"]
     listed = client.get(f"{API}/competitions/churn/submissions", headers=alice.headers).json()
     assert len(listed) == 2
 

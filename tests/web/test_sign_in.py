@@ -118,7 +118,7 @@ def test_cli_users_create_with_a_password(tmp_path, monkeypatch):
     get_settings.cache_clear()
     try:
         result = CliRunner().invoke(
-            app, ["users", "create", "ada", "--password"], input="s3cret-pass\n"
+            app, ["users", "create", "ada", "--password", "--create"], input="s3cret-pass\n"
         )
         assert result.exit_code == 0, result.output
         with make_session_factory(make_engine(url))() as session:
@@ -143,7 +143,7 @@ def test_cli_sets_a_password_for_an_existing_user_and_refuses_a_short_one(tmp_pa
     get_settings.cache_clear()
     try:
         runner = CliRunner()
-        assert runner.invoke(app, ["users", "create", "ada"]).exit_code == 0
+        assert runner.invoke(app, ["users", "create", "ada", "--create"]).exit_code == 0
         short = runner.invoke(app, ["users", "password", "ada"], input="short\n")
         assert short.exit_code == 2 and "at least 8 characters" in short.output
         result = runner.invoke(app, ["users", "password", "ada"], input="a-long-password\n")
