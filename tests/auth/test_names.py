@@ -57,8 +57,11 @@ def test_a_name_already_in_the_database_is_left_alone(session_factory):
 
 def test_the_cli_refuses_a_bad_name_in_one_line(tmp_path, monkeypatch):
     from app.cli import app
+    from app.migrate import upgrade
 
-    monkeypatch.setenv("PODIUM_DATABASE_URL", f"sqlite:///{tmp_path}/names.db")
+    url = f"sqlite:///{tmp_path}/names.db"
+    upgrade(url)
+    monkeypatch.setenv("PODIUM_DATABASE_URL", url)
     monkeypatch.setenv("PODIUM_DATA_DIR", str(tmp_path / "data"))
     get_settings.cache_clear()
     try:
@@ -66,4 +69,6 @@ def test_the_cli_refuses_a_bad_name_in_one_line(tmp_path, monkeypatch):
     finally:
         get_settings.cache_clear()
     assert result.exit_code == 2
-    assert result.output.count("\n") == 1 and "whitespace" in result.output
+    # Beside the line naming the database the command opened, one error line.
+    lines = [line for line in result.output.splitlines() if not line.startswith("database: ")]
+    assert len(lines) == 1 and "whitespace" in lines[0], result.output

@@ -17,7 +17,10 @@ SECRET_KEY = "cli-sessions-secret"
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch) -> Iterator[tuple[CliRunner, str]]:  # type: ignore[no-untyped-def]
+    from app.migrate import upgrade
+
     url = f"sqlite:///{tmp_path}/users.db"
+    upgrade(url)  # the users commands open an existing database, never make one
     monkeypatch.setenv("PODIUM_DATABASE_URL", url)
     monkeypatch.setenv("PODIUM_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("PODIUM_SECRET_KEY", SECRET_KEY)
@@ -63,7 +66,7 @@ def _sessions(url: str, name: str) -> int:
 def _create(runner: CliRunner, name: str) -> str:
     result = _run(runner, "users", "create", name, "--password", stdin="a long passphrase\n")
     assert result.exit_code == 0, result.output
-    return result.output.strip().splitlines()[-1]
+    return result.stdout.strip().splitlines()[-1]  # the token; stderr names the database
 
 
 def test_sessions_lists_how_each_browser_signed_in_and_never_the_secret(cli):
@@ -73,7 +76,7 @@ def test_sessions_lists_how_each_browser_signed_in_and_never_the_secret(cli):
     secrets = [_open(url, "ada"), _open(url, "ada", token=token), _open(url, "bob")]
     listing = _run(runner, "users", "sessions", "ada")
     assert listing.exit_code == 0, listing.output
-    lines = listing.output.splitlines()
+    lines = listing.stdout.splitlines()  # stderr names the database
     assert lines[0].split() == ["ID", "OPENED", "HOW", "LAST", "SEEN"]
     rows = lines[1:]
     assert len(rows) == 2
