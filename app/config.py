@@ -82,6 +82,11 @@ class Settings(BaseSettings):
     max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024
     max_line_bytes: int = 1024 * 1024
     max_columns: int = 10_000
+    # Every other request body (JSON, web forms, kaggle calls) may be this large; and every body
+    # must arrive within body_timeout_seconds (a small one whole, an upload between two pieces),
+    # else 408: no client holds anything while it sends slowly (app/http/body_gate.py).
+    max_request_bytes: int = Field(default=1024 * 1024, ge=64 * 1024)
+    body_timeout_seconds: float = Field(default=30.0, gt=0)
     # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
     uploads_per_minute: int = 10
     # Board reads (pages, CSV, the kaggle client's leaderboard) run at most this many at once per

@@ -1,0 +1,58 @@
+"""Raw-socket clients for tests of slow senders: a request whose headers promise a body that is
+then sent only in part, and reading whatever the server answers on such a connection."""
+
+import base64
+import socket
+from urllib.parse import urlsplit
+
+
+def held_request(
+    url: str,
+    method: str,
+    path: str,
+    *,
+    declared: int = 1000,
+    sent: bytes = b"x",
+    headers: dict[str, str] | None = None,
+    chunked: bool = False,
+) -> socket.socket:
+    """Open a connection, send the headers of a ``declared``-byte body and only ``sent`` of it."""
+    parts = urlsplit(url)
+    conn = socket.create_connection((parts.hostname, parts.port), timeout=60)
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {parts.netloc}"]
+    if chunked:
+        lines.append("Transfer-Encoding: chunked")
+        body = f"{declared:x}\r\n".encode() + sent
+    else:
+        lines.append(f"Content-Length: {declared}")
+        body = sent
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+    return conn
+
+
+def answered(conn: socket.socket) -> bool:
+    """Whether the server has sent anything (or closed) on ``conn`` yet, without waiting."""
+    conn.setblocking(False)
+    try:
+        return conn.recv(1, socket.MSG_PEEK) is not None
+    except BlockingIOError:
+        return False
+    finally:
+        conn.setblocking(True)
+
+
+def status_line(conn: socket.socket, timeout: float = 60.0) -> str:
+    """The first line the server answers on ``conn`` (waits at most ``timeout``: a hang guard)."""
+    conn.settimeout(timeout)
+    data = b""
+    while b"\r\n" not in data:
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\r\n", 1)[0].decode("latin-1")
+
+
+def basic(name: str, token: str) -> str:
+    return "Basic " + base64.b64encode(f"{name}:{token}".encode()).decode()
