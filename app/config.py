@@ -72,6 +72,13 @@ class Settings(BaseSettings):
     # process, so the memory its parsing takes returns to the system when the job ends.
     scoring_in_child_bytes: int = 64 * 1024 * 1024
 
+    # `podium serve`: API processes, and the reverse proxies whose X-Forwarded-For / -Proto are
+    # believed (comma-separated addresses or networks, or *): the client's address there is what
+    # the sign-in throttle counts and the logs show.
+    workers: int = Field(default=1, ge=1)
+    proxy_headers: bool = True
+    forwarded_allow_ips: str = "127.0.0.1,::1"
+
     # The address clients reach this server at, when a reverse proxy changes it (used for the
     # upload and download links handed to the official kaggle client); default: the request's.
     public_url: str | None = None

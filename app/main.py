@@ -127,9 +127,7 @@ def create_app(
     # board place, a database slot or a thread is taken for it; and before that, a web form
     # without its CSRF cookie or a live session is refused without reading its body.
     app.add_middleware(BodyGate, settings=settings)
-    app.add_middleware(
-        FormGate, routes=app.router.routes, settings=settings, session_factory=session_factory
-    )
+    app.add_middleware(FormGate, settings=settings, session_factory=session_factory)
 
     install_error_handlers(app)
 

@@ -2,6 +2,7 @@
 then sent only in part, and reading whatever the server answers on such a connection."""
 
 import base64
+import select
 import socket
 from urllib.parse import urlsplit
 
@@ -56,3 +57,46 @@ def status_line(conn: socket.socket, timeout: float = 60.0) -> str:
 
 def basic(name: str, token: str) -> str:
     return "Basic " + base64.b64encode(f"{name}:{token}".encode()).decode()
+
+
+def pushed_until_answered(
+    url: str,
+    method: str,
+    path: str,
+    *,
+    total: int,
+    headers: dict[str, str] | None = None,
+    chunked: bool = False,
+    first: bytes = b"",
+    timeout: float = 60.0,
+) -> tuple[str, int]:
+    """Send a ``total``-byte body as fast as the server takes it, stopping as soon as it answers
+    (or closes). Returns the status line and how many body bytes were sent by then: what the
+    server read, plus what the kernel's buffers held. ``first`` opens the body (a multipart
+    part's headers, say)."""
+    parts = urlsplit(url)
+    conn = socket.create_connection((parts.hostname, parts.port), timeout=timeout)
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {parts.netloc}"]
+    lines.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {total}")
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    piece = b"x" * 65536
+    framed = f"{len(piece):x}\r\n".encode() + piece + b"\r\n" if chunked else piece
+    sent = 0
+    try:
+        opening = f"{len(first):x}\r\n".encode() + first + b"\r\n" if chunked and first else first
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + opening)
+        while sent < total:
+            readable, writable, _ = select.select([conn], [conn], [], timeout)
+            if readable or not writable:
+                break
+            try:
+                conn.sendall(framed)
+            except OSError:  # the server answered and closed
+                break
+            sent += len(piece)
+        else:
+            if chunked:
+                conn.sendall(b"0\r\n\r\n")
+        return status_line(conn, timeout), sent
+    finally:
+        conn.close()
