@@ -75,7 +75,11 @@ def pushed_until_answered(
     server read, plus what the kernel's buffers held. ``first`` opens the body (a multipart
     part's headers, say)."""
     parts = urlsplit(url)
-    conn = socket.create_connection((parts.hostname, parts.port), timeout=timeout)
+    conn = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # A small send buffer, so that what the client got to send is close to what the server read.
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 32 * 1024)
+    conn.settimeout(timeout)
+    conn.connect((parts.hostname, parts.port))
     lines = [f"{method} {path} HTTP/1.1", f"Host: {parts.netloc}"]
     lines.append("Transfer-Encoding: chunked" if chunked else f"Content-Length: {total}")
     lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
