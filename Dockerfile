@@ -16,5 +16,7 @@ COPY migrations ./migrations
 RUN pip install --no-cache-dir '.[scale]' && mkdir -p /data
 
 EXPOSE 8000
-# Migrations first, then the API: a new image upgrades the schema before it serves.
-CMD ["sh", "-c", "podium migrate && uvicorn --factory app.main:create_app --host 0.0.0.0 --port 8000"]
+# `podium serve` migrates first, then serves: a new image upgrades the schema before it serves.
+# PODIUM_WORKERS (API processes; PostgreSQL only) and PODIUM_FORWARDED_ALLOW_IPS (the reverse
+# proxy's address, whose X-Forwarded-For names the client) configure it.
+CMD ["podium", "serve", "--host", "0.0.0.0", "--port", "8000", "--proxy-headers"]

@@ -73,6 +73,13 @@ class Settings(BaseSettings):
     # process, so the memory its parsing takes returns to the system when the job ends.
     scoring_in_child_bytes: int = 64 * 1024 * 1024
 
+    # `podium serve`: API processes, and the reverse proxies whose X-Forwarded-For / -Proto are
+    # believed (comma-separated addresses or networks, or *): the client's address there is what
+    # the sign-in throttle counts and the logs show.
+    workers: int = Field(default=1, ge=1)
+    proxy_headers: bool = True
+    forwarded_allow_ips: str = "127.0.0.1,::1"
+
     # The address clients reach this server at, when a reverse proxy changes it (used for the
     # upload and download links handed to the official kaggle client); default: the request's.
     public_url: str | None = None
@@ -83,6 +90,11 @@ class Settings(BaseSettings):
     max_decompressed_bytes: int = 4 * 1024 * 1024 * 1024
     max_line_bytes: int = 1024 * 1024
     max_columns: int = 10_000
+    # Every other request body (JSON, web forms, kaggle calls) may be this large; and every body
+    # must arrive within body_timeout_seconds (a small one whole, an upload between two pieces),
+    # else 408: no client holds anything while it sends slowly (app/http/body_gate.py).
+    max_request_bytes: int = Field(default=1024 * 1024, ge=64 * 1024)
+    body_timeout_seconds: float = Field(default=30.0, gt=0)
     # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
     uploads_per_minute: int = 10
     # Board reads (pages, CSV, the kaggle client's leaderboard) run at most this many at once per

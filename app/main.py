@@ -21,6 +21,7 @@ from app.db import database_concurrency, make_engine, make_session_factory
 from app.errors import error_responses
 from app.honest.analysis.router import router as stats_router
 from app.http.board_gate import BoardGate
+from app.http.body_gate import BodyGate
 from app.http.error_handlers import install_error_handlers
 from app.http.security_headers import SecurityHeaders
 from app.http.upload_guard import UploadGuard
@@ -37,6 +38,7 @@ from app.ops.router import router as ops_router
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.web import install_web
+from app.web.form_gate import FormGate
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +123,11 @@ def create_app(
     )
 
     app.add_middleware(BoardGate, places=settings.board_concurrency, queue=settings.board_queue)
+    # Outside the board gate and the upload guard: a body is read within its bounds before a
+    # board place, a database slot or a thread is taken for it; and before that, a web form
+    # without its CSRF cookie or a live session is refused without reading its body.
+    app.add_middleware(BodyGate, settings=settings)
+    app.add_middleware(FormGate, settings=settings, session_factory=session_factory)
 
     install_error_handlers(app)
 

@@ -17,11 +17,19 @@ def test_compose_file_parses_and_names_api_and_postgres_with_a_healthcheck():
     assert services["api"]["environment"]["PODIUM_ENV"] == "production"
 
 
-def test_dockerfile_runs_migrations_before_uvicorn():
+def test_dockerfile_serves_with_podium_serve_which_migrates_first():
+    # tests/cli/test_serve.py checks that `podium serve` migrates before it starts uvicorn.
     cmd = next(
         line for line in (ROOT / "Dockerfile").read_text().splitlines() if line.startswith("CMD")
     )
-    assert cmd.index("podium migrate") < cmd.index("uvicorn")
+    assert cmd.startswith('CMD ["podium", "serve"') and '"--proxy-headers"' in cmd
+
+
+def test_compose_serves_several_api_processes_behind_a_configurable_proxy():
+    api = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["api"]
+    assert api["command"][:2] == ["podium", "serve"] and "--proxy-headers" in api["command"]
+    assert api["environment"]["PODIUM_WORKERS"] == "${PODIUM_API_WORKERS:-2}"
+    assert "PODIUM_FORWARDED_ALLOW_IPS" in api["environment"]
 
 
 def test_compose_runs_migrate_once_then_api_worker_and_beat_on_postgres_and_redis():

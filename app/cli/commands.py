@@ -214,15 +214,40 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     demo: Annotated[bool, typer.Option("--demo", help="Seed a demo competition first.")] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(min=1, help="API processes to run (default: PODIUM_WORKERS, 1)."),
+    ] = None,
+    proxy_headers: Annotated[
+        bool | None,
+        typer.Option(
+            "--proxy-headers/--no-proxy-headers",
+            help="Take the client's address and scheme from X-Forwarded-For / -Proto when the "
+            "peer is a trusted proxy (default: PODIUM_PROXY_HEADERS, on).",
+        ),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="The trusted proxies: comma-separated addresses or networks, or * (default: "
+            "PODIUM_FORWARDED_ALLOW_IPS, 127.0.0.1,::1).",
+        ),
+    ] = None,
 ) -> None:
     """Apply pending migrations, optionally seed the demo, and serve the API."""
     import uvicorn
 
     from app.config import get_settings
-    from app.main import create_app
     from app.migrate import upgrade
 
     settings = get_settings()
+    processes = workers or settings.workers
+    if processes > 1 and settings.database_url.startswith("sqlite"):
+        # SQLite has one writer, and each process admits one request to it at a time: several
+        # processes would only queue on the file's lock (up to its 30 s busy timeout).
+        _fail("--workers above 1 needs PostgreSQL; SQLite serves from one process")
+    # Once, before any API process starts: migrations and the demo are not for each worker.
     upgrade(settings.database_url)
     base = _base_url(host, port)
     if demo:
@@ -231,7 +256,15 @@ def serve(
         report = seed_demo(settings, base_url=base)
         typer.echo(report)
     typer.echo(f"Podium: {base}/ (the API explorer: {base}/docs)")
-    uvicorn.run(create_app(settings), host=host, port=port)
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=processes,
+        proxy_headers=settings.proxy_headers if proxy_headers is None else proxy_headers,
+        forwarded_allow_ips=forwarded_allow_ips or settings.forwarded_allow_ips,
+    )
 
 
 def _base_url(host: str, port: int) -> str:

@@ -42,7 +42,8 @@ async def put_file(
     # The caller and the name are checked before any of the body is read.
     await run_in_threadpool(service.require_host, session, competition, user)
     service.check_name(name)
-    source = await upload_source(request, settings.max_data_file_bytes)
+    # The session's slot is given back while the body arrives; put_file checks the host again.
+    source = await upload_source(request, settings.max_data_file_bytes, session=session)
     datafile, created = await run_in_threadpool(
         lambda: service.put_file(
             session,

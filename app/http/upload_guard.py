@@ -1,4 +1,4 @@
-"""Checks made on an upload before its body is read: the size it declares and who sends it.
+"""Checks made on an API upload before its body is read: the size it declares and who sends it.
 
 FastAPI parses a multipart body before any dependency runs, so without this a 3 GB upload with a
 wrong token would be read (and spooled to disk) before the 401. This ASGI middleware sits in
@@ -9,31 +9,25 @@ front of the upload routes and answers at once, without reading a byte of the bo
   failed too often (:mod:`app.auth.throttle`, which counts this failure too).
 
 A body sent without ``Content-Length`` (chunked) is counted while the application reads it and
-cut at the same limit with a 413.
+cut at the same limit with a 413 by :mod:`app.http.body_gate`, in front of this guard.
 """
 
 import re
-from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
 from app.config import Settings
 from app.errors import AppError, PayloadTooLarge, RateLimited, Unauthorized, error_response
+from app.http.body_gate import FRAMING_BYTES
 from app.ops.unavailable import outage
 
 # The routes that take a file: submissions, answer keys and metric files.
 UPLOAD_ROUTES = re.compile(r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric)/?$")
-# The multipart framing and the small form fields around the file.
-FRAMING_BYTES = 64 * 1024
-
-
-class _BodyTooLarge(Exception):
-    pass
 
 
 class UploadGuard:
@@ -63,7 +57,7 @@ class UploadGuard:
         if refusal is not None:
             await error_response(refusal)(scope, receive, send)
             return
-        await self._read_within(limit, scope, receive, send)
+        await self.app(scope, receive, send)
 
     async def _refusal(self, headers: Headers, limit: int, address: str) -> AppError | None:
         length = headers.get("content-length")
@@ -89,32 +83,6 @@ class UploadGuard:
     def _check_token(self, token: str) -> None:
         with self._session_factory() as session:
             user_for_token(session, token=token, secret_key=self._settings.secret_key)
-
-    async def _read_within(self, limit: int, scope: Scope, receive: Receive, send: Send) -> None:
-        state: dict[str, Any] = {"received": 0, "tripped": False, "started": False}
-
-        async def counted_receive() -> Message:
-            message = await receive()
-            if message["type"] == "http.request":
-                state["received"] += len(message.get("body", b""))
-                if state["received"] > limit:
-                    state["tripped"] = True
-                    raise _BodyTooLarge
-            return message
-
-        async def guarded_send(message: Message) -> None:
-            if state["tripped"]:
-                return  # whatever the application answers, the answer is the 413 below
-            if message["type"] == "http.response.start":
-                state["started"] = True
-            await send(message)
-
-        try:
-            await self.app(scope, counted_receive, guarded_send)
-        except _BodyTooLarge:
-            pass
-        if state["tripped"] and not state["started"]:
-            await error_response(_too_large(self._settings.max_upload_bytes))(scope, receive, send)
 
 
 def _too_large(max_bytes: int) -> PayloadTooLarge:
