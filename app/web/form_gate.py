@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.auth.service import user_for_web_session
+from app.auth.service import web_session_for
 from app.config import Settings
 from app.errors import AppError, error_response
 from app.ops.unavailable import outage
@@ -86,10 +86,8 @@ class FormGate:
         if not secret:
             return False
         with self._session_factory() as session:
-            user = user_for_web_session(
-                session, secret=secret, secret_key=self._settings.secret_key
-            )
-            return user is not None
+            live = web_session_for(session, secret=secret, secret_key=self._settings.secret_key)
+            return live is not None
 
     def _forbidden(self, request: Request, detail: str) -> Response:
         refusal: AppError = CsrfRejected(detail)
