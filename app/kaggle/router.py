@@ -20,6 +20,7 @@ from app.auth.throttle import FailedAuthLimiter, client_address
 from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep, auth_limiter
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
+from app.http.headers import content_disposition
 from app.http.request_body import upload_source
 from app.kaggle import schemas as k
 from app.kaggle import service
@@ -111,7 +112,7 @@ def _call(
     return Response(
         content,
         media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        headers={"Content-Disposition": content_disposition(name)},
     )
 
 
@@ -164,6 +165,6 @@ def download_signed(
         return StreamingResponse(
             service.zip_stream(files, settings),
             media_type="application/zip",
-            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+            headers={"Content-Disposition": content_disposition(filename)},
         )
     return file_response(service.signed_file(session, token, settings), settings)
