@@ -16,7 +16,7 @@ from app.auth.service import (
     user_for_token,
 )
 from app.auth.throttle import client_address
-from app.deps import SessionDep, SettingsDep, auth_limiter
+from app.deps import IdPath, SessionDep, SettingsDep, auth_limiter
 from app.errors import RateLimited, Unauthorized
 from app.models import User
 from app.web.session import (
@@ -106,7 +106,7 @@ def make_token(
 
 
 @router.post("/account/tokens/{token_id}/revoke", dependencies=[CsrfChecked])
-def revoke(request: Request, token_id: int, session: SessionDep, user: SignedInUser) -> Response:
+def revoke(request: Request, token_id: IdPath, session: SessionDep, user: SignedInUser) -> Response:
     request.state.back = "/account/tokens"
     token = revoke_own_token(session, user=user, token_id=token_id)
     return redirect(request, "/account/tokens", ok=f"Token {token.prefix}… is revoked.")
