@@ -88,8 +88,9 @@ def get_current_user(
 ) -> User:
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("missing bearer token")
-    return auth_limiter(request).attempt(
+    return auth_limiter(request).attempt_token(
         client_address(request.scope),
+        credentials.credentials,
         lambda: user_for_token(
             session, token=credentials.credentials, secret_key=settings.secret_key
         ),

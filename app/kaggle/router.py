@@ -77,6 +77,20 @@ def _caller(session: Session, authorization: str | None, secret_key: str) -> Use
     return user
 
 
+def _token_tried(authorization: str | None) -> str:
+    """The token a Bearer or Basic ``name:token`` header tries, counted as the API counts it
+    (the whole header when it is malformed)."""
+    scheme, _, value = (authorization or "").partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            return base64.b64decode(value.strip(), validate=True).decode().partition(":")[2]
+        except (binascii.Error, UnicodeDecodeError):
+            pass
+    elif scheme.lower() == "bearer":
+        return value.strip()
+    return authorization or ""
+
+
 def _call(
     method: str,
     body: bytes,
@@ -87,8 +101,10 @@ def _call(
     address: str,
 ) -> Response:
     try:
-        user = limiter.attempt(
-            address, lambda: _caller(session, authorization, ctx.settings.secret_key)
+        user = limiter.attempt_token(
+            address,
+            _token_tried(authorization),
+            lambda: _caller(session, authorization, ctx.settings.secret_key),
         )
         if method not in METHODS:
             raise NotFound(f"Podium does not implement CompetitionApiService/{method}")

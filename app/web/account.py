@@ -54,13 +54,23 @@ def signin(
     token: Annotated[str, Form(max_length=256)] = "",
     next: Annotated[str, Form(max_length=2000)] = "/",
 ) -> Response:
+    limiter, address = auth_limiter(request), client_address(request.scope)
+
     def authenticate() -> User:
         if token.strip():
-            return user_for_token(session, token=token.strip(), secret_key=settings.secret_key)
-        return user_for_password(session, name=name.strip(), password=password)
+            return limiter.attempt_token(
+                address,
+                token.strip(),
+                lambda: user_for_token(
+                    session, token=token.strip(), secret_key=settings.secret_key
+                ),
+            )
+        return limiter.attempt_password(
+            address, name, lambda: user_for_password(session, name=name.strip(), password=password)
+        )
 
     try:
-        user = auth_limiter(request).attempt(client_address(request.scope), authenticate)
+        user = authenticate()
     except (Unauthorized, RateLimited) as exc:
         response = render(
             request,
