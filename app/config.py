@@ -102,10 +102,16 @@ class Settings(BaseSettings):
     # cannot crowd uploads out; past board_queue waiting, a board read is answered 503.
     board_concurrency: int = Field(default=1, ge=1)
     board_queue: int = Field(default=256, ge=0)
-    # Failed sign-ins (a wrong token or password) one client address may make in a window;
-    # beyond them every attempt from that address is answered 429 until the window ends.
+    # Failed sign-ins in a window (app.auth.throttle): per client address and credential tried
+    # (a token, or a user name's password), then that credential is answered 429 from there;
+    # per address, then its wrong guesses are 429 (right tokens still get in); per account, then
+    # its password sign-in is 429 from everywhere (its tokens still work). At most
+    # auth_failure_keys keys of each kind are remembered.
     auth_failures_per_window: int = Field(default=20, ge=1)
+    auth_failures_per_address: int = Field(default=200, ge=1)
+    auth_failures_per_account: int = Field(default=50, ge=1)
     auth_failure_window_seconds: float = Field(default=300.0, gt=0)
+    auth_failure_keys: int = Field(default=10_000, ge=1)
     # A competition data file (train / test sets) may be as large as this.
     max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Annotated
 
 import anyio.from_thread
-from fastapi import Depends, Path, Request
+from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -18,6 +18,8 @@ from app.config import Settings
 from app.db import REQUEST_SLOT, run_after_commit
 from app.errors import Forbidden, NotFound, Unauthorized
 from app.models import Competition, Submission, User
+from app.models.types import RowId
+from app.submissions.service import visible_submission
 
 
 def get_settings_dep(request: Request) -> Settings:
@@ -86,8 +88,9 @@ def get_current_user(
 ) -> User:
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("missing bearer token")
-    return auth_limiter(request).attempt(
+    return auth_limiter(request).attempt_token(
         client_address(request.scope),
+        credentials.credentials,
         lambda: user_for_token(
             session, token=credentials.credentials, secret_key=settings.secret_key
         ),
@@ -125,10 +128,11 @@ def get_organiser(user: CurrentUser) -> User:
 # May create competitions; what they may do in a competition is for HostedCompetitionDep to say.
 OrganiserUser = Annotated[User, Depends(get_organiser)]
 
-# Every integer id in a path: ids are 32-bit on PostgreSQL, so a bigger number can name nothing
-# and is refused before it reaches the database (where it would overflow).
-MAX_ID = 2**31 - 1
-IdPath = Annotated[int, Path(ge=1, le=MAX_ID, description="a positive id")]
+# Every integer id in a path (API and web): bounded by app.models.types, so a number no row can
+# have is a 422 before it reaches the database (where it would overflow).
+IdPath = Annotated[RowId, Path(description="a positive id")]
+# An id in a query string (``compare?a=&b=``).
+IdQuery = Annotated[RowId, Query(description="a positive id")]
 
 
 def _competition_named(session: Session, slug: str) -> Competition:
@@ -168,12 +172,12 @@ HostedCompetitionDep = Annotated[Competition, Depends(get_hosted_competition)]
 def get_hosted_submission(
     submission_id: IdPath, session: SessionDep, user: CurrentUser
 ) -> Submission:
-    submission = session.get(Submission, submission_id)
-    if submission is None:
-        raise NotFound(f"no submission {submission_id}")
+    # Another team's submission answers as a missing one does (one body): a 403 would tell an
+    # id-walker which submissions exist. The submitting team, who may see it, hears 403.
+    submission = visible_submission(session, submission_id=submission_id, user=user)
     require_host(session, submission.competition, user)
     return submission
 
 
-# A submission in a competition the caller hosts, or 404 / 403.
+# A submission in a competition the caller hosts; 403 for its own team, else 404.
 HostedSubmissionDep = Annotated[Submission, Depends(get_hosted_submission)]

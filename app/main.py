@@ -114,6 +114,9 @@ def create_app(
     app.state.auth_limiter = FailedAuthLimiter(
         max_failures=settings.auth_failures_per_window,
         window_seconds=settings.auth_failure_window_seconds,
+        max_per_address=settings.auth_failures_per_address,
+        max_per_account=settings.auth_failures_per_account,
+        max_keys=settings.auth_failure_keys,
     )
     app.add_middleware(
         UploadGuard,

@@ -15,6 +15,8 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.interfaces import ORMOption
 
+from app.models.types import Count
+
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 
@@ -73,7 +75,7 @@ def page_params(
     limit: Annotated[
         int, Query(ge=1, le=MAX_LIMIT, description=f"items per page (at most {MAX_LIMIT})")
     ] = DEFAULT_LIMIT,
-    offset: Annotated[int, Query(ge=0, description="items to skip")] = 0,
+    offset: Annotated[Count, Query(description="items to skip")] = 0,
 ) -> PageRequest:
     return PageRequest(limit=limit, offset=offset, request=request, response=response)
 

@@ -43,3 +43,64 @@ def test_out_of_range_ids_are_422_and_the_largest_id_is_404(client, host, alice,
             assert response.status_code == 422, (bad, response.text)
         response = client.request(method, API + path.format(id=2**31 - 1), headers=caller.headers)
         assert response.status_code == 404, response.text
+
+
+# Every integer a query string brings: offsets, limits and the compare route's ids.
+QUERY_ROUTES = [
+    "/competitions?offset={n}",
+    "/competitions?limit={n}",
+    "/competitions/churn/submissions?offset={n}",
+    "/competitions/churn/submissions?limit={n}",
+    "/competitions/churn/leaderboard?offset={n}",
+    "/competitions/churn/leaderboard?limit={n}",
+    "/competitions/churn/leaderboard?board=private&offset={n}",
+    "/competitions/churn/compare?a={n}&b=1",
+    "/competitions/churn/compare?a=1&b={n}",
+    "/competitions/churn/invitations?offset={n}",
+]
+
+
+def test_every_integer_query_parameter_is_bounded(client):
+    checked = 0
+    for path, operations in client.app.openapi()["paths"].items():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter["schema"]
+                if parameter["in"] == "query" and schema.get("type") == "integer":
+                    assert schema.get("maximum", 2**63) <= 2**31 - 1, (path, parameter["name"])
+                    assert "minimum" in schema, (path, parameter["name"])
+                    checked += 1
+    assert checked >= 8
+
+
+@pytest.mark.parametrize("route", QUERY_ROUTES)
+def test_out_of_range_query_integers_are_422_and_never_500(client, host, alice, route):
+    ready_competition(client, host.headers)
+    assert client.post(f"{API}/competitions/churn/join", headers=alice.headers).status_code == 201
+    for caller in (host, alice):
+        for bad in ("99999999999999999999", str(2**63), str(2**31), "-1"):
+            response = client.get(API + route.format(n=bad), headers=caller.headers)
+            assert response.status_code == 422, (caller.name, bad, response.text)
+            assert response.json()["code"], response.text
+
+
+def test_the_largest_offset_is_an_empty_page(client, host):
+    ready_competition(client, host.headers)
+    for route in (
+        "/competitions?offset={n}",
+        "/competitions/churn/leaderboard?offset={n}",
+        "/competitions/churn/submissions?offset={n}",
+    ):
+        response = client.get(API + route.format(n=2**31 - 1), headers=host.headers)
+        assert response.status_code == 200, (route, response.text)
+
+
+def test_a_settings_count_past_the_columns_range_is_422(client, host):
+    ready_competition(client, host.headers)
+    for value in (2**31, 2**63, 10**20):
+        response = client.patch(
+            f"{API}/competitions/churn",
+            json={"total_submission_limit": value},
+            headers=host.headers,
+        )
+        assert response.status_code == 422, (value, response.text)

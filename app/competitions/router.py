@@ -21,6 +21,7 @@ from app.deps import (
     SettingsDep,
 )
 from app.errors import error_responses
+from app.http.headers import content_disposition
 from app.pagination import PAGE_HEADERS, PageDep
 
 router = APIRouter(
@@ -114,7 +115,7 @@ def sample_submission(slug: str, session: SessionDep, settings: SettingsDep) -> 
     return Response(
         content=service.sample_submission_csv(competition, settings),
         media_type="text/csv",
-        headers={"Content-Disposition": f'attachment; filename="{competition.slug}-sample.csv"'},
+        headers={"Content-Disposition": content_disposition(f"{competition.slug}-sample.csv")},
     )
 
 

@@ -3,6 +3,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
+from app.models.types import MAX_INT
+
 # A single-label classification competition's label set, as the host gives it.
 Label = Annotated[str, Field(min_length=1, max_length=200)]
 LabelSet = Annotated[
@@ -40,7 +42,7 @@ class CompetitionCreate(BaseModel):
     team_merge_deadline: AwareDatetime | None = None
     deadline: AwareDatetime | None = None
     daily_submission_limit: int = Field(default=5, ge=1, le=10_000)
-    total_submission_limit: int | None = Field(default=None, ge=1)
+    total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
     final_selection_limit: int = Field(default=2, ge=1, le=100)
     max_team_size: int = Field(default=5, ge=1, le=1000)
     score_decimals: int = Field(default=5, ge=0, le=15)
@@ -68,7 +70,7 @@ class CompetitionUpdate(BaseModel):
     team_merge_deadline: AwareDatetime | None = None
     deadline: AwareDatetime | None = None
     daily_submission_limit: int | None = Field(default=None, ge=1, le=10_000)
-    total_submission_limit: int | None = Field(default=None, ge=1)
+    total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
     max_team_size: int | None = Field(default=None, ge=1, le=1000)
     score_decimals: int | None = Field(default=None, ge=0, le=15)

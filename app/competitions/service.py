@@ -480,7 +480,7 @@ def sample_submission_csv(competition: Competition, settings: Settings) -> bytes
     metric = metric_for(competition)
     table = key_table(competition, key_row, settings)
     ids = table.ids.take(pc.sort_indices(table.ids)).cast(pa.large_string())
-    filler = _text(_csv_field(_placeholder(metric, table)))
+    filler = _text(_csv_field(_placeholder(metric, competition, len(table.target_columns))))
     fields = [_csv_fields(ids), *[filler] * len(table.target_columns)]
     rows = pc.binary_join_element_wise(*fields, _text(","))
     rows = pc.binary_join_element_wise(rows, _text(""), _text("\n"))  # a line break after each
@@ -488,20 +488,16 @@ def sample_submission_csv(competition: Competition, settings: Settings) -> bytes
     return (header + "\n").encode() + _string_data(rows)
 
 
-def _placeholder(metric: Metric, table: AnswerKeyTable) -> str:
-    """A value every row may legally hold: a uniform probability, a public label, an empty set.
-
-    A label comes from the public rows only (all rows when the key has no Usage): the smallest
-    label of the whole key could be one that only private rows hold.
-    """
+def _placeholder(metric: Metric, competition: Competition, n_columns: int) -> str:
+    """A value every row may legally hold, chosen from what the competition publishes and never
+    from the key's rows or split: a uniform probability, the first of the published labels (a
+    label drawn from the public rows would tell which labels the public split holds), an empty
+    set."""
     if metric.cell == "number":
-        n_columns = len(table.target_columns)
         return repr(1.0 / n_columns if n_columns > 1 else 0.5)
     if metric.cell == "label":
-        labels = table.y_true if table.usage is None else table.y_true[table.usage == PUBLIC]
-        if labels.size == 0:
-            labels = table.y_true[table.usage != PRIVATE]
-        return str(min(labels.ravel())) if labels.size else ""
+        labels = label_set(competition)
+        return sorted(labels)[0] if labels else ""
     return ""
 
 

@@ -6,6 +6,7 @@ from email.utils import format_datetime
 from fastapi.responses import StreamingResponse
 
 from app.config import Settings
+from app.http.headers import content_disposition
 from app.models import DataFile
 from app.storage import iter_chunks, open_blob
 
@@ -19,7 +20,7 @@ def file_response(datafile: DataFile, settings: Settings) -> StreamingResponse:
         media_type=media_type,
         headers={
             "Content-Length": str(datafile.size_bytes),
-            "Content-Disposition": f'attachment; filename="{datafile.name}"',
+            "Content-Disposition": content_disposition(datafile.name),
             "ETag": f'"{datafile.sha256}"',
             "Last-Modified": format_datetime(datafile.created_at, usegmt=True),
         },

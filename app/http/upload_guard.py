@@ -68,7 +68,10 @@ class UploadGuard:
             return Unauthorized("missing bearer token")
         try:
             await run_in_threadpool(
-                self._limiter.attempt, address, lambda: self._check_token(token.strip())
+                self._limiter.attempt_token,
+                address,
+                token.strip(),
+                lambda: self._check_token(token.strip()),
             )
         except (Unauthorized, RateLimited) as exc:
             return exc

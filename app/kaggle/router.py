@@ -20,6 +20,7 @@ from app.auth.throttle import FailedAuthLimiter, client_address
 from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep, auth_limiter
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
+from app.http.headers import content_disposition
 from app.http.request_body import upload_source
 from app.kaggle import schemas as k
 from app.kaggle import service
@@ -76,6 +77,20 @@ def _caller(session: Session, authorization: str | None, secret_key: str) -> Use
     return user
 
 
+def _token_tried(authorization: str | None) -> str:
+    """The token a Bearer or Basic ``name:token`` header tries, counted as the API counts it
+    (the whole header when it is malformed)."""
+    scheme, _, value = (authorization or "").partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            return base64.b64decode(value.strip(), validate=True).decode().partition(":")[2]
+        except (binascii.Error, UnicodeDecodeError):
+            pass
+    elif scheme.lower() == "bearer":
+        return value.strip()
+    return authorization or ""
+
+
 def _call(
     method: str,
     body: bytes,
@@ -86,8 +101,10 @@ def _call(
     address: str,
 ) -> Response:
     try:
-        user = limiter.attempt(
-            address, lambda: _caller(session, authorization, ctx.settings.secret_key)
+        user = limiter.attempt_token(
+            address,
+            _token_tried(authorization),
+            lambda: _caller(session, authorization, ctx.settings.secret_key),
         )
         if method not in METHODS:
             raise NotFound(f"Podium does not implement CompetitionApiService/{method}")
@@ -111,7 +128,7 @@ def _call(
     return Response(
         content,
         media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        headers={"Content-Disposition": content_disposition(name)},
     )
 
 
@@ -164,6 +181,6 @@ def download_signed(
         return StreamingResponse(
             service.zip_stream(files, settings),
             media_type="application/zip",
-            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+            headers={"Content-Disposition": content_disposition(filename)},
         )
     return file_response(service.signed_file(session, token, settings), settings)

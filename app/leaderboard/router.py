@@ -11,6 +11,7 @@ from app.deps import (
     SessionDep,
 )
 from app.errors import error_responses
+from app.http.headers import content_disposition
 from app.jobs import rescore
 from app.leaderboard import moderation, service
 from app.leaderboard.schemas import (
@@ -20,6 +21,7 @@ from app.leaderboard.schemas import (
     RescorePreview,
     RescoreStarted,
 )
+from app.models.types import Count
 
 router = APIRouter(tags=["leaderboard"], responses=error_responses(403, 404, 409))
 
@@ -33,7 +35,7 @@ def get_leaderboard(
     session: SessionDep,
     board: Board = "public",
     limit: Annotated[int, Query(ge=1, le=service.MAX_PAGE)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[Count, Query()] = 0,
 ) -> Leaderboard:
     return service.leaderboard(
         session, competition=competition, board=board, user=user, limit=limit, offset=offset
@@ -63,7 +65,7 @@ def get_leaderboard_csv(
     return Response(
         body,
         media_type="text/csv",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        headers={"Content-Disposition": content_disposition(filename)},
     )
 
 

@@ -39,6 +39,7 @@ from sqlalchemy.orm import Session, aliased
 from app.auth.hosts import is_host
 from app.errors import Forbidden, Unauthorized
 from app.evaluation.metric import metric_for
+from app.evaluation.rounding import rounded, rounded_interval, shown_decimals
 from app.honest.board.board import (
     RowStats,
     hides_public_scores,
@@ -264,11 +265,11 @@ def _row(ranked: Ranked, decimals: int | None, honest: dict[int, RowStats]) -> L
     return LeaderboardRow(
         rank=ranked.rank,
         team=ranked.team,
-        score=ranked.score if decimals is None else round(ranked.score, decimals),
+        score=rounded(ranked.score, decimals),
         entries=ranked.entries,
         last_submission_at=ranked.last_submission_at,
         baseline=ranked.baseline,
-        interval=found.interval if found else None,
+        interval=rounded_interval(found.interval if found else None, decimals),
         band=found.band if found else None,
     )
 
@@ -316,7 +317,7 @@ def leaderboard(
     metric = metric_for(competition)
     key = competition.board_key
     host = _is_host(session, competition, user)
-    decimals = None if host else competition.score_decimals
+    decimals = shown_decimals(competition, host=host)
     total, page, own = 0, [], None
     honest: dict[int, RowStats] = {}
     bands_cover: int | None = None
@@ -431,7 +432,7 @@ def leaderboard_csv(
     check_board_access(session, competition, board, user)
     key = competition.board_key
     host = _is_host(session, competition, user)
-    decimals = None if host else competition.score_decimals
+    decimals = shown_decimals(competition, host=host)
     if key is None:
         return _csv([], decimals)
     if board == "public" and hides_public_scores(competition, host):

@@ -1,7 +1,9 @@
-"""Column types shared by the tables."""
+"""Column types shared by the tables, and the bounded integers every request's numbers are."""
 
 from datetime import UTC, datetime
+from typing import Annotated
 
+from annotated_types import Ge, Le
 from sqlalchemy import DateTime, TypeDecorator
 
 
@@ -28,3 +30,12 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+# Every integer a request brings (a path id, an offset, a page, a form's id, a settings field):
+# the tables' ids and counts are 32-bit on PostgreSQL, and a bigger number reaching the driver is
+# an OverflowError (a 500) where it should be a 422. A request's int is one of these, nothing
+# wider.
+MAX_INT = 2**31 - 1
+RowId = Annotated[int, Ge(1), Le(MAX_INT)]  # an id: positive
+Count = Annotated[int, Ge(0), Le(MAX_INT)]  # an offset, a limit, a number of things

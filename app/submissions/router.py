@@ -1,6 +1,5 @@
 from datetime import UTC, datetime
 from typing import Annotated
-from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request, UploadFile, status
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -14,6 +13,7 @@ from app.deps import (
     SettingsDep,
 )
 from app.errors import error_response, error_responses
+from app.http.headers import content_disposition
 from app.leaderboard import moderation
 from app.pagination import PAGE_HEADERS, PageDep
 from app.storage import iter_chunks
@@ -108,17 +108,9 @@ def download_submission(
         media_type="text/csv",
         headers={
             "Content-Length": str(submission.size_bytes),
-            "Content-Disposition": _attachment(submission.filename),
+            "Content-Disposition": content_disposition(submission.filename),
         },
     )
-
-
-def _attachment(filename: str) -> str:
-    # As Starlette's FileResponse spells it: a name that is not plain ASCII goes RFC 5987-encoded.
-    quoted = quote(filename)
-    if quoted != filename:
-        return f"attachment; filename*=utf-8''{quoted}"
-    return f'attachment; filename="{filename}"'
 
 
 @router.get("/submissions/{submission_id}/scores", response_model=list[ScoreVersion])

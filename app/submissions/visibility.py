@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.hosts import is_host
+from app.evaluation.rounding import rounded, rounded_interval, shown_decimals
 from app.honest.board.board import hides_public_scores, submission_ladder
 from app.models import Competition, Score, ScoreStats, Submission, User
 from app.submissions.schemas import (
@@ -25,10 +26,6 @@ def board_score(session: Session, submission: Submission, competition: Competiti
     return session.scalar(
         select(Score).where(Score.submission_id == submission.id, Score.answer_key_id == key.id)
     )
-
-
-def _rounded(value: float | None, decimals: int | None) -> float | None:
-    return value if value is None or decimals is None else round(value, decimals)
 
 
 def view(
@@ -93,7 +90,7 @@ def _view(
     competition: Competition,
     host: bool,
 ) -> SubmissionPublic:
-    decimals = None if host else competition.score_decimals
+    decimals = shown_decimals(competition, host=host)
     public = score.public_score if score else None
     public_interval = stats.public_interval if stats else None
     released = None
@@ -106,17 +103,17 @@ def _view(
     base = dict(
         id=submission.id,
         status=submission.status,
-        public_score=_rounded(public, decimals),
+        public_score=rounded(public, decimals),
         error=submission.error,
         created_at=submission.created_at,
         description=submission.description,
         selected=submission.selected,
         late=submission.late,
         released=released,
-        public_interval=public_interval,
+        public_interval=rounded_interval(public_interval, decimals),
     )
-    private = _rounded(score.private_score if score else None, decimals)
-    private_interval = stats.private_interval if stats else None
+    private = rounded(score.private_score if score else None, decimals)
+    private_interval = rounded_interval(stats.private_interval if stats else None, decimals)
     if host:
         return SubmissionHost(
             **base,

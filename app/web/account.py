@@ -19,7 +19,7 @@ from app.auth.service import (
     user_for_password,
 )
 from app.auth.throttle import client_address
-from app.deps import SessionDep, SettingsDep, auth_limiter
+from app.deps import IdPath, SessionDep, SettingsDep, auth_limiter
 from app.errors import RateLimited, Unauthorized
 from app.models import ApiToken, User
 from app.web.session import (
@@ -58,15 +58,24 @@ def signin(
     token: Annotated[str, Form(max_length=256)] = "",
     next: Annotated[str, Form(max_length=2000)] = "/",
 ) -> Response:
+    limiter, address = auth_limiter(request), client_address(request.scope)
+
     def authenticate() -> tuple[User, ApiToken | None]:
         # The token a browser signs in with is remembered: revoking it signs the browser out.
         if token.strip():
-            row = live_token(session, token=token.strip(), secret_key=settings.secret_key)
+            row = limiter.attempt_token(
+                address,
+                token.strip(),
+                lambda: live_token(session, token=token.strip(), secret_key=settings.secret_key),
+            )
             return row.user, row
-        return user_for_password(session, name=name.strip(), password=password), None
+        signed_in = limiter.attempt_password(
+            address, name, lambda: user_for_password(session, name=name.strip(), password=password)
+        )
+        return signed_in, None
 
     try:
-        user, used = auth_limiter(request).attempt(client_address(request.scope), authenticate)
+        user, used = authenticate()
     except (Unauthorized, RateLimited) as exc:
         response = render(
             request,
@@ -127,8 +136,9 @@ def make_token(
     request.state.back = "/account/tokens"
     try:
         # Counted as a sign-in attempt: a stolen cookie must not become a password oracle.
-        auth_limiter(request).attempt(
+        auth_limiter(request).attempt_password(
             client_address(request.scope),
+            user.name,
             lambda: confirm_recent_sign_in(web_session, password=password),
         )
     except (SignInAgain, Unauthorized, RateLimited) as exc:
@@ -142,7 +152,7 @@ def make_token(
 
 
 @router.post("/account/tokens/{token_id}/revoke", dependencies=[CsrfChecked])
-def revoke(request: Request, token_id: int, session: SessionDep, user: SignedInUser) -> Response:
+def revoke(request: Request, token_id: IdPath, session: SessionDep, user: SignedInUser) -> Response:
     request.state.back = "/account/tokens"
     token = revoke_own_token(session, user=user, token_id=token_id)
     return redirect(request, "/account/tokens", ok=f"Token {token.prefix}… is revoked.")

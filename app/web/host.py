@@ -5,7 +5,7 @@ through ``HostedCompetition``: anyone but this competition's hosts gets a 403 pa
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Form, Response, UploadFile
+from fastapi import APIRouter, Form, Query, Response, UploadFile
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -22,6 +22,7 @@ from app.evaluation.metric import is_custom
 from app.jobs import rescore
 from app.leaderboard import moderation
 from app.models import AuditEntry, Competition, Submission, User
+from app.models.types import RowId
 from app.pagination import MAX_LIMIT, Page
 from app.submissions import service as submissions
 from app.submissions import visibility
@@ -55,7 +56,8 @@ def _hosted_submission(
 ) -> Submission:
     submission = submissions.visible_submission(session, submission_id=submission_id, user=user)
     if submission.competition_id != competition.id:
-        raise NotFound(f"no submission {submission_id} in this competition")
+        # Worded as visible_submission's: a submission elsewhere is as good as missing here.
+        raise NotFound(f"no submission {submission_id}")
     return submission
 
 
@@ -243,7 +245,7 @@ def remove_cohost(form: HostForm, user: Annotated[str, Form(max_length=64)] = ""
 
 
 @router.get("/c/{slug}/host/submissions", response_class=HTMLResponse)
-def submissions_page(visit: HostPage, page: int = 1) -> Response:
+def submissions_page(visit: HostPage, page: Annotated[RowId, Query()] = 1) -> Response:
     session, competition, user = visit.session, visit.competition, visit.user
     every = submissions.team_submissions(session, competition=competition, user=user)
     pages = max(1, -(-len(every) // PAGE_SIZE))

@@ -4,9 +4,9 @@ through the services the API uses and renders one template."""
 import re
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 from sqlalchemy.orm import Session
@@ -17,13 +17,16 @@ from app.datafiles import service as datafiles
 from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep
 from app.errors import AppError, Forbidden
+from app.evaluation.rounding import rounded
 from app.honest.analysis.schemas import ShakeupPublic
 from app.honest.analysis.service import shakeup_report
 from app.honest.board.board import hides_public_scores
+from app.http.headers import content_disposition
 from app.leaderboard.history import best_public_over_time
 from app.leaderboard.service import MAX_PAGE, leaderboard
 from app.metrics.docs import render_markdown as metrics_markdown
 from app.models import Competition, User
+from app.models.types import MAX_INT, RowId
 from app.teams.service import find_team, team_counts
 from app.web.charts import PALETTE, score_over_time
 from app.web.competition import VISITOR, PageCompetition, tab_context
@@ -85,7 +88,7 @@ def sample_submission(competition: PageCompetition, settings: SettingsDep) -> Re
     return Response(
         content=sample_submission_csv(competition, settings),
         media_type="text/csv",
-        headers={"Content-Disposition": f'attachment; filename="{competition.slug}-sample.csv"'},
+        headers={"Content-Disposition": content_disposition(f"{competition.slug}-sample.csv")},
     )
 
 
@@ -104,7 +107,7 @@ def leaderboard_page(
     settings: SettingsDep,
     user: WebUser,
     board: Literal["public", "private"] = "public",
-    page: int = 1,
+    page: Annotated[RowId, Query()] = 1,
 ) -> Response:
     context = tab_context(session, competition, user, "leaderboard")
     # A host sees full precision and the private board at any time; everyone else what a
@@ -115,7 +118,8 @@ def leaderboard_page(
     if board == "private" and not private_open:
         board = "public"
     page = max(page, 1)
-    offset = (page - 1) * BOARD_PAGE_SIZE
+    # A page past the last is an empty page; its offset stays within the database's integers.
+    offset = min((page - 1) * BOARD_PAGE_SIZE, MAX_INT)
     # The page is read from the standings (a fixed cost whatever the board's size); the public
     # board's head gives the chart's teams and, beside a private page, each team's public rank.
     public = leaderboard(
@@ -150,7 +154,7 @@ def leaderboard_page(
     series = best_public_over_time(session, competition=competition, team_names=top)
     if public.score_decimals is not None:
         series = {
-            team: [(t, round(v, public.score_decimals)) for t, v in points]
+            team: [(t, rounded(v, public.score_decimals)) for t, v in points]
             for team, points in series.items()
         }
     chart = score_over_time(

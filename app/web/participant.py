@@ -153,7 +153,7 @@ def invite(form: MemberForm, invitee: Annotated[str, Form(max_length=64)] = "") 
 
 
 @form_post(router, "/c/{slug}/team/invitations/{invitation_id}/withdraw", back="/team")
-def withdraw(form: MemberForm, invitation_id: int) -> Response:
+def withdraw(form: MemberForm, invitation_id: IdPath) -> Response:
     teams.cancel(
         form.session, competition=form.competition, invitation_id=invitation_id, user=form.user
     )
@@ -161,12 +161,12 @@ def withdraw(form: MemberForm, invitation_id: int) -> Response:
 
 
 @form_post(router, "/c/{slug}/invitations/{invitation_id}/accept", back="/team")
-def accept(form: MemberForm, invitation_id: int) -> Response:
+def accept(form: MemberForm, invitation_id: IdPath) -> Response:
     team = merge.accept(form.session, invitation_id=invitation_id, user=form.user)
     return form.done(f"You joined team {team.name}.")
 
 
 @form_post(router, "/c/{slug}/invitations/{invitation_id}/decline", back="/team")
-def decline(form: MemberForm, invitation_id: int) -> Response:
+def decline(form: MemberForm, invitation_id: IdPath) -> Response:
     teams.decline(form.session, invitation_id=invitation_id, user=form.user)
     return form.done("Invitation declined.")

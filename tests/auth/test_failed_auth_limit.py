@@ -1,5 +1,6 @@
-"""Failed sign-ins are limited per client address: 429 with Retry-After once an address has
-failed too often, on every way in, while other addresses are not affected."""
+"""Failed sign-ins are limited per (client address, credential tried) and, with a much higher
+ceiling, per address: 429 with Retry-After for the guesses, on every way in, while a right token
+is never refused because of other credentials' failures from its address."""
 
 import base64
 
@@ -34,7 +35,7 @@ def _assert_rate_limited(response, limit_seconds: float) -> None:  # type: ignor
     assert "too many failed sign-in attempts" in body["detail"]
 
 
-def test_500_wrong_tokens_are_answered_429_after_the_limit_and_others_still_get_in(
+def test_500_tries_of_one_wrong_token_are_answered_429_after_the_limit_and_others_get_in(
     client, settings, from_address, alice
 ):
     attacker, neighbour = from_address(ATTACKER), from_address(NEIGHBOUR)
@@ -45,14 +46,16 @@ def test_500_wrong_tokens_are_answered_429_after_the_limit_and_others_still_get_
     _assert_rate_limited(
         attacker.get(f"{API}/me", headers=WRONG), settings.auth_failure_window_seconds
     )
-    # Even a right token is refused from there: the attacker cannot test guesses any more.
-    assert attacker.get(f"{API}/me", headers=alice.headers).status_code == 429
+    # A right token is not refused from there: the failures were another credential's.
+    assert attacker.get(f"{API}/me", headers=alice.headers).status_code == 200
     # Another address is not affected.
     me = neighbour.get(f"{API}/me", headers=alice.headers)
     assert me.status_code == 200 and me.json()["name"] == "alice"
 
 
-def test_the_upload_guard_counts_and_refuses_before_the_body(client, settings, from_address, host):
+def test_the_upload_guard_counts_and_refuses_before_the_body(
+    client, settings, from_address, host, alice
+):
     create_competition(client, host.headers)
     attacker = from_address(ATTACKER)
     url = f"{API}/competitions/churn/submissions"
@@ -64,6 +67,9 @@ def test_the_upload_guard_counts_and_refuses_before_the_body(client, settings, f
     assert statuses[-1] == 429
     response = attacker.post(url, files={"file": ("s.csv", b"id,target\n")}, headers=WRONG)
     _assert_rate_limited(response, settings.auth_failure_window_seconds)
+    # A right token passes the guard from there (to the route: this competition has no key yet).
+    right = attacker.post(url, files={"file": ("s.csv", b"id,target\n")}, headers=alice.headers)
+    assert right.status_code == 409, right.text
 
 
 def test_failures_on_one_path_count_on_the_others(client, settings, from_address):
@@ -108,9 +114,9 @@ class Clock:
         return self.now
 
 
-def _fail(limiter: FailedAuthLimiter, address: str) -> None:
+def _fail(limiter: FailedAuthLimiter, address: str, token: str = "pdm_guess") -> None:
     with pytest.raises(Unauthorized):
-        limiter.attempt(address, _wrong)
+        limiter.attempt_token(address, token, _wrong)
 
 
 def _wrong() -> None:
@@ -124,27 +130,111 @@ def test_the_window_ends_and_retry_after_says_when():
         _fail(limiter, "a")
     clock.now += 20
     with pytest.raises(RateLimited) as refused:
-        limiter.attempt("a", lambda: "ok")
+        limiter.attempt_token("a", "pdm_guess", lambda: "ok")
     assert refused.value.headers == {"Retry-After": "40"}
     clock.now += 40
-    assert limiter.attempt("a", lambda: "ok") == "ok"
+    assert limiter.attempt_token("a", "pdm_guess", lambda: "ok") == "ok"
 
 
 def test_successes_do_not_count():
     limiter = FailedAuthLimiter(max_failures=2, window_seconds=60, clock=Clock())
     for _ in range(100):
-        assert limiter.attempt("a", lambda: "ok") == "ok"
+        assert limiter.attempt_token("a", "pdm_right", lambda: "ok") == "ok"
+        assert limiter.attempt_password("a", "ada", lambda: "ok") == "ok"
     assert len(limiter) == 0
 
 
-def test_the_table_stays_bounded_under_a_flood_of_addresses():
+def test_the_tables_stay_bounded_under_a_flood_of_addresses_and_guesses():
     limiter = FailedAuthLimiter(
-        max_failures=2, window_seconds=60, max_addresses=1000, clock=Clock()
+        max_failures=2, window_seconds=60, max_per_address=10**6, max_keys=1000, clock=Clock()
     )
     for i in range(50_000):
-        _fail(limiter, f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}")
-    assert len(limiter) == 1000
-    # The most recent failures are the ones kept.
-    _fail(limiter, "10.0.195.79")
+        _fail(limiter, f"10.{i >> 16}.{(i >> 8) & 255}.{i & 255}", f"pdm_{i}")
+        with pytest.raises(Unauthorized):
+            limiter.attempt_password("10.0.0.1", f"user{i}", _wrong)
+    # Three kinds of key (credential, address, account), each table at most 1000.
+    assert len(limiter) == 3000
+    # The most recent failures are the ones kept: the flood's last guess, tried once more.
+    _fail(limiter, "10.0.195.79", "pdm_49999")
     with pytest.raises(RateLimited):
-        limiter.check("10.0.195.79")
+        limiter.attempt_token("10.0.195.79", "pdm_49999", lambda: "ok")
+
+
+def test_the_table_never_holds_a_token():
+    limiter = FailedAuthLimiter(max_failures=2, window_seconds=60, clock=Clock())
+    _fail(limiter, "a", "pdm_secret-token-value")
+    tables = (limiter._credentials, limiter._addresses, limiter._accounts)
+    assert not any("secret-token-value" in key for t in tables for key in t._failures)  # type: ignore[attr-defined]
+
+
+class SharedCounters:
+    """A store two limiters (two processes) share, as a Redis-backed one would be."""
+
+    def __init__(self, data: dict[str, int]) -> None:
+        self.data = data
+
+    def hit(self, key: str) -> int:
+        self.data[key] = self.data.get(key, 0) + 1
+        return self.data[key]
+
+    def count(self, key: str) -> tuple[int, float]:
+        return self.data.get(key, 0), 60.0
+
+
+def test_a_shared_store_counts_the_failures_of_every_process():
+    stores: dict[str, dict[str, int]] = {"credential": {}, "address": {}, "account": {}}
+    one, two = (
+        FailedAuthLimiter(
+            max_failures=3, window_seconds=60, counters=lambda kind: SharedCounters(stores[kind])
+        )
+        for _ in range(2)
+    )
+    _fail(one, "a")
+    _fail(two, "a")
+    _fail(one, "a")
+    with pytest.raises(RateLimited):
+        two.attempt_token("a", "pdm_guess", lambda: "ok")
+    assert two.attempt_token("a", "pdm_right", lambda: "ok") == "ok"
+
+
+# --- the innocent are never locked out ----------------------------------------------------------
+
+
+def test_twenty_mistyped_tokens_do_not_lock_a_right_token_out_of_their_address(
+    client, settings, from_address, alice, bob
+):
+    office = from_address(ATTACKER)  # one NAT address: the mistyper and everyone else
+    limit = settings.auth_failures_per_window
+    statuses = [office.get(f"{API}/me", headers=WRONG).status_code for _ in range(limit + 1)]
+    assert statuses == [401] * limit + [429]
+    for caller in (alice, bob):
+        me = office.get(f"{API}/me", headers=caller.headers)
+        assert me.status_code == 200 and me.json()["name"] == caller.name
+    # On the kaggle route too.
+    kaggle = office.post(
+        f"{API}/competitions.CompetitionApiService/ListCompetitions",
+        json={},
+        headers=alice.headers,
+    )
+    assert kaggle.status_code == 200, kaggle.text
+
+
+def test_a_spray_of_different_wrong_tokens_from_one_address_ends_in_429(
+    client, settings, from_address, alice
+):
+    attacker, neighbour = from_address(ATTACKER), from_address(NEIGHBOUR)
+    statuses = [
+        attacker.get(f"{API}/me", headers={"Authorization": f"Bearer pdm_guess{i}"}).status_code
+        for i in range(500)
+    ]
+    ceiling = settings.auth_failures_per_address
+    assert ceiling < 500
+    assert statuses[:ceiling] == [401] * ceiling
+    assert set(statuses[ceiling:]) == {429}
+    _assert_rate_limited(
+        attacker.get(f"{API}/me", headers={"Authorization": "Bearer pdm_another"}),
+        settings.auth_failure_window_seconds,
+    )
+    # A right token still gets in, from there and elsewhere.
+    assert attacker.get(f"{API}/me", headers=alice.headers).status_code == 200
+    assert neighbour.get(f"{API}/me", headers=alice.headers).status_code == 200

@@ -91,9 +91,17 @@ def test_a_non_finite_score_is_blamed_on_the_submission():
     assert caught.value.source == "submission" and caught.value.kind == "non_finite"
 
 
-def test_the_sample_submission_is_public_sorted_and_leaks_no_private_label(client, host):
-    create_competition(client, host.headers, "zoo", metric={"name": "macro_f1"})
-    # Sorted by Usage, as a host might keep it; "aardvark" is only in private rows.
+def _sample(client, host, slug: str, rows: list[list[str]]) -> str:  # type: ignore[no-untyped-def]
+    create_competition(client, host.headers, slug, metric={"name": "macro_f1"})
+    key = "id,target,Usage\n" + "".join(f'"{i}",{t},{u}\n' for i, t, u in rows)
+    assert upload_key(client, host.headers, slug, key.encode()).status_code == 201
+    response = client.get(f"{API}/competitions/{slug}/sample-submission")  # no token
+    assert response.status_code == 200, response.text
+    return response.text
+
+
+def test_the_sample_submission_is_public_sorted_and_quoted_only_where_needed(client, host):
+    # Sorted by Usage, as a host might keep it.
     rows = [
         ["m,1", "cat", "Public"],
         ["k2", "dog", "Public"],
@@ -101,18 +109,53 @@ def test_the_sample_submission_is_public_sorted_and_leaks_no_private_label(clien
         ["a4", "aardvark", "Private"],
         ["b5", "dog", "Private"],
     ]
-    key = "id,target,Usage\n" + "".join(f'"{i}",{t},{u}\n' for i, t, u in rows)
-    assert upload_key(client, host.headers, "zoo", key.encode()).status_code == 201
-    response = client.get(f"{API}/competitions/zoo/sample-submission")  # no token
-    assert response.status_code == 200, response.text
-    text = response.text
+    text = _sample(client, host, "zoo", rows)
     parsed = list(csv.reader(io.StringIO(text)))
     assert parsed[0] == ["id", "target"]
     assert [r[0] for r in parsed[1:]] == sorted(i for i, _, _ in rows)
-    assert {r[1] for r in parsed[1:]} == {"cat"}
-    assert "aardvark" not in text
+    # The filler is the first of the labels the competition publishes, the same on every row.
+    published = client.get(f"{API}/competitions/zoo", headers=host.headers).json()["labels"]
+    assert {r[1] for r in parsed[1:]} == {sorted(published)[0]}
     # Quoted only where needed: the id holding a comma.
-    assert text.splitlines()[0] == "id,target" and '"m,1",cat' in text and '"cat"' not in text
+    assert text.splitlines()[0] == "id,target" and '"m,1",' in text and '"aardvark"' not in text
+
+
+def test_the_sample_submission_does_not_tell_which_labels_the_public_rows_hold(client, host):
+    """Two keys with one label set and different public rows publish the same sample file: its
+    filler is chosen from the label set, never from the rows of the split."""
+    labels = ["ant", "bee", "cat"]
+    ids = ["r1", "r2", "r3", "r4", "r5", "r6"]
+    # The public rows of the first hold only "cat"; those of the second only "ant" and "bee".
+    first = [
+        [i, t, u]
+        for i, t, u in zip(
+            ids,
+            ["cat", "cat", "cat", "ant", "bee", "bee"],
+            ["Public"] * 3 + ["Private"] * 3,
+            strict=True,
+        )
+    ]
+    second = [
+        [i, t, u]
+        for i, t, u in zip(
+            ids,
+            ["ant", "bee", "ant", "cat", "cat", "bee"],
+            ["Public"] * 3 + ["Private"] * 3,
+            strict=True,
+        )
+    ]
+    one, two = _sample(client, host, "one", first), _sample(client, host, "two", second)
+    assert one == two
+    assert {line.split(",")[1] for line in one.splitlines()[1:]} == {labels[0]}
+    # A host's declared label set is the set the filler comes from.
+    declared = client.patch(
+        f"{API}/competitions/one",
+        json={"labels": ["zebra", "cat", "ant", "bee"]},
+        headers=host.headers,
+    )
+    assert declared.status_code == 200, declared.text
+    text = client.get(f"{API}/competitions/one/sample-submission").text
+    assert {line.split(",")[1] for line in text.splitlines()[1:]} == {"ant"}
 
 
 def test_an_unknown_competitions_sample_is_404(client):

@@ -1,6 +1,6 @@
 from fastapi import APIRouter
 
-from app.deps import CompetitionDep, CurrentUser, SessionDep, SettingsDep
+from app.deps import CompetitionDep, CurrentUser, IdQuery, SessionDep, SettingsDep
 from app.honest.analysis import service
 from app.honest.analysis.schemas import ComparisonPublic, ShakeupPublic
 
@@ -9,7 +9,7 @@ router = APIRouter(tags=["leaderboard"])
 
 @router.get("/competitions/{slug}/compare", response_model=ComparisonPublic)
 def compare_submissions(
-    competition: CompetitionDep, user: CurrentUser, session: SessionDep, a: int, b: int
+    competition: CompetitionDep, user: CurrentUser, session: SessionDep, a: IdQuery, b: IdQuery
 ) -> ComparisonPublic:
     """Is A better than B? The paired bootstrap difference and a one-sided p-value."""
     return service.compare_submissions(session, competition=competition, user=user, a=a, b=b)

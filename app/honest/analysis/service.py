@@ -14,6 +14,7 @@ from app.config import Settings
 from app.errors import Conflict, Forbidden, NotFound
 from app.evaluation.keys import key_table, stored_predictions
 from app.evaluation.metric import is_custom, metric_for
+from app.evaluation.rounding import rounded, shown_decimals
 from app.honest.analysis.schemas import ComparisonPublic, ShakeupPublic, SplitComparison
 from app.honest.board.board import stats_of
 from app.honest.board.codec import from_bytes
@@ -72,6 +73,7 @@ def compare_submissions(
     if a not in found or b not in found:
         raise Conflict("both submissions need their intervals first (computed after scoring)")
     metric = metric_for(competition)
+    decimals = shown_decimals(competition, host=host)
     rows = []
     for split in ("public", "private") if host else ("public",):
         ra = from_bytes(getattr(found[a], f"{split}_replicates"))
@@ -86,16 +88,18 @@ def compare_submissions(
             greater_is_better=metric.greater_is_better,
         )
         d = result.difference
+        # Rounded as the scores are, p-value included: with every digit of the difference
+        # and its standard error a participant reads the scores past score_decimals.
         rows.append(
             SplitComparison(
                 split=split,
-                a_score=score_a,
-                b_score=score_b,
-                difference=d.point,
-                low=d.low,
-                high=d.high,
-                se=d.se,
-                p_value=result.p_value,
+                a_score=rounded(score_a, decimals),
+                b_score=rounded(score_b, decimals),
+                difference=rounded(d.point, decimals),
+                low=rounded(d.low, decimals),
+                high=rounded(d.high, decimals),
+                se=rounded(d.se, decimals),
+                p_value=rounded(result.p_value, decimals),
                 replicates=d.replicates,
             )
         )
@@ -118,11 +122,39 @@ _lock = threading.Lock()
 def shakeup_report(
     session: Session, *, competition: Competition, user: User, settings: Settings
 ) -> ShakeupPublic:
-    """The shake-up of the final boards: hosts any time, everyone after the deadline."""
-    if not is_host(session, competition, user) and not competition.is_past_deadline(
-        datetime.now(UTC)
-    ):
+    """The shake-up of the final boards: hosts any time, everyone after the deadline (with its
+    score-valued figures rounded to the competition's decimals)."""
+    host = is_host(session, competition, user)
+    if not host and not competition.is_past_deadline(datetime.now(UTC)):
         raise Forbidden("the shake-up report opens after the deadline")
+    return _rounded_report(
+        _shakeup(session, competition=competition, settings=settings),
+        shown_decimals(competition, host=host),
+    )
+
+
+# The report's figures in the metric's units (the rank statistics and p-value are not).
+_SCORE_FIELDS = ("gap", "gap_low", "gap_high", "null_p95", "null_mean")
+
+
+def _rounded_report(report: ShakeupPublic, decimals: int | None) -> ShakeupPublic:
+    if decimals is None:
+        return report
+    rows = [
+        {
+            name: rounded(value, decimals)
+            if name.endswith("_score") and isinstance(value, float)
+            else value
+            for name, value in row.items()
+        }
+        for row in report.rows
+    ]
+    figures = {name: rounded(getattr(report, name), decimals) for name in _SCORE_FIELDS}
+    return report.model_copy(update={"rows": rows, **figures})
+
+
+def _shakeup(session: Session, *, competition: Competition, settings: Settings) -> ShakeupPublic:
+    """The full-precision report, kept per set of final submissions."""
     key = _board_key(competition)
     metric = metric_for(competition)
     public = {
