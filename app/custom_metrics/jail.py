@@ -124,11 +124,10 @@ def _staged(bwrap_args: list[str], hidden: list[tuple[str, str]]) -> list[str]:
     stage, script, args = _stage(), ["set -e"], list(bwrap_args)
     for number, (host, inside) in enumerate(hidden):
         point = stage / str(number)
-        if not point.exists():
-            if os.path.isdir(host):
-                point.mkdir(mode=0o755)
-            else:
-                point.touch(mode=0o644)
+        if os.path.isdir(host):  # exist_ok: two jobs may start at once
+            point.mkdir(mode=0o755, exist_ok=True)
+        else:
+            point.touch(mode=0o644, exist_ok=True)
         script.append(f"mount --bind {shlex.quote(host)} {shlex.quote(str(point))}")
         for at in range(len(args) - 2):
             if args[at] == "--ro-bind" and args[at + 1 : at + 3] == [host, inside]:
