@@ -20,7 +20,7 @@ root-made jail is used with a ``pids`` control group of its own as the limit
 the log.
 """
 
-import atexit
+import hashlib
 import json
 import logging
 import os
@@ -100,21 +100,19 @@ def _hidden_binds() -> list[tuple[str, str]]:
     return [(host, inside) for host, inside in _own_binds() if not _open_to_others(Path(host))]
 
 
-_stage_dir: list[Path] = []  # this process's empty mount points, made once
-
-
 def _stage() -> Path:
-    if not _stage_dir:
-        made = Path(tempfile.mkdtemp(prefix="podium-jail-stage-"))
-        made.chmod(0o755)
-        atexit.register(_remove_stage, made, os.getpid())
-        _stage_dir.append(made)
-    return _stage_dir[0]
-
-
-def _remove_stage(path: Path, maker: int) -> None:
-    if os.getpid() == maker:  # not a forked worker leaving before the process that made it
-        shutil.rmtree(path, ignore_errors=True)
+    """Root's directory of empty mount points, shared by every server on this machine (they are
+    only mounted on inside private mount namespaces), so none is left behind per process."""
+    stage = Path(tempfile.gettempdir()) / "podium-jail-stage"
+    try:
+        stage.mkdir(mode=0o755)
+    except FileExistsError:
+        pass
+    seen = os.lstat(stage)
+    if not stat.S_ISDIR(seen.st_mode) or seen.st_uid != 0 or seen.st_mode & 0o022:
+        # Someone else's directory (or a link) could swap what the jail binds in.
+        raise JailUnavailable(f"{stage} is not a directory that only root may write to")
+    return stage
 
 
 def _staged(bwrap_args: list[str], hidden: list[tuple[str, str]]) -> list[str]:
@@ -122,9 +120,10 @@ def _staged(bwrap_args: list[str], hidden: list[tuple[str, str]]) -> list[str]:
     point under a directory anyone may search, in a new mount namespace (private: nothing of it
     reaches the host's) that bubblewrap then copies. The jail binds the mount points instead."""
     stage, script, args = _stage(), ["set -e"], list(bwrap_args)
-    for number, (host, inside) in enumerate(hidden):
-        point = stage / str(number)
-        if os.path.isdir(host):  # exist_ok: two jobs may start at once
+    for host, inside in hidden:
+        kind = "dir" if os.path.isdir(host) else "file"
+        point = stage / f"{hashlib.sha256(host.encode()).hexdigest()[:24]}-{kind}"
+        if kind == "dir":  # exist_ok: another job or server may have made it
             point.mkdir(mode=0o755, exist_ok=True)
         else:
             point.touch(mode=0o644, exist_ok=True)

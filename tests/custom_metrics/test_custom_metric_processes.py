@@ -265,3 +265,25 @@ def test_a_root_servers_metric_runs_as_uid_65534_and_rlimit_nproc_caps_its_fork_
     owner, held = _owner_and_held(metric_file, small, attempts=300, limit=64)
     assert owner == 0
     assert held == 300
+
+
+def test_a_stage_directory_others_may_write_to_is_refused(tmp_path, monkeypatch):
+    """The staged mount points lie in a shared directory: one that another user made or may write
+    to could swap what the jail binds in, so the uid-65534 jail refuses it (and the server falls
+    back to the root-made jail, as check_jail logs)."""
+    _as_root()
+    monkeypatch.setattr(jail.tempfile, "gettempdir", lambda: str(tmp_path))
+    stage = tmp_path / "podium-jail-stage"
+    stage.mkdir(mode=0o755)
+    assert jail._stage() == stage  # root's own, written by root only
+    stage.chmod(0o777)
+    with pytest.raises(JailUnavailable, match="only root may write to"):
+        jail._stage()
+    stage.chmod(0o755)
+    os.chown(stage, 65534, 65534)
+    with pytest.raises(JailUnavailable, match="only root may write to"):
+        jail._stage()
+    stage.rmdir()
+    stage.symlink_to(tmp_path)
+    with pytest.raises(JailUnavailable, match="only root may write to"):
+        jail._stage()
