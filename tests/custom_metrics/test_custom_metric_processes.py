@@ -94,6 +94,22 @@ def test_without_the_jail_the_capped_fork_bomb_holds_every_process(metric_file, 
 def test_in_the_jail_a_fork_bomb_stops_at_the_limit_and_leaves_nothing(
     metric_file, small, attempts, limit
 ):
+    _fork_bomb_stops_at_the_limit(metric_file, small, attempts, limit)
+
+
+def test_in_the_root_made_jail_a_pids_control_group_stops_the_fork_bomb(
+    metric_file, small, monkeypatch
+):
+    """The fallback where the uid-65534 jail cannot start: the root-made jail, whose limit is a
+    pids control group of its own (RLIMIT_NPROC does not hold there: see the control below)."""
+    _as_root()
+    if jail._cgroup_base() is None:
+        skip_or_fail("no pids control group can be made here (cgroup v1 pids or a writable v2)")
+    monkeypatch.setattr(jail, "_passed", ["root-made"])
+    _fork_bomb_stops_at_the_limit(metric_file, small, 300, 64)
+
+
+def _fork_bomb_stops_at_the_limit(metric_file, small, attempts: int, limit: int) -> None:  # type: ignore[no-untyped-def]
     marker = _marker()
     metric = metric_file(FORK_BOMB.format(attempts=attempts, marker=marker))
     with pytest.raises(CustomMetricFailure) as caught:
