@@ -7,6 +7,7 @@ No timing is asserted and no window is guessed: the slow check waits on a proces
 have all been answered; the slow upload must still be running then (before the fix they queued
 behind it), and it completes after."""
 
+import contextlib
 import os
 import signal
 import threading
@@ -79,7 +80,8 @@ def _release(marker: str, slow: Upload) -> None:
     deadline = time.monotonic() + 120  # a hang guard
     while slow.is_alive() and time.monotonic() < deadline:
         for pid in processes_with_argument(marker, settle_seconds=0):
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # gone meanwhile
+                os.kill(pid, signal.SIGKILL)
         slow.join(timeout=0.05)
     assert not slow.is_alive(), "the slow upload was never answered"
 

@@ -1,20 +1,22 @@
 """A real server process (uvicorn, SQLite, the scoring thread) while it scores: the API does not
 wait for scoring, and a large submission is scored in a child so the server's memory stays put.
 
-The issue's scenario is a 60-second custom metric; here the metric sleeps 6 s, and every request
-made meanwhile must be answered while the job is still scoring: one that waited for the metric
-would find it scored. No duration or memory figure is asserted here:
+The issue's scenario is a 60-second custom metric; here the metric waits until the test lets it go,
+and every request made meanwhile must be answered while the job is still scoring. No duration or memory figure is asserted here:
 ``bench/bench_api_while_scoring.py`` runs the full 60 s and prints the latencies, and the
 server's memory with the large submission scored in a child and in the server itself.
 """
 
+import contextlib
 import gzip
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,18 +29,21 @@ from app.auth.service import create_user
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.migrate import upgrade
 from app.models import Role
+from tests.custom_metrics.processes import processes_with_argument
 from tests.helpers import API, csv_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SLEEPY_METRIC = b"""
-import time
+# The slow job waits for a process of its own, which the test kills once it has been answered
+# meanwhile (or which ends by itself after 300 s: a hang guard); no sleep window decides.
+HELD_METRIC = """
+import subprocess
 
 
 def score(solution, submission, row_id_column_name):
     # Only a submission that predicts 7 somewhere makes the metric slow, not the key's check.
     if (submission["y"].astype(float) == 7).any():
-        time.sleep(6)
+        subprocess.Popen(["sleep", "{marker}"]).wait()
     diff = solution["y"].astype(float) - submission["y"].astype(float)
     return float((diff ** 2).mean() ** 0.5)
 """
@@ -151,23 +156,37 @@ def _wait_for(client, headers, submission_id, statuses, timeout=120.0):  # type:
 def test_reads_and_uploads_are_answered_while_a_slow_custom_metric_scores(tmp_path):
     with running_server(tmp_path, custom_metric_timeout_seconds="60") as (client, _pid, users):
         host, alice = users
-        custom_competition(client, host, SLEEPY_METRIC)
+        marker = f"300.{uuid.uuid4().int % 10**9}"
+        custom_competition(client, host, HELD_METRIC.format(marker=marker).encode())
 
         slow = _submit(client, alice, csv_bytes(["id", "y"], ["a", 7], ["b", 2]), "own")
         assert slow.status_code == 202, slow.text
         _wait_for(client, alice, slow.json()["id"], {"scoring"})
+        deadline = time.monotonic() + 120  # a hang guard: the metric starts within seconds
+        while not (held := processes_with_argument(marker, settle_seconds=0)):
+            assert time.monotonic() < deadline, "the slow metric never started its wait"
+            time.sleep(0.02)
 
-        # The metric sleeps for 6 s from here: every read and an upload are answered meanwhile.
+        # The metric waits from here: every read and an upload are answered meanwhile.
         for path in ("/competitions/own", "/competitions/own/leaderboard", "/competitions"):
             for _ in range(3):
                 response = client.get(f"{API}{path}", headers=alice)
                 assert response.status_code == 200, response.text
         quick = _submit(client, alice, csv_bytes(["id", "y"], ["a", 1], ["b", 2]), "own")
         assert quick.status_code == 202, quick.text
-        # Still scoring: the requests above were answered while the metric held the job, not
-        # after it (a blocked one would have waited the metric's 6 s, and found it scored).
+        # Still scoring: the requests above were answered while the metric held the job.
         view = client.get(f"{API}/submissions/{slow.json()['id']}", headers=alice).json()
         assert view["status"] == "scoring"
+        # Let the metric go on: kill its process each time it runs (a split at a time).
+        deadline = time.monotonic() + 120  # a hang guard
+        while view["status"] in ("queued", "scoring"):
+            assert time.monotonic() < deadline, view
+            for pid in held + processes_with_argument(marker, settle_seconds=0):
+                with contextlib.suppress(ProcessLookupError):  # gone meanwhile
+                    os.kill(pid, signal.SIGKILL)
+            held = []
+            time.sleep(0.05)
+            view = client.get(f"{API}/submissions/{slow.json()['id']}", headers=alice).json()
 
         assert _wait_for(client, alice, slow.json()["id"], {"scored", "failed"})["status"] == (
             "scored"
