@@ -7,7 +7,10 @@ Starts a real server (uvicorn, SQLite, the scoring thread) as the tests do
   (competition, leaderboard, list) are timed back to back, and one upload; p50/p99/max in ms.
 - ``large submission``: the server's RSS (VmRSS, sampled every 10 ms) before, at its peak while a
   ``--rows``-row gzipped submission is scored, and after, once scored in a child process (the
-  default above ``PODIUM_SCORING_IN_CHILD_BYTES``) and once in the server itself.
+  default above ``PODIUM_SCORING_IN_CHILD_BYTES``) and once in the server itself, and the ratio
+  of the two peaks. (The tests assert only that the requests are answered meanwhile and that the
+  large file goes to a child; these figures are what they used to assert: reads p50 < 200 ms,
+  max < 1 s, an upload < 1 s; the server's peak < +24 MiB and after < +16 MiB in the child case.)
 
     python bench/bench_api_while_scoring.py                       # 60 s metric, 1.5M rows
     python bench/bench_api_while_scoring.py --metric-seconds 10 --rows 500000
@@ -86,7 +89,7 @@ def score(solution, submission, row_id_column_name):
                 t = time.monotonic()
                 client.get(f"{API}{path}", headers=alice).raise_for_status()
                 reads.append(time.monotonic() - t)
-            if len(uploads) < 3 and time.monotonic() - started > 10 * (len(uploads) + 1):
+            if len(uploads) < 3 and time.monotonic() - started > seconds / 4 * (len(uploads) + 1):
                 t = time.monotonic()
                 quick = _submit(client, alice, csv_bytes(["id", "y"], ["a", 1], ["b", 2]), "own")
                 uploads.append(time.monotonic() - t)
@@ -97,7 +100,7 @@ def score(solution, submission, row_id_column_name):
         print(f"  uploads: {_ms(uploads)}, all 202")
 
 
-def large_submission(rows: int, in_child: bool) -> None:
+def large_submission(rows: int, in_child: bool) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         key, sub = _big_files(Path(tmp), rows)
         threshold = str(MIB if in_child else 10**15)
@@ -137,6 +140,7 @@ def large_submission(rows: int, in_child: bool) -> None:
             f"{before / MIB:.0f} MiB before, peak +{(max(peaks) - before) / MIB:.0f} MiB, "
             f"after +{(after - before) / MIB:.0f} MiB"
         )
+        return max(peaks) - before
 
 
 def main() -> None:
@@ -145,8 +149,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_500_000)
     args = parser.parse_args()
     slow_metric(args.metric_seconds)
-    large_submission(args.rows, in_child=True)
-    large_submission(args.rows, in_child=False)
+    child = large_submission(args.rows, in_child=True)
+    server = large_submission(args.rows, in_child=False)
+    print(
+        f"peak growth, in a child / in the server: {child / MIB:.0f} / {server / MIB:.0f} MiB"
+        f" = {child / max(server, 1):.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -11,20 +11,26 @@ A process limit stops a fork bomb. Linux does not enforce ``RLIMIT_NPROC`` for u
 made by a root server maps its uid to 0 outside. So a root server starts bubblewrap as uid 65534
 (:func:`jail_user`): the jail is the same, made without privilege, and the child's limit holds;
 it then reads only what anyone may read, so the sandbox copies other input files in
-(:func:`visible_to_jail`). Where that jail cannot start (the Python install lies in a directory
-only root may enter, or unprivileged user namespaces are off), the root-made jail is used with a
-``pids`` control group of its own as the limit (:func:`pids_cgroup`), where one can be made;
-else the jail has no process limit, and says so in the log.
+(:func:`visible_to_jail`). Where the Python install or this package lies in a directory only root
+may enter (``/root/.pyenv``), root binds each of them first on an empty directory anyone may
+reach, in a mount namespace of bubblewrap's own, and only then becomes uid 65534 and starts it
+(:func:`_staged`). Where that jail cannot start (unprivileged user namespaces are off), the
+root-made jail is used with a ``pids`` control group of its own as the limit
+(:func:`pids_cgroup`), where one can be made; else the jail has no process limit, and says so in
+the log.
 """
 
+import hashlib
 import json
 import logging
 import os
+import shlex
 import shutil
 import site
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Mapping
@@ -64,6 +70,76 @@ def _python_dirs() -> list[str]:
     return chosen
 
 
+def _open_to_others(path: Path) -> bool:
+    """Whether anyone may read ``path`` and search every directory above it."""
+    resolved = path.resolve()
+    try:
+        if not resolved.stat().st_mode & stat.S_IROTH:
+            return False
+        return all(parent.stat().st_mode & stat.S_IXOTH for parent in resolved.parents)
+    except OSError:
+        return False
+
+
+def _own_binds() -> list[tuple[str, str]]:
+    """(host, inside) of the Python install and this package, as the jail sees them."""
+    binds = []
+    for path in _python_dirs():
+        if not path.startswith("/usr/"):
+            # A venv's python is a symlink to the install's: the same path outside and in.
+            binds.append((path, path))
+    if sys.prefix != sys.base_prefix and os.path.realpath(sys.prefix) != sys.prefix:
+        binds.append((os.path.realpath(sys.prefix), sys.prefix))
+    binds.append((str(_APP_ROOT / "app" / "__init__.py"), f"{CODE_DIR}/app/__init__.py"))
+    binds.append((str(_APP_ROOT / "app" / "custom_metrics"), f"{CODE_DIR}/app/custom_metrics"))
+    return binds
+
+
+def _hidden_binds() -> list[tuple[str, str]]:
+    """Those of :func:`_own_binds` that bubblewrap started as uid 65534 could not look up."""
+    return [(host, inside) for host, inside in _own_binds() if not _open_to_others(Path(host))]
+
+
+def _stage() -> Path:
+    """Root's directory of empty mount points, shared by every server on this machine (they are
+    only mounted on inside private mount namespaces), so none is left behind per process."""
+    stage = Path(tempfile.gettempdir()) / "podium-jail-stage"
+    try:
+        stage.mkdir(mode=0o755)
+    except FileExistsError:
+        pass
+    seen = os.lstat(stage)
+    if not stat.S_ISDIR(seen.st_mode) or seen.st_uid != 0 or seen.st_mode & 0o022:
+        # Someone else's directory (or a link) could swap what the jail binds in.
+        raise JailUnavailable(f"{stage} is not a directory that only root may write to")
+    return stage
+
+
+def _staged(bwrap_args: list[str], hidden: list[tuple[str, str]]) -> list[str]:
+    """``bwrap_args`` started as uid 65534, after root bound each of ``hidden`` on an empty mount
+    point under a directory anyone may search, in a new mount namespace (private: nothing of it
+    reaches the host's) that bubblewrap then copies. The jail binds the mount points instead."""
+    stage, script, args = _stage(), ["set -e"], list(bwrap_args)
+    for host, inside in hidden:
+        kind = "dir" if os.path.isdir(host) else "file"
+        point = stage / f"{hashlib.sha256(host.encode()).hexdigest()[:24]}-{kind}"
+        if kind == "dir":  # exist_ok: another job or server may have made it
+            point.mkdir(mode=0o755, exist_ok=True)
+        else:
+            point.touch(mode=0o644, exist_ok=True)
+        script.append(f"mount --bind {shlex.quote(host)} {shlex.quote(str(point))}")
+        for at in range(len(args) - 2):
+            if args[at] == "--ro-bind" and args[at + 1 : at + 3] == [host, inside]:
+                args[at + 1] = str(point)
+    script.append(f'exec setpriv --reuid={UID} --regid={GID} --clear-groups -- "$@"')
+    unshare = shutil.which("unshare") or "/usr/bin/unshare"
+    return [unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c"] + [
+        "; ".join(script),
+        "podium-jail",
+        *args,
+    ]
+
+
 def _system_mounts() -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for path in _SYSTEM_DIRS:
@@ -74,19 +150,21 @@ def _system_mounts() -> list[str]:
     for path in _ETC_FILES:
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
-    for path in _python_dirs():
-        if not path.startswith("/usr/"):
-            # A venv's python is a symlink to the install's: the same path outside and in.
-            args += ["--ro-bind", path, path]
-    if sys.prefix != sys.base_prefix and os.path.realpath(sys.prefix) != sys.prefix:
-        args += ["--ro-bind", os.path.realpath(sys.prefix), sys.prefix]
+    for host, inside in _own_binds():
+        args += ["--ro-bind", host, inside]
     return args
 
 
 def jail_command(
-    command: list[str], *, files: Mapping[str, Path], env: Mapping[str, str]
+    command: list[str],
+    *,
+    files: Mapping[str, Path],
+    env: Mapping[str, str],
+    drop: bool | None = None,
 ) -> list[str]:
-    """``command`` under bubblewrap, seeing only ``files`` (inside path -> host path, read-only)."""
+    """``command`` under bubblewrap, seeing only ``files`` (inside path -> host path, read-only).
+    Start it with :func:`jail_user`'s arguments, ``drop`` the same for both (see the module's doc).
+    """
     bwrap = bwrap_path()
     if bwrap is None:
         raise JailUnavailable("bubblewrap (bwrap) is not installed")
@@ -119,19 +197,18 @@ def jail_command(
         "--tmpfs",
         "/tmp",
         *_system_mounts(),
-        "--ro-bind",
-        str(_APP_ROOT / "app" / "__init__.py"),
-        f"{CODE_DIR}/app/__init__.py",
-        "--ro-bind",
-        str(_APP_ROOT / "app" / "custom_metrics"),
-        f"{CODE_DIR}/app/custom_metrics",
     ]
     for inside, host in files.items():
         args += ["--ro-bind", str(host), inside]
     args += ["--remount-ro", "/", "--chdir", "/tmp"]
     for name, value in env.items():
         args += ["--setenv", name, value]
-    return [*args, "--", *command]
+    args += ["--", *command]
+    if unprivileged() if drop is None else drop:
+        hidden = _hidden_binds()
+        if hidden:
+            return _staged(args, hidden)
+    return args
 
 
 def unprivileged() -> bool:
@@ -140,8 +217,9 @@ def unprivileged() -> bool:
 
 
 def jail_user(*, drop: bool | None = None) -> dict[str, Any]:
-    """``subprocess.Popen`` arguments that start bubblewrap as the jail's uid under a root server."""
-    if not (unprivileged() if drop is None else drop):
+    """``subprocess.Popen`` arguments that start bubblewrap as the jail's uid under a root server
+    (none where :func:`jail_command` stages binds: it becomes that uid by itself)."""
+    if not (unprivileged() if drop is None else drop) or _hidden_binds():
         return {}
     return {"user": UID, "group": GID, "extra_groups": []}
 
@@ -151,13 +229,7 @@ def visible_to_jail(path: Path) -> bool:
     readable by others, and every directory above it searchable by others."""
     if not unprivileged():
         return True  # bubblewrap runs as the server's user, who reads its own files
-    resolved = path.resolve()
-    try:
-        if not resolved.stat().st_mode & stat.S_IROTH:
-            return False
-        return all(parent.stat().st_mode & stat.S_IXOTH for parent in resolved.parents)
-    except OSError:
-        return False
+    return _open_to_others(path)
 
 
 def base_env() -> dict[str, str]:
@@ -173,12 +245,24 @@ def base_env() -> dict[str, str]:
     }
 
 
+# Whether RLIMIT_NPROC holds is asked of the kernel (one fork under a limit of one), not read
+# from /proc/self/uid_map: through the jail's own /proc that shows 0 as the outer uid either way.
 _SELF_TEST = """
-import json, os, socket
+import json, os, resource, socket
 net = sorted(name for _, name in socket.if_nameindex())
-outer = int(open("/proc/self/uid_map").read().split()[1])
-print(json.dumps({"uid": os.getuid(), "outer_uid": outer, "pid": os.getpid(), "env": sorted(os.environ),
-                  "proc": sorted(p for p in os.listdir("/proc") if p.isdigit()), "net": net,
+resource.setrlimit(resource.RLIMIT_NPROC, (1, 1))
+try:
+    pid = os.fork()
+except BlockingIOError:
+    nproc_holds = True
+else:
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    nproc_holds = False
+print(json.dumps({"uid": os.getuid(), "nproc_holds": nproc_holds, "pid": os.getpid(),
+                  "env": sorted(os.environ), "net": net,
+                  "proc": sorted(p for p in os.listdir("/proc") if p.isdigit()),
                   "root_writable": os.access("/", os.W_OK)}))
 """
 _UNPRIVILEGED, _ROOT_MADE = "unprivileged", "root-made"
@@ -211,7 +295,7 @@ def check_jail() -> None:
 
 def _self_test(*, drop: bool) -> None:
     command = jail_command(
-        [sys.executable, "-S", "-c", _SELF_TEST], files={}, env={"LANG": "C.UTF-8"}
+        [sys.executable, "-S", "-c", _SELF_TEST], files={}, env={"LANG": "C.UTF-8"}, drop=drop
     )
     try:
         done = subprocess.run(
@@ -234,7 +318,7 @@ def _self_test(*, drop: bool) -> None:
     problems = []
     if seen.get("uid") != UID:
         problems.append(f"runs as uid {seen.get('uid')}, not {UID}")
-    if drop and seen.get("outer_uid") == 0:
+    if drop and not seen.get("nproc_holds"):
         problems.append("is root outside its user namespace, where no process limit holds")
     if len(seen.get("proc", [])) > 2:
         problems.append(f"sees {len(seen['proc'])} processes: no PID namespace")

@@ -2,38 +2,51 @@
 metric: the check runs with no transaction open and the request's database slot given back, so
 other requests are answered and other uploads accepted meanwhile.
 
-No timing is asserted: the metric sleeps for 8 s, and the other requests must all have been
-answered while the slow upload is still running (before the fix they queued behind it)."""
+No timing is asserted and no window is guessed: the slow check waits on a process of its own
+(``sleep <marker>``) that the test finds from outside and kills only once the other requests
+have all been answered; the slow upload must still be running then (before the fix they queued
+behind it), and it completes after."""
 
+import contextlib
+import os
+import signal
 import threading
 import time
-from pathlib import Path
+import uuid
 
 import httpx
 
+from tests.custom_metrics.processes import processes_with_argument
 from tests.helpers import API, csv_bytes
 from tests.jobs.test_server_while_scoring import custom_competition, running_server
 
-SLEEPY_ON_SLOW_ROWS = b"""
-import time
+# Each slow check waits for a process of its own, which the test kills (or which ends by itself
+# after 300 s: a hang guard).
+SLOW_ON_SLOW_ROWS = """
+import subprocess
 
 
 def score(solution, submission, row_id_column_name):
     # Slow only for a key with a row named "slow": the check of the second key.
     if (solution[row_id_column_name].astype(str) == "slow").any():
-        time.sleep(8)
+        subprocess.Popen(["sleep", "{marker}"]).wait()
     diff = solution["y"].astype(float) - submission["y"].astype(float)
     return float((diff ** 2).mean() ** 0.5)
 """
 
-SLEEPY = b"""
-import time
+SLOW = """
+import subprocess
 
 
 def score(solution, submission, row_id_column_name):
-    time.sleep(8)
+    subprocess.Popen(["sleep", "{marker}"]).wait()
     return 0.0
 """
+
+
+def _marker() -> str:
+    return f"300.{uuid.uuid4().int % 10**9}"
+
 
 SLOW_KEY = csv_bytes(
     ["id", "y", "Usage"], ["a", 1, "Public"], ["b", 2, "Private"], ["slow", 3, "Private"]
@@ -53,12 +66,24 @@ class Upload(threading.Thread):
         self.response = self._call()
 
 
-def _wait_for_file(directory: Path, pattern: str, count: int) -> None:
-    """Until the slow upload has stored its file: its check is about to start."""
-    deadline = time.monotonic() + 60
-    while len(list(directory.glob(pattern))) < count:
-        assert time.monotonic() < deadline, f"no file {pattern} in {directory}"
+def _held_by(marker: str, slow: Upload) -> None:
+    """Until the slow check waits on its process (a bounded wait)."""
+    deadline = time.monotonic() + 120  # a hang guard: the check starts within seconds
+    while not processes_with_argument(marker, settle_seconds=0):
+        assert slow.is_alive(), f"the slow upload ended before its check waited: {slow.response}"
+        assert time.monotonic() < deadline, "the slow check never started"
         time.sleep(0.02)
+
+
+def _release(marker: str, slow: Upload) -> None:
+    """Let the slow check go on: kill its process (each time the metric runs), until answered."""
+    deadline = time.monotonic() + 120  # a hang guard
+    while slow.is_alive() and time.monotonic() < deadline:
+        for pid in processes_with_argument(marker, settle_seconds=0):
+            with contextlib.suppress(ProcessLookupError):  # gone meanwhile
+                os.kill(pid, signal.SIGKILL)
+        slow.join(timeout=0.05)
+    assert not slow.is_alive(), "the slow upload was never answered"
 
 
 def _others_are_served(client: httpx.Client, alice: dict[str, str]) -> None:
@@ -76,38 +101,40 @@ def _others_are_served(client: httpx.Client, alice: dict[str, str]) -> None:
 def test_requests_and_uploads_are_served_while_a_key_is_checked_by_a_slow_metric(tmp_path):
     with running_server(tmp_path, custom_metric_timeout_seconds="60") as (client, _pid, users):
         host, alice = users
-        custom_competition(client, host, SLEEPY_ON_SLOW_ROWS)
+        marker = _marker()
+        custom_competition(client, host, SLOW_ON_SLOW_ROWS.format(marker=marker).encode())
         slow = Upload(
             client,
             "/competitions/own/answer-key",
             host,
             files={"file": ("key.csv", SLOW_KEY, "text/csv")},
         )
-        _wait_for_file(tmp_path / "data" / "answer-keys", "*/*.upload", 2)
+        _held_by(marker, slow)
 
         _others_are_served(client, alice)
         assert slow.is_alive(), "the other requests waited for the key's check"
 
-        slow.join()
-        assert slow.response is not None and slow.response.status_code == 201, slow.response
+        _release(marker, slow)
+        assert slow.response is not None and slow.response.status_code == 201, slow.response.text
         assert slow.response.json()["version"] == 2
 
 
 def test_requests_and_uploads_are_served_while_a_slow_metric_file_is_checked(tmp_path):
     with running_server(tmp_path, custom_metric_timeout_seconds="60") as (client, _pid, users):
         host, alice = users
-        custom_competition(client, host, SLEEPY_ON_SLOW_ROWS)
+        custom_competition(client, host, SLOW_ON_SLOW_ROWS.format(marker=_marker()).encode())
+        marker = _marker()
         slow = Upload(
             client,
             "/competitions/own/custom-metric",
             host,
-            files={"file": ("metric.py", SLEEPY, "text/x-python")},
+            files={"file": ("metric.py", SLOW.format(marker=marker).encode(), "text/x-python")},
             data={"direction": "minimize"},
         )
-        _wait_for_file(tmp_path / "data" / "metrics", "*/*.py", 2)
+        _held_by(marker, slow)
 
         _others_are_served(client, alice)
         assert slow.is_alive(), "the other requests waited for the metric's check"
 
-        slow.join()
+        _release(marker, slow)
         assert slow.response is not None and slow.response.status_code == 200, slow.response

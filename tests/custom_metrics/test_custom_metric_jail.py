@@ -163,22 +163,31 @@ def test_the_metric_cannot_connect_to_the_servers_loopback(
 
 DETACHING = """
     import os
-    import time
 
     def score(solution, submission, row_id_column_name):
         # fork, setsid, fork again: the grandchild leaves the metric's session and process group.
         ready, tell = os.pipe()
+        # Python's pipes close on exec: EOF on `started` once the grandchild has become sleep.
+        started, exec_done = os.pipe()
         if os.fork() == 0:
             os.setsid()
             grandchild = os.fork()
             if grandchild == 0:
-                os.execvp("sleep", ["sleep", {marker!r}])
+                try:
+                    os.execvp("sleep", ["sleep", {marker!r}])
+                finally:
+                    os._exit(1)
+            os.close(exec_done)
             os.write(tell, str(grandchild).encode())
             os._exit(0)
         os.close(tell)
+        os.close(exec_done)
         grandchild = int(os.read(ready, 32))
-        time.sleep(0.3)
-        running = {marker!r} in open(f"/proc/{{grandchild}}/cmdline").read()
+        os.read(started, 1)  # waits for the exec (bounded by the job's own timeout)
+        try:
+            running = {marker!r} in open(f"/proc/{{grandchild}}/cmdline").read()
+        except OSError:
+            running = False
         print("grandchild running:", running, flush=True)
         while {loop}:
             pass

@@ -5,7 +5,6 @@ Every test here starts a real child process (about half a second each), so each 
 
 import json
 import resource
-import time
 import uuid
 
 import numpy as np
@@ -216,10 +215,9 @@ def test_a_metric_that_loops_forever_is_stopped_at_the_time_limit(metric_file, s
             while True:
                 pass
     """)
-    started = time.monotonic()
-    # 4 s: on a loaded machine starting Python and pandas alone can take 2 s.
+    # 4 s: on a loaded machine starting Python and pandas alone can take 2 s. How soon after
+    # the limit it is stopped is a figure (bench/bench_custom_metric_limits.py), not asserted.
     caught = failure(metric, *small, limits=SandboxLimits(timeout_seconds=4))
-    assert time.monotonic() - started < 4 + 3
     assert caught.kind == "timeout"
     assert "exceeded the 4 s time limit" in caught.host_message
     assert "helper started" in caught.host_message

@@ -1,19 +1,22 @@
 """A real server process (uvicorn, SQLite, the scoring thread) while it scores: the API does not
 wait for scoring, and a large submission is scored in a child so the server's memory stays put.
 
-The issue's scenario is a 60-second custom metric; here the metric sleeps 6 s, long enough that a
-request blocked behind it could not pass for a quick one. ``bench/bench_api_while_scoring.py``
-runs the full 60 s.
+The issue's scenario is a 60-second custom metric; here the metric waits until the test lets it go,
+and every request made meanwhile must be answered while the job is still scoring. No duration or memory figure is asserted here:
+``bench/bench_api_while_scoring.py`` runs the full 60 s and prints the latencies, and the
+server's memory with the large submission scored in a child and in the server itself.
 """
 
+import contextlib
 import gzip
 import os
+import signal
 import socket
-import statistics
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,18 +29,21 @@ from app.auth.service import create_user
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.migrate import upgrade
 from app.models import Role
+from tests.custom_metrics.processes import processes_with_argument
 from tests.helpers import API, csv_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SLEEPY_METRIC = b"""
-import time
+# The slow job waits for a process of its own, which the test kills once it has been answered
+# meanwhile (or which ends by itself after 300 s: a hang guard); no sleep window decides.
+HELD_METRIC = """
+import subprocess
 
 
 def score(solution, submission, row_id_column_name):
     # Only a submission that predicts 7 somewhere makes the metric slow, not the key's check.
     if (submission["y"].astype(float) == 7).any():
-        time.sleep(6)
+        subprocess.Popen(["sleep", "{marker}"]).wait()
     diff = solution["y"].astype(float) - submission["y"].astype(float)
     return float((diff ** 2).mean() ** 0.5)
 """
@@ -150,32 +156,37 @@ def _wait_for(client, headers, submission_id, statuses, timeout=120.0):  # type:
 def test_reads_and_uploads_are_answered_while_a_slow_custom_metric_scores(tmp_path):
     with running_server(tmp_path, custom_metric_timeout_seconds="60") as (client, _pid, users):
         host, alice = users
-        custom_competition(client, host, SLEEPY_METRIC)
+        marker = f"300.{uuid.uuid4().int % 10**9}"
+        custom_competition(client, host, HELD_METRIC.format(marker=marker).encode())
 
         slow = _submit(client, alice, csv_bytes(["id", "y"], ["a", 7], ["b", 2]), "own")
         assert slow.status_code == 202, slow.text
         _wait_for(client, alice, slow.json()["id"], {"scoring"})
+        deadline = time.monotonic() + 120  # a hang guard: the metric starts within seconds
+        while not (held := processes_with_argument(marker, settle_seconds=0)):
+            assert time.monotonic() < deadline, "the slow metric never started its wait"
+            time.sleep(0.02)
 
-        # The metric sleeps for 6 s from here: every read answers at once meanwhile.
-        durations = []
+        # The metric waits from here: every read and an upload are answered meanwhile.
         for path in ("/competitions/own", "/competitions/own/leaderboard", "/competitions"):
             for _ in range(3):
-                started = time.monotonic()
                 response = client.get(f"{API}{path}", headers=alice)
-                durations.append(time.monotonic() - started)
                 assert response.status_code == 200, response.text
-        started = time.monotonic()
         quick = _submit(client, alice, csv_bytes(["id", "y"], ["a", 1], ["b", 2]), "own")
-        upload_seconds = time.monotonic() - started
         assert quick.status_code == 202, quick.text
-        # Still scoring: the reads above really ran while the metric held the job.
+        # Still scoring: the requests above were answered while the metric held the job.
         view = client.get(f"{API}/submissions/{slow.json()['id']}", headers=alice).json()
         assert view["status"] == "scoring"
-
-        # The issue's bound is 200 ms; a blocked request would take the metric's 6 s.
-        assert statistics.median(durations) < 0.2, durations
-        assert max(durations) < 1.0, durations
-        assert upload_seconds < 1.0
+        # Let the metric go on: kill its process each time it runs (a split at a time).
+        deadline = time.monotonic() + 120  # a hang guard
+        while view["status"] in ("queued", "scoring"):
+            assert time.monotonic() < deadline, view
+            for pid in held + processes_with_argument(marker, settle_seconds=0):
+                with contextlib.suppress(ProcessLookupError):  # gone meanwhile
+                    os.kill(pid, signal.SIGKILL)
+            held = []
+            time.sleep(0.05)
+            view = client.get(f"{API}/submissions/{slow.json()['id']}", headers=alice).json()
 
         assert _wait_for(client, alice, slow.json()["id"], {"scored", "failed"})["status"] == (
             "scored"
@@ -220,10 +231,29 @@ def _big_files(tmp_path: Path, rows: int) -> tuple[Path, Path]:
     return key, sub
 
 
-@pytest.mark.parametrize("rows", [1_500_000])
-def test_a_large_submission_is_scored_in_a_child_and_the_servers_memory_stays_put(tmp_path, rows):
+def _scoring_children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` and that run the isolated scoring (app.jobs.isolated)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                parent = int(fh.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                arguments = fh.read().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == pid and b"app.jobs.isolated" in arguments:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize(("rows", "in_child"), [(200_000, True), (200_000, False)])
+def test_a_large_submission_is_scored_in_a_child_process(tmp_path, rows, in_child):
+    """Above PODIUM_SCORING_IN_CHILD_BYTES the server scores in a child (so its own memory stays
+    put: bench/bench_api_while_scoring.py measures it), below it in the server itself."""
     key, sub = _big_files(tmp_path, rows)
-    with running_server(tmp_path, scoring_in_child_bytes=str(1024 * 1024)) as (client, pid, users):
+    threshold = str(1024 * 1024 if in_child else 10**15)
+    with running_server(tmp_path, scoring_in_child_bytes=threshold) as (client, pid, users):
         host, alice = users
         body = {"slug": "big", "title": "Big", "metric": {"name": "rmse"}}
         assert client.post(f"{API}/competitions", json=body, headers=host).status_code == 201
@@ -234,15 +264,13 @@ def test_a_large_submission_is_scored_in_a_child_and_the_servers_memory_stays_pu
                 headers=host,
             )
         assert response.status_code == 201, response.text
-        time.sleep(0.5)
-        before = _rss_bytes(pid)
-        # Sampled by a thread of its own: a blocked request must not pause the sampling.
-        peaks = [before]
+        # Watched by a thread of its own: a blocked request must not pause the watching.
+        children: set[int] = set()
         done = threading.Event()
 
         def sample() -> None:
             while not done.is_set():
-                peaks.append(_rss_bytes(pid))
+                children.update(_scoring_children(pid))
                 time.sleep(0.01)
 
         sampler = threading.Thread(target=sample)
@@ -254,12 +282,8 @@ def test_a_large_submission_is_scored_in_a_child_and_the_servers_memory_stays_pu
         finally:
             done.set()
             sampler.join()
-        peak = max(peaks)
         assert view["status"] == "scored", view
         assert view["public_score"] == pytest.approx(0.0, abs=1e-9)
-        after = _rss_bytes(pid)
-    mib = 1024 * 1024
-    # Measured here: scored in the child, the server moved by about 3 MiB; scored in the server
-    # itself (PODIUM_SCORING_IN_CHILD_BYTES above the file's size) it peaked 48 MiB higher.
-    assert peak - before < 24 * mib, (before / mib, peak / mib, after / mib)
-    assert after - before < 16 * mib, (before / mib, peak / mib, after / mib)
+        assert _scoring_children(pid) == []  # the child is gone once the job is done
+    # A child starts Python, numpy and pandas before it reads a row: the 10 ms watch sees it.
+    assert bool(children) == in_child, children

@@ -1,7 +1,8 @@
 """The official `kaggle` command line (PyPI `kaggle`, pinned in the test extra), run unchanged as a
 user would against a real Podium server on http://localhost:80, its LOCALHOST endpoint. The
-assertions are on what the commands print and on the database. The tests run in file order as
-one participant's session (submit, then list, then hit the quota)."""
+assertions are on what the commands print and on the database. The server is shared by the
+module; each test that submits makes a competition of its own, so that each passes alone and in
+any order."""
 
 import csv
 import hashlib
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,8 +21,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.models import DataFile, Submission, SubmissionStatus
-from tests.helpers import PERFECT, PUBLIC_HALF, csv_bytes, predictions
+from app.models import Competition, DataFile, Submission, SubmissionStatus
+from tests.helpers import KEY, PERFECT, PUBLIC_HALF, csv_bytes, predictions
 from tests.live_server import SLUG, TEST, TRAIN, LiveServer, live_server
 
 KAGGLE = Path(sys.executable).parent / "kaggle"
@@ -104,8 +106,41 @@ def table(result: subprocess.CompletedProcess[str]) -> list[list[str]]:
     return [line.split() for line in result.stdout.splitlines()[2:]]
 
 
+def own_competition(server: LiveServer) -> tuple[str, str]:
+    """A new competition with the answer key, for one test: its slug and its title."""
+    slug = f"own-{uuid.uuid4().hex[:10]}"
+    title = f"Own {slug[4:]}"
+    headers = {"Authorization": f"Bearer {server.tokens['host']}"}
+    with httpx.Client(base_url=f"{server.url}/api/v1", headers=headers, timeout=30) as api:
+        body = {
+            "slug": slug,
+            "title": title,
+            "metric": {"name": "roc_auc"},
+            "daily_submission_limit": 3,
+        }
+        assert api.post("/competitions", json=body).status_code == 201
+        key = api.put(f"/competitions/{slug}/answer-key", files={"file": ("key.csv", KEY)})
+        assert key.status_code == 201, key.text
+    return slug, title
+
+
+def submitted(server: LiveServer, slug: str, user: str, name: str, content: bytes) -> Submission:
+    """A submission made through the API (not the client under test), once it is done."""
+    made = httpx.post(
+        f"{server.url}/api/v1/competitions/{slug}/submissions",
+        files={"file": (name, content)},
+        headers={"Authorization": f"Bearer {server.tokens[user]}"},
+        timeout=30,
+    )
+    assert made.status_code == 202, made.text
+    return server.wait_until_done(made.json()["id"])
+
+
 def test_list_and_search_competitions(server):
-    assert {row[0] for row in table(kaggle(server, "competitions", "list"))} == {SLUG, "other"}
+    with server.session() as session:
+        every = set(session.scalars(select(Competition.slug)))
+    assert {SLUG, "other"} <= every  # and those other tests made, in whatever order they ran
+    assert {row[0] for row in table(kaggle(server, "competitions", "list"))} == every
     assert [row[0] for row in table(kaggle(server, "competitions", "list", "-s", "CHURN"))] == [
         SLUG
     ]
@@ -139,20 +174,21 @@ def test_files_and_downloads(server, tmp_path):
 
 
 def test_submit_stores_and_scores_the_file(server, tmp_path):
+    slug, title = own_competition(server)
     (tmp_path / "perfect.csv").write_bytes(PERFECT)
     result = kaggle(
         server,
         "competitions",
         "submit",
         "-c",
-        SLUG,
+        slug,
         "-f",
         str(tmp_path / "perfect.csv"),
         "-m",
         "all right",
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Successfully submitted to Churn prediction" in result.stdout
+    assert f"Successfully submitted to {title}" in result.stdout
     assert "2 submissions remaining today" in result.stdout
     sub = server.wait_until_done(ref_of(result))
     assert sub.status == SubmissionStatus.scored
@@ -166,64 +202,71 @@ def test_submit_stores_and_scores_the_file(server, tmp_path):
 
 
 def test_format_errors_reach_the_terminal(server, tmp_path):
+    slug, _title = own_competition(server)
     (tmp_path / "columns.csv").write_bytes(MISSING_COLUMN)
     header = kaggle(
-        server, "competitions", "submit", "-c", SLUG, "-f", str(tmp_path / "columns.csv"), "-m", "x"
+        server, "competitions", "submit", "-c", slug, "-f", str(tmp_path / "columns.csv"), "-m", "x"
     )
     assert header.returncode == 1
     assert "'target'" in header.stderr and "Traceback" not in header.stderr
 
     (tmp_path / "ids.csv").write_bytes(UNKNOWN_ID)
     args = ("-f", str(tmp_path / "ids.csv"), "-m", "ids", "--wait", "60", "--poll-interval", "5")
-    rows = kaggle(server, "competitions", "submit", "-c", SLUG, *args)
+    rows = kaggle(server, "competitions", "submit", "-c", slug, *args)
     assert rows.returncode == 1
     assert "failed to score" in rows.stderr and "zzz" in rows.stderr
     assert server.wait_until_done(ref_of(rows)).status == SubmissionStatus.failed
 
 
 def test_submissions_list_the_teams_own(server):
-    rows = table(kaggle(server, "competitions", "submissions", SLUG))
-    with server.session() as session:
-        made = session.scalars(select(Submission.id).order_by(Submission.id.desc())).all()
-    assert [int(row[0]) for row in rows] == list(made)
+    slug, _title = own_competition(server)
+    perfect = submitted(server, slug, "alice", "perfect.csv", PERFECT)
+    faulty = submitted(server, slug, "alice", "ids.csv", UNKNOWN_ID)
+    assert (perfect.status, faulty.status) == (SubmissionStatus.scored, SubmissionStatus.failed)
+    bobs = submitted(server, slug, "bob", "bobs.csv", PUBLIC_HALF)  # not alice's team's: unlisted
+    rows = table(kaggle(server, "competitions", "submissions", slug))
+    assert [int(row[0]) for row in rows] == [faulty.id, perfect.id]
+    assert bobs.id not in [int(row[0]) for row in rows]
     by_file = {row[1]: row for row in rows}
     assert "SubmissionStatus.COMPLETE" in by_file["perfect.csv"] and "1.0" in by_file["perfect.csv"]
     assert "SubmissionStatus.ERROR" in by_file["ids.csv"]
 
 
 def test_the_daily_quota_applies(server, tmp_path):
+    slug, _title = own_competition(server)
+    # Issue 9: a faulty file costs no quota (it stays in the history, as failed).
+    assert submitted(server, slug, "alice", "ids.csv", UNKNOWN_ID).status == SubmissionStatus.failed
     (tmp_path / "half.csv").write_bytes(PUBLIC_HALF)
-    args = ("competitions", "submit", "-c", SLUG, "-f", str(tmp_path / "half.csv"), "-m", "more")
-    # Issue 9: the two faulty files above cost no quota (they stay in the history, as failed),
-    # so perfect.csv and these two are the three of today.
-    assert kaggle(server, *args).returncode == 0
-    assert kaggle(server, *args).returncode == 0
+    args = ("competitions", "submit", "-c", slug, "-f", str(tmp_path / "half.csv"), "-m", "more")
+    for _ in range(3):
+        made = kaggle(server, *args)
+        assert made.returncode == 0, made.stdout + made.stderr
     refused = kaggle(server, *args)
     assert refused.returncode == 1
     assert "used all 3 submissions for today" in refused.stderr
     with server.session() as session:
-        assert len(session.scalars(select(Submission.id)).all()) == 5
+        ids = session.scalars(
+            select(Submission.id).join(Competition).where(Competition.slug == slug)
+        ).all()
+    assert len(ids) == 4  # the faulty one and three accepted; the refused one is not stored
 
 
 def test_leaderboard_show_and_download_match_the_board(server, tmp_path):
+    slug, _title = own_competition(server)
+    assert submitted(server, slug, "alice", "a.csv", PERFECT).status == SubmissionStatus.scored
+    assert submitted(server, slug, "bob", "b.csv", PUBLIC_HALF).status == SubmissionStatus.scored
     bob = {"Authorization": f"Bearer {server.tokens['bob']}"}
-    made = httpx.post(
-        f"{server.url}/api/v1/competitions/{SLUG}/submissions",
-        files={"file": ("b.csv", PUBLIC_HALF)},
-        headers=bob,
-    )
-    server.wait_until_done(made.json()["id"])
-    board = httpx.get(f"{server.url}/api/v1/competitions/{SLUG}/leaderboard", headers=bob).json()
+    board = httpx.get(f"{server.url}/api/v1/competitions/{slug}/leaderboard", headers=bob).json()
     expected = [(row["team"], row["score"]) for row in board["rows"]]
     assert expected == [("alice", 1.0), ("bob", 0.5)]
 
-    shown = table(kaggle(server, "competitions", "leaderboard", SLUG, "--show"))
+    shown = table(kaggle(server, "competitions", "leaderboard", slug, "--show"))
     assert [(row[1], float(row[-1])) for row in shown] == expected
 
-    downloaded = kaggle(server, "competitions", "leaderboard", SLUG, "--download", cwd=tmp_path)
+    downloaded = kaggle(server, "competitions", "leaderboard", slug, "--download", cwd=tmp_path)
     assert downloaded.returncode == 0, downloaded.stderr
-    with zipfile.ZipFile(tmp_path / f"{SLUG}.zip") as archive:
-        text = archive.read(f"{SLUG}-publicleaderboard.csv").decode()
+    with zipfile.ZipFile(tmp_path / f"{slug}.zip") as archive:
+        text = archive.read(f"{slug}-publicleaderboard.csv").decode()
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [(r["Rank"], r["TeamName"], float(r["Score"])) for r in rows] == [
         ("1", "alice", 1.0),

@@ -1,10 +1,10 @@
 """Bombs and abuse against a real server process (uvicorn, SQLite, the scoring thread): every
 attack of issue 8, built on the fly and streamed (never whole in memory), must be refused for its
-reason while the server's peak memory stays bounded and other requests are answered.
+reason while other requests are answered, and the server stays healthy.
 
-Peak memory is the server's own ``VmHWM``, reset before each attack by writing 5 to
-``/proc/<pid>/clear_refs``. Submissions are parsed in the server here (the child-process
-threshold is set out of reach) so that the process measured is the one that parsed the file.
+Submissions are parsed in the server here (the child-process threshold is set out of reach), the
+process a bomb would blow up. How fast each is refused and the server's peak memory meanwhile
+are figures, not assertions: ``bench/bench_abuse.py`` runs these attacks and prints them.
 """
 
 import gzip
@@ -15,10 +15,10 @@ import time
 import zipfile
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import numpy as np
 import pytest
 
 from tests.helpers import API
@@ -26,21 +26,17 @@ from tests.jobs.test_server_while_scoring import running_server
 
 MB = 1 << 20
 GIB = 1 << 30
-EXTRA_RSS_LIMIT = 300 * MB  # any rejected file
 KEY_ROWS = 1000
 UPLOAD_LIMIT = 32 * MB
-
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/self/clear_refs").exists(), reason="needs Linux's /proc/<pid>/clear_refs"
-)
+REFUSAL_DEADLINE = 120  # seconds: a hang guard, not a figure (the bench prints those)
 
 
 # --- the server -------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[tuple[httpx.Client, int, dict, dict]]:  # type: ignore[type-arg]
-    tmp = tmp_path_factory.mktemp("abuse")
+@contextmanager
+def target_server(tmp: Path) -> Iterator[tuple[httpx.Client, int, dict, dict]]:  # type: ignore[type-arg]
+    """A server with competition "target" (a 1,000-row key); (client, pid, host, alice)."""
     with running_server(
         tmp,
         max_upload_bytes=str(UPLOAD_LIMIT),
@@ -66,26 +62,10 @@ def server(tmp_path_factory) -> Iterator[tuple[httpx.Client, int, dict, dict]]: 
         yield client, pid, host, alice
 
 
-def _status(pid: int) -> dict[str, int]:
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmHWM", "VmRSS"):
-            fields[name] = int(value.split()[0]) * 1024
-    return fields
-
-
-class Peak:
-    """The server's peak RSS above its resident size at the start."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        Path(f"/proc/{pid}/clear_refs").write_text("5")
-        self.base = _status(pid)["VmRSS"]
-
-    @property
-    def extra(self) -> int:
-        return _status(self.pid)["VmHWM"] - self.base
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[tuple[httpx.Client, int, dict, dict]]:  # type: ignore[type-arg]
+    with target_server(tmp_path_factory.mktemp("abuse")) as running:
+        yield running
 
 
 # --- building attacks, streamed ------------------------------------------------------------------
@@ -148,12 +128,9 @@ def _upload(client: httpx.Client, headers: dict, path: Path) -> httpx.Response: 
         )
 
 
-def _refused(server, path: Path) -> tuple[str, float, int]:  # type: ignore[no-untyped-def]
-    """Upload ``path``; (the reason it was refused for, seconds until then, peak extra RSS).
-
-    Meanwhile another request must be answered."""
-    client, pid, _host, alice = server
-    peak = Peak(pid)
+def refused(server, path: Path) -> str:  # type: ignore[no-untyped-def]
+    """Upload ``path``; the reason it was refused for. Meanwhile other requests are answered."""
+    client, _pid, _host, alice = server
     started = time.monotonic()
     response = _upload(client, alice, path)
     other = client.get(f"{API}/competitions", headers=alice)  # while the job runs
@@ -165,83 +142,110 @@ def _refused(server, path: Path) -> tuple[str, float, int]:  # type: ignore[no-u
         url = f"{API}/submissions/{response.json()['id']}"
         while (view := client.get(url, headers=alice).json())["status"] in ("queued", "scoring"):
             assert client.get("/healthz").status_code == 200
-            assert time.monotonic() - started < 120, view
+            assert time.monotonic() - started < REFUSAL_DEADLINE, f"never refused: {view}"
             time.sleep(0.05)
         assert view["status"] == "failed", view
         reason = view["error"]
-    elapsed = time.monotonic() - started
     assert len(reason) <= 2000
-    extra = peak.extra
-    print(f"{path.name}: refused in {elapsed:.2f} s, peak +{extra / MB:.0f} MB: {reason[:120]}")
-    return reason, elapsed, extra
+    return reason
 
 
-# --- the attacks ---------------------------------------------------------------------------
+# --- the attacks, built where the tests and bench/bench_abuse.py both find them ----------------
 
 
-def test_a_gzip_bomb_of_ragged_rows_is_refused_fast_with_bounded_memory(server, tmp_path):
-    bomb = _gzip(tmp_path / "ragged.csv.gz", b"id,target\n", b"r00,cat,x\n", GIB)
-    assert bomb.stat().st_size < 8 * MB
-    reason, elapsed, extra = _refused(server, bomb)
-    assert "rows" in reason and ("limit" in reason or "wrong number of fields" in reason)
-    assert elapsed < 10 and extra < EXTRA_RSS_LIMIT, (elapsed, extra)
+def ragged_gzip_bomb(tmp: Path) -> Path:
+    return _gzip(tmp / "ragged.csv.gz", b"id,target\n", b"r00,cat,x\n", GIB)
 
 
-def test_a_gzip_bomb_of_valid_rows_is_refused_fast_with_bounded_memory(server, tmp_path):
-    bomb = _gzip(tmp_path / "valid.csv.gz", b"id,target\n", b"r0001,0.5\n", GIB)
-    reason, elapsed, extra = _refused(server, bomb)
-    assert "limit" in reason and "1,000 rows" in reason
-    assert elapsed < 10 and extra < EXTRA_RSS_LIMIT, (elapsed, extra)
+def valid_gzip_bomb(tmp: Path) -> Path:
+    return _gzip(tmp / "valid.csv.gz", b"id,target\n", b"r0001,0.5\n", GIB)
 
 
-def test_a_gzip_bomb_of_long_rows_is_refused_at_the_byte_budget(server, tmp_path):
-    row = b"r0001," + b"5" * 4000 + b"\n"
-    bomb = _gzip(tmp_path / "long.csv.gz", b"id,target\n", row, GIB)
-    reason, elapsed, extra = _refused(server, bomb)
-    assert "more than the limit of" in reason and "bytes" in reason
-    assert elapsed < 10 and extra < EXTRA_RSS_LIMIT, (elapsed, extra)
+def long_rows_gzip_bomb(tmp: Path) -> Path:
+    return _gzip(tmp / "long.csv.gz", b"id,target\n", b"r0001," + b"5" * 4000 + b"\n", GIB)
 
 
-def test_a_zip_bomb_is_refused_fast_with_bounded_memory(server, tmp_path):
-    bomb = _zip(tmp_path / "bomb.zip", b"id,target\n", b"r0001,0.5\n", GIB)
-    with zipfile.ZipFile(bomb) as archive:  # a well-formed archive, honest about its size
-        assert archive.infolist()[0].file_size >= GIB - MB
-    reason, elapsed, extra = _refused(server, bomb)
-    assert "without being unpacked" in reason
-    assert elapsed < 10 and extra < EXTRA_RSS_LIMIT, (elapsed, extra)
+def zip_bomb(tmp: Path) -> Path:
+    return _zip(tmp / "bomb.zip", b"id,target\n", b"r0001,0.5\n", GIB)
 
 
-def test_a_zip_bomb_that_lies_about_its_size_is_cut_where_it_lies(server, tmp_path):
-    bomb = _zip(tmp_path / "liar.zip", b"id,target\n", b"r0001,0.5\n", GIB, declared=1000)
-    reason, elapsed, extra = _refused(server, bomb)
-    assert "damaged" in reason or "limit" in reason
-    assert elapsed < 10 and extra < EXTRA_RSS_LIMIT, (elapsed, extra)
+def lying_zip_bomb(tmp: Path) -> Path:
+    return _zip(tmp / "liar.zip", b"id,target\n", b"r0001,0.5\n", GIB, declared=1000)
 
 
-def test_a_header_of_130000_columns_is_refused_at_once(server, tmp_path):
-    path = tmp_path / "wide.csv"
+def wide_header(tmp: Path) -> Path:
+    path = tmp / "wide.csv"
     path.write_bytes(b",".join(b"c%06d" % i for i in range(130_000)) + b"\nr0001,1\n")
-    reason, elapsed, extra = _refused(server, path)
-    assert "130,000 columns" in reason
-    assert elapsed < 10 and extra < EXTRA_RSS_LIMIT, (elapsed, extra)
+    return path
 
 
-def test_a_first_line_longer_than_128_kb_is_a_reason_not_a_500(server, tmp_path):
-    path = tmp_path / "longhead.csv"
+def long_first_line(tmp: Path) -> Path:
+    path = tmp / "longhead.csv"
     path.write_bytes(b"id" + b"x" * 200_000 + b",target\nr0001,1\n")
-    reason, _, _ = _refused(server, path)
-    assert "header" in reason
+    return path
 
 
-def test_ids_of_megabytes_store_a_short_error(server, tmp_path):
-    path = tmp_path / "ids.csv.gz"
+def megabyte_ids(tmp: Path) -> Path:
+    path = tmp / "ids.csv.gz"
     with gzip.open(path, "wb") as out:  # written row by row, never whole
         out.write(b"id,target\n")
         for i in range(20):
             out.write(b"%02d" % i + b"z" * (3 * MB) + b",0.5\n")
-    reason, _, extra = _refused(server, path)
+    return path
+
+
+ATTACKS = (
+    ragged_gzip_bomb,
+    valid_gzip_bomb,
+    long_rows_gzip_bomb,
+    zip_bomb,
+    lying_zip_bomb,
+    wide_header,
+    long_first_line,
+    megabyte_ids,
+)
+
+
+def test_a_gzip_bomb_of_ragged_rows_is_refused(server, tmp_path):
+    bomb = ragged_gzip_bomb(tmp_path)
+    assert bomb.stat().st_size < 8 * MB
+    reason = refused(server, bomb)
+    assert "rows" in reason and ("limit" in reason or "wrong number of fields" in reason)
+
+
+def test_a_gzip_bomb_of_valid_rows_is_refused_at_the_row_limit(server, tmp_path):
+    reason = refused(server, valid_gzip_bomb(tmp_path))
+    assert "limit" in reason and "1,000 rows" in reason
+
+
+def test_a_gzip_bomb_of_long_rows_is_refused_at_the_byte_budget(server, tmp_path):
+    reason = refused(server, long_rows_gzip_bomb(tmp_path))
+    assert "more than the limit of" in reason and "bytes" in reason
+
+
+def test_a_zip_bomb_is_refused_without_being_unpacked(server, tmp_path):
+    bomb = zip_bomb(tmp_path)
+    with zipfile.ZipFile(bomb) as archive:  # a well-formed archive, honest about its size
+        assert archive.infolist()[0].file_size >= GIB - MB
+    assert "without being unpacked" in refused(server, bomb)
+
+
+def test_a_zip_bomb_that_lies_about_its_size_is_cut_where_it_lies(server, tmp_path):
+    reason = refused(server, lying_zip_bomb(tmp_path))
+    assert "damaged" in reason or "limit" in reason
+
+
+def test_a_header_of_130000_columns_is_refused_at_once(server, tmp_path):
+    assert "130,000 columns" in refused(server, wide_header(tmp_path))
+
+
+def test_a_first_line_longer_than_128_kb_is_a_reason_not_a_500(server, tmp_path):
+    assert "header" in refused(server, long_first_line(tmp_path))
+
+
+def test_ids_of_megabytes_store_a_short_error(server, tmp_path):
+    reason = refused(server, megabyte_ids(tmp_path))
     assert "limit" in reason and len(reason) < 500
-    assert extra < EXTRA_RSS_LIMIT
 
 
 # --- before the body ---------------------------------------------------------------------------
@@ -299,8 +303,9 @@ def test_a_declared_3_gb_upload_is_413_before_the_body_is_read(server):
     assert status == 413 and sent < UPLOAD_LIMIT // 4, sent
 
 
-def test_a_chunked_upload_is_cut_at_the_limit_while_read(server):
-    _, pid, _, alice = server
+def chunked_upload(server) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """A chunked upload with no declared length, endless; (status, body bytes sent)."""
+    _, _, _, alice = server
     headers = {
         **alice,
         "Content-Type": "multipart/form-data; boundary=b",
@@ -312,10 +317,12 @@ def test_a_chunked_upload_is_cut_at_the_limit_while_read(server):
         for piece in (part, *[b"r0001,0.5\n" * 6553] * 100_000):
             yield b"%x\r\n%s\r\n" % (len(piece), piece)
 
-    peak = Peak(pid)
-    status, sent = _raw_upload(server, headers, chunked())
+    return _raw_upload(server, headers, chunked())
+
+
+def test_a_chunked_upload_is_cut_at_the_limit_while_read(server):
+    status, sent = chunked_upload(server)
     assert status == 413 and sent < 2 * UPLOAD_LIMIT, sent
-    assert peak.extra < EXTRA_RSS_LIMIT
 
 
 def test_the_server_is_healthy_after_every_attack(server):
@@ -329,54 +336,8 @@ def test_the_server_is_healthy_after_every_attack(server):
     )
     assert response.status_code == 202
     url = f"{API}/submissions/{response.json()['id']}"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + REFUSAL_DEADLINE  # a hang guard
     while (view := client.get(url, headers=alice).json())["status"] in ("queued", "scoring"):
-        assert time.monotonic() < deadline
+        assert time.monotonic() < deadline, f"never scored: {view}"
         time.sleep(0.05)
     assert view["status"] == "scored" and view["public_score"] == 1.0
-
-
-def test_a_valid_file_peaks_under_three_times_its_size_plus_the_key(tmp_path_factory):
-    rows = 500_000
-    tmp = tmp_path_factory.mktemp("valid")
-    with running_server(tmp, scoring_in_child_bytes=str(1 << 50)) as (client, pid, (host, alice)):
-        body = {"slug": "valid", "title": "Valid", "metric": {"name": "roc_auc"}}
-        assert client.post(f"{API}/competitions", json=body, headers=host).status_code == 201
-        key = "id,target,Usage\n" + "".join(
-            f"r{i:08d},{i % 2},{'Public' if i % 3 else 'Private'}\n" for i in range(rows)
-        )
-        response = client.put(
-            f"{API}/competitions/valid/answer-key",
-            files={"file": ("key.csv", key.encode(), "text/csv")},
-            headers=host,
-        )
-        assert response.status_code == 201, response.text
-        order = np.random.default_rng(0).permutation(rows)  # shuffled: the join does work
-        path = tmp / "sub.csv.gz"
-        with gzip.open(path, "wb", compresslevel=1) as out:
-            out.write(b"id,target\n")
-            for start in range(0, rows, 100_000):
-                out.write(
-                    "".join(
-                        f"r{i:08d},0.{i % 7}\n" for i in order[start : start + 100_000]
-                    ).encode()
-                )
-        size = gzip.open(path).seek(0, 2)
-        peak = Peak(pid)
-        with open(path, "rb") as fh:
-            response = client.post(
-                f"{API}/competitions/valid/submissions",
-                files={"file": ("sub.csv.gz", fh, "application/gzip")},
-                headers=alice,
-            )
-        assert response.status_code == 202, response.text
-        url = f"{API}/submissions/{response.json()['id']}"
-        while (view := client.get(url, headers=alice).json())["status"] in ("queued", "scoring"):
-            time.sleep(0.05)
-        assert view["status"] == "scored", view
-        extra = peak.extra
-        print(
-            f"valid {size / MB:.0f} MB unpacked, key {len(key) / MB:.0f} MB: peak +{extra / MB:.0f} MB"
-        )
-        # "About 3x": the allowance adds a fixed 64 MB for allocator arenas and thread pools.
-        assert extra < 3 * size + len(key) + 64 * MB, extra

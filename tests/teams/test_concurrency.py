@@ -5,6 +5,7 @@ losers of ``team_for`` hit the UNIQUE constraints and must read the winner's tea
 """
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -156,10 +157,29 @@ def test_concurrent_accepts_put_the_invitee_on_one_team(real_factory):
         assert bob_teams == joined
 
 
+def _once_waiting_on_a_lock(
+    factory: sessionmaker[Session], backend: int, then: Callable[[], None], seen: threading.Event
+) -> None:
+    """Watch PostgreSQL backend ``backend`` until it waits on a lock (bounded), then ``then()``."""
+    deadline = time.monotonic() + 30
+    with factory() as watcher:
+        while time.monotonic() < deadline:
+            state = watcher.scalar(
+                text("SELECT wait_event_type FROM pg_stat_activity WHERE pid = :pid"),
+                {"pid": backend},
+            )
+            watcher.rollback()  # pg_stat_activity is read once per transaction
+            if state == "Lock":
+                seen.set()
+                break
+            time.sleep(0.01)
+    then()
+
+
+# SQLite serialises whole transactions: the interleaving happens on PostgreSQL only.
+@pytest.mark.parametrize("real_factory", ["postgresql"], indirect=True)
 def test_a_submission_waiting_on_a_merge_is_charged_to_the_merged_team(real_factory):
     """``locked_team_for`` re-reads the team after its lock waited for a merge that absorbed it."""
-    if real_factory.kw["bind"].dialect.name != "postgresql":
-        pytest.skip("SQLite serialises whole transactions: the interleaving cannot happen")
     competition_id, users = _seed(real_factory, "alice", "bob")
     with unit_of_work(real_factory) as session:
         alices = _team_for(session, competition_id, users["alice"]).id
@@ -181,8 +201,15 @@ def test_a_submission_waiting_on_a_merge_is_charged_to_the_merged_team(real_fact
         competition = session.get_one(Competition, competition_id)
         bob = session.get_one(User, users["bob"])
         assert team_for(session, competition=competition, user=bob).id == bobs
-        timer = threading.Timer(0.5, lambda: (merging.commit(), merging.close()))
-        timer.start()
+        # The merge commits once the submission is seen waiting on the lock, not after a guess.
+        backend = session.scalar(text("SELECT pg_backend_pid()"))
+        waited = threading.Event()
+        watcher = threading.Thread(
+            target=_once_waiting_on_a_lock,
+            args=(real_factory, backend, lambda: (merging.commit(), merging.close()), waited),
+        )
+        watcher.start()
         locked = locked_team_for(session, competition=competition, user=bob)
-        timer.join()
+        watcher.join()
+        assert waited.is_set(), "the submission never waited on the merge's lock"
         assert locked.id == alices

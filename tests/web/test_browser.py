@@ -1,6 +1,6 @@
 """The web app in a real browser: Debian's chromium driven by Playwright against a real uvicorn
 server (its own SQLite database, the in-server scoring thread). Each test saves a screenshot
-under tests/artifacts/. Skipped where chromium is not installed, except under CI."""
+under tests/artifacts/. Skipped where chromium or Playwright is missing; under CI=true that fails."""
 
 import os
 import re
@@ -20,6 +20,7 @@ from app.auth.service import create_user, set_password
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.migrate import upgrade
 from app.models import Role
+from tests.conftest import skip_or_fail
 from tests.helpers import KEY, PERFECT, PUBLIC_HALF, csv_bytes, predictions
 
 CHROMIUM = "/usr/bin/chromium"
@@ -27,13 +28,11 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 PASSWORD = "correct horse battery"
 
 if not Path(CHROMIUM).exists():
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(f"{CHROMIUM} is missing: .ci/run installs Debian's chromium")
-    pytest.skip(
-        f"browser tests need {CHROMIUM} (apt-get install chromium)", allow_module_level=True
-    )
-
-sync_api = pytest.importorskip("playwright.sync_api")
+    skip_or_fail(f"browser tests need {CHROMIUM} (apt-get install chromium; .ci/run installs it)")
+try:
+    import playwright.sync_api as sync_api
+except ImportError:
+    skip_or_fail("browser tests need Playwright (pip install -e '.[test]')")
 
 
 @dataclass

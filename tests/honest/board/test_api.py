@@ -191,7 +191,9 @@ def test_the_shakeup_opens_after_the_deadline(client, host, alice, bob, session_
     assert report["mean_abs_rank_change"] == pytest.approx(0.5)
     assert report["gap"] == pytest.approx(np.mean([1.0 - 0.6, 0.7 - 0.9]))
     assert report["gap_low"] <= report["gap"] <= report["gap_high"]
-    assert 0 < report["p_value"] <= 1 and report["adaptive_overfitting"] in (True, False)
+    # Two teams swapping places is no evidence of overfitting: random re-splits do it as often.
+    assert 0.05 < report["p_value"] <= 1, report
+    assert report["adaptive_overfitting"] is False
     assert {r["team"]: (r["public_rank"], r["private_rank"]) for r in report["rows"]} == {
         "alice": (1, 2),
         "bob": (2, 1),

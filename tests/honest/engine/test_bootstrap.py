@@ -86,6 +86,7 @@ def test_each_replicate_is_the_metric_on_its_resampled_rows(name, source):
         counts = rng.integers(0, 4, size=(16, 300)).astype(np.uint8)
         resamples = fixed_counts(counts)
     rep = run(make_plan(name, params, y_true, y_pred), resamples)
+    checked = []
     for b in range(0, 16, 3):
         rows = np.repeat(np.arange(300), counts[b])
         try:
@@ -98,6 +99,9 @@ def test_each_replicate_is_the_metric_on_its_resampled_rows(name, source):
             if present != np.unique(np.concatenate([y_true, y_pred])).size:
                 continue
         assert rep.values[b] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+        checked.append(b)
+    # 300 rows leave every class in every resample: none of the six may slip by unchecked.
+    assert checked == list(range(0, 16, 3))
 
 
 @pytest.mark.parametrize(
