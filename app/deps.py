@@ -8,12 +8,12 @@ from typing import Annotated
 import anyio.from_thread
 from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.hosts import require_host
 from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
+from app.competitions.visibility import READ_METHODS, load_competition
 from app.config import Settings
 from app.db import REQUEST_SLOT, run_after_commit
 from app.errors import Forbidden, NotFound, Unauthorized
@@ -97,6 +97,22 @@ def get_current_user(
 CurrentUser = Annotated[User, Depends(get_current_user)]
 
 
+def get_optional_user(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User | None:
+    """The caller of a route that needs no token: None without one, checked like any if given."""
+    if credentials is None:
+        return None
+    return get_current_user(request, session, settings, credentials)
+
+
+# Routes open without a token (a sample submission): a token given still counts (a draft's host).
+OptionalUser = Annotated[User | None, Depends(get_optional_user)]
+
+
 def get_organiser(user: CurrentUser) -> User:
     if not user.is_organiser:
         raise Forbidden("only organisers may create competitions")
@@ -112,11 +128,11 @@ MAX_ID = 2**31 - 1
 IdPath = Annotated[int, Path(ge=1, le=MAX_ID, description="a positive id")]
 
 
-def get_competition(slug: str, session: SessionDep, _user: CurrentUser) -> Competition:
-    competition = session.scalar(select(Competition).where(Competition.slug == slug))
-    if competition is None:
-        raise NotFound(f"no competition '{slug}'")
-    return competition
+def get_competition(
+    request: Request, slug: str, session: SessionDep, user: CurrentUser
+) -> Competition:
+    # The one visibility rule (a draft is its hosts' alone; an archived one takes no writes).
+    return load_competition(session, slug, user, writing=request.method not in READ_METHODS)
 
 
 CompetitionDep = Annotated[Competition, Depends(get_competition)]
