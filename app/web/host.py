@@ -129,7 +129,13 @@ async def save_settings(form: HostForm) -> Response:
     competitions.update_competition(
         form.session, competition=form.competition, data=data, actor=form.user
     )
-    return form.done(f"Saved: {', '.join(sorted(changed))}.")
+    # A date is echoed as the exact UTC instant stored (a bare date's end of day, say).
+    saved = [
+        f"{name} ({value.isoformat()})" if isinstance(value, datetime) else name
+        for name in sorted(changed)
+        for value in [getattr(form.competition, name)]
+    ]
+    return form.done(f"Saved: {', '.join(saved)}.")
 
 
 # --- Answer keys and the metric file ------------------------------------------------------------

@@ -172,3 +172,16 @@ def test_archive_and_delete_on_the_launch_tab_are_the_owners(client, person, bro
     deleted = web.post("/c/tmp/host/delete", page="/c/tmp/host/launch")
     assert deleted.status_code == 303 and deleted.headers["location"] == "/"
     assert client.get(f"{API}/competitions/tmp", headers=ada.headers).status_code == 404
+
+
+def test_the_settings_form_reads_a_bare_deadline_as_the_end_of_its_day(client, person, browser):
+    ada = person("ada", organiser=True)
+    create_competition(client, ada.headers, "days")
+    web = browser("ada")
+    assert (
+        web.post("/c/days/host", page="/c/days/host", data={"deadline": "2031-01-02"}).status_code
+        == 303
+    )
+    assert "deadline (2031-01-02T23:59:59+00:00)" in _flash(web.get("/c/days/host").text)
+    body = client.get(f"{API}/competitions/days", headers=ada.headers).json()
+    assert body["deadline"] == "2031-01-02T23:59:59Z"
