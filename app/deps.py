@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from app.auth.hosts import require_host
 from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
-from app.competitions.visibility import READ_METHODS, load_competition
+from app.competitions.visibility import READ_METHODS, load_competition, require_writable
 from app.config import Settings
 from app.db import REQUEST_SLOT, run_after_commit
 from app.errors import Forbidden, NotFound, Unauthorized
@@ -150,12 +150,14 @@ HostedCompetitionDep = Annotated[Competition, Depends(get_hosted_competition)]
 
 
 def get_hosted_submission(
-    submission_id: IdPath, session: SessionDep, user: CurrentUser
+    request: Request, submission_id: IdPath, session: SessionDep, user: CurrentUser
 ) -> Submission:
     submission = session.get(Submission, submission_id)
     if submission is None:
         raise NotFound(f"no submission {submission_id}")
     require_host(session, submission.competition, user)
+    if request.method not in READ_METHODS:
+        require_writable(submission.competition)  # an archived competition's are read-only
     return submission
 
 

@@ -189,3 +189,44 @@ def test_an_archived_competition_keeps_its_board_and_is_listed_apart(client, hos
     home = client.get("/").text
     assert home.index('id="archived"') < home.index("/c/old")
     assert home.index("/c/live") < home.index('id="archived"')
+
+
+def test_a_hidden_submission_of_an_archived_competition_stays_as_it_is(
+    client, host, alice, archived
+):
+    mine = client.get(f"{API}/competitions/old/submissions", headers=host.headers).json()
+    response = client.post(f"{API}/submissions/{mine[0]['id']}/hide", headers=host.headers)
+    assert response.status_code == 409 and response.json()["code"] == "archived"
+
+
+def test_the_migration_keeps_existing_competitions_published(tmp_path):
+    from alembic import command
+    from sqlalchemy import text
+
+    from app.db import make_engine
+    from app.migrate import alembic_config
+
+    url = f"sqlite:///{tmp_path}/old.db"
+    command.upgrade(alembic_config(url), "0011")
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO users (id, name, role, created_at)"
+                " VALUES (1, 'h', 'organiser', '2026-01-01 00:00:00')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO competitions (id, slug, title, description, metric_name,"
+                " metric_params, daily_submission_limit, final_selection_limit, max_team_size,"
+                " score_decimals, start, public_board_mode, score_intervals, created_by_id,"
+                " created_at) VALUES (1, 'old', 'Old', '', 'rmse', '{}', 5, 2, 5, 5,"
+                " '2026-01-01 00:00:00', 'exact', 1, 1, '2026-01-01 00:00:00')"
+            )
+        )
+    command.upgrade(alembic_config(url), "head")
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT status FROM competitions")).scalar_one() == "published"
+    command.downgrade(alembic_config(url), "0011")
+    engine.dispose()
