@@ -23,6 +23,7 @@ from app.kaggle import schemas as k
 from app.kaggle.signing import sign, verify
 from app.leaderboard.service import leaderboard
 from app.models import Competition, DataFile, Submission, SubmissionStatus, Team, User
+from app.models.competition import ARCHIVED
 from app.storage import CHUNK, delete_blob, list_blobs, open_blob
 from app.submissions import service as submissions
 from app.submissions.quota import quota_for
@@ -106,7 +107,7 @@ def _competition(session: Session, user: User, c: Competition, ctx: Context) -> 
         max_daily_submissions=c.daily_submission_limit,
         max_team_size=c.max_team_size,
         evaluation_metric=c.metric_name,
-        submissions_disabled=c.board_key is None,
+        submissions_disabled=c.board_key is None or c.status == ARCHIVED,
         host_name=host.name if host else "",
         date_created=c.created_at,
     )

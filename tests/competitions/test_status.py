@@ -230,3 +230,8 @@ def test_the_migration_keeps_existing_competitions_published(tmp_path):
         assert conn.execute(text("SELECT status FROM competitions")).scalar_one() == "published"
     command.downgrade(alembic_config(url), "0011")
     engine.dispose()
+
+
+def test_the_kaggle_client_sees_an_archived_competition_closed(client, alice, archived):
+    listed = client.post(f"{KAGGLE}/ListCompetitions", json={}, headers=_basic(alice)).json()
+    assert [(c["ref"], c["submissionsDisabled"]) for c in listed["competitions"]] == [("old", True)]
