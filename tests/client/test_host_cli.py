@@ -54,10 +54,14 @@ def test_init_to_publish_round_trip(server: LiveServer, tmp_path: Path) -> None:
     assert uploaded.returncode == 0, uploaded.stderr
     assert "version 1" in uploaded.stdout
     train = home / "train.csv"
-    train.write_bytes(b"id,x\n" + b"".join(f"r{i},{i}\n".encode() for i in range(5000)))
+    # Past the size from which a progress bar is drawn (on stderr; stdout keeps the result).
+    rows = b"".join(f"r{i},{i}\n".encode() for i in range(200_000))
+    train.write_bytes(b"id,x\n" + rows)
+    assert train.stat().st_size > 1 << 20
     sent = _as(server, home, "host", "competitions", "files", "round-trip", str(train))
     assert sent.returncode == 0, sent.stderr
-    assert "uploaded train.csv" in sent.stdout
+    assert f"uploaded train.csv ({train.stat().st_size:,} bytes)" in sent.stdout
+    assert "train.csv" in sent.stderr
 
     checklist = _as(server, home, "host", "competitions", "checklist", "round-trip")
     assert checklist.returncode == 0 and "ready to publish" in checklist.stdout
