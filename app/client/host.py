@@ -47,12 +47,13 @@ def list_competitions() -> None:
 
 def template(metric_name: str) -> str:
     """A commented competition body that `create` accepts once the placeholders are filled."""
+    from app.evaluation.metric import CUSTOM, custom_metric
     from app.metrics import UnknownMetric, get_metric
 
     try:
-        metric = get_metric(metric_name)
+        metric = custom_metric() if metric_name == CUSTOM else get_metric(metric_name)
     except UnknownMetric as exc:
-        _fail(str(exc))
+        _fail(f"{exc}; or '{CUSTOM}' for your own score() file")
     params = []
     for name, info in metric.params.model_fields.items():
         default = info.get_default(call_default_factory=True)
@@ -74,7 +75,8 @@ description: |
 
 metric:
   # {metric.name}: {metric.summary or metric.name} ({metric.direction})
-  # Other metrics: podium score --help, or the server's /metrics page.
+  # Other metrics: the server's /metrics page, or custom for your own score() file (then
+  # upload it on the Host tab's Answer keys page, or PUT /api/v1/competitions/SLUG/custom-metric).
   name: {metric.name}
 {params_block}
 
