@@ -220,3 +220,19 @@ def test_a_bad_date_is_a_422_naming_the_field(client, host):
     response = client.post(f"{API}/competitions", json=body, headers=host.headers)
     assert response.status_code == 422
     assert "deadline" in response.text
+
+
+def test_a_custom_metric_draft_needs_its_metric_file(client, host):
+    create_competition(
+        client,
+        host.headers,
+        "own",
+        status="draft",
+        description="x",
+        deadline=FUTURE.isoformat(),
+        metric={"name": "custom"},
+    )
+    assert upload_key(client, host.headers, "own").status_code == 201
+    checklist = client.get(f"{API}/competitions/own/checklist", headers=host.headers).json()
+    assert _items(checklist)["sample_scores"] is False
+    assert "no metric file yet" in _detail(checklist, "sample_scores")
