@@ -103,10 +103,18 @@ def test_a_draft_is_invisible_to_the_kaggle_client(client, host, draft, alice):
     listed = client.post(f"{KAGGLE}/ListCompetitions", json={}, headers=_basic(alice))
     assert listed.status_code == 200
     assert listed.json()["competitions"] == []
-    for method in ("ListDataFiles", "GetLeaderboard", "GetSubmissionLimits", "DownloadLeaderboard"):
+    for method in (
+        "ListDataFiles",
+        "DownloadDataFile",
+        "DownloadDataFiles",
+        "ListSubmissions",
+        "GetLeaderboard",
+        "GetSubmissionLimits",
+        "DownloadLeaderboard",
+    ):
         response = client.post(
             f"{KAGGLE}/{method}",
-            json={"competitionName": "secret"},
+            json={"competitionName": "secret", "fileName": "train.csv"},
             headers=_basic(alice),
             follow_redirects=False,
         )
