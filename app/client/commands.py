@@ -224,8 +224,5 @@ COMMANDS: list[Callable[..., None]] = [
 
 
 def register(app: typer.Typer) -> None:
-    from app.client.host import competitions_app  # the group's module imports this one
-
     for command in COMMANDS:
         app.command()(command)
-    app.add_typer(competitions_app, name="competitions")
