@@ -8,15 +8,15 @@ from typing import Annotated
 import anyio.from_thread
 from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.hosts import require_host
 from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
+from app.competitions.visibility import READ_METHODS, load_competition, require_writable
 from app.config import Settings
 from app.db import REQUEST_SLOT, run_after_commit
-from app.errors import Forbidden, NotFound, Unauthorized
+from app.errors import Forbidden, Unauthorized
 from app.models import Competition, Submission, User
 from app.models.types import RowId
 from app.submissions.service import visible_submission
@@ -115,7 +115,8 @@ def get_optional_user(
     return get_current_user(request, session, settings, credentials)
 
 
-# The caller or None: for what anyone may read.
+# The caller or None, for what anyone may read (the public boards, a sample submission): a
+# token given still counts (a draft's host).
 OptionalUser = Annotated[User | None, Depends(get_optional_user)]
 
 
@@ -135,23 +136,20 @@ IdPath = Annotated[RowId, Path(description="a positive id")]
 IdQuery = Annotated[RowId, Query(description="a positive id")]
 
 
-def _competition_named(session: Session, slug: str) -> Competition:
-    competition = session.scalar(select(Competition).where(Competition.slug == slug))
-    if competition is None:
-        raise NotFound(f"no competition '{slug}'")
-    return competition
-
-
-def get_competition(slug: str, session: SessionDep, _user: CurrentUser) -> Competition:
-    return _competition_named(session, slug)
+def get_competition(
+    request: Request, slug: str, session: SessionDep, user: CurrentUser
+) -> Competition:
+    # The one visibility rule (a draft is its hosts' alone; an archived one takes no writes).
+    return load_competition(session, slug, user, writing=request.method not in READ_METHODS)
 
 
 CompetitionDep = Annotated[Competition, Depends(get_competition)]
 
 
-def get_public_competition(slug: str, session: SessionDep, _user: OptionalUser) -> Competition:
-    # The caller's token, if any, is checked first (a wrong one is a 401 before any 404).
-    return _competition_named(session, slug)
+def get_public_competition(slug: str, session: SessionDep, user: OptionalUser) -> Competition:
+    # The caller's token, if any, is checked first (a wrong one is a 401 before any 404); a
+    # draft is still its hosts' alone (an anonymous reader is no host).
+    return load_competition(session, slug, user)
 
 
 # A competition anyone may read about (its public board), or 404.
@@ -170,12 +168,14 @@ HostedCompetitionDep = Annotated[Competition, Depends(get_hosted_competition)]
 
 
 def get_hosted_submission(
-    submission_id: IdPath, session: SessionDep, user: CurrentUser
+    request: Request, submission_id: IdPath, session: SessionDep, user: CurrentUser
 ) -> Submission:
     # Another team's submission answers as a missing one does (one body): a 403 would tell an
     # id-walker which submissions exist. The submitting team, who may see it, hears 403.
     submission = visible_submission(session, submission_id=submission_id, user=user)
     require_host(session, submission.competition, user)
+    if request.method not in READ_METHODS:
+        require_writable(submission.competition)  # an archived competition's are read-only
     return submission
 
 

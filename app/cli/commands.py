@@ -550,6 +550,10 @@ from app.client.commands import register as _register_participant_commands  # no
 
 _register_participant_commands(app)
 
+from app.client.host import competitions_app  # noqa: E402 - the host commands' group
+
+app.add_typer(competitions_app, name="competitions")
+
 
 def main() -> None:
     """Run the command; a usage error (a missing, unknown or bad option or argument) is one

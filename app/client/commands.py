@@ -76,16 +76,6 @@ def login(
     typer.echo(f"logged in to {url.rstrip('/')} as {me['name']} (saved in {path})")
 
 
-def competitions() -> None:
-    """List the competitions on the server."""
-    with _client() as client:
-        rows = client.competitions()
-    _table(
-        [[c["slug"], c["title"], c["metric"]["name"], c["deadline"] or "-"] for c in rows],
-        ["SLUG", "TITLE", "METRIC", "DEADLINE"],
-    )
-
-
 def files(slug: Annotated[str, typer.Argument(help="The competition.")]) -> None:
     """List a competition's data files."""
     with _client() as client:
@@ -224,7 +214,6 @@ def select(
 
 COMMANDS: list[Callable[..., None]] = [
     login,
-    competitions,
     files,
     download,
     submit,

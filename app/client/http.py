@@ -2,7 +2,7 @@
 :class:`ClientError` whose message the CLI prints as is."""
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -13,7 +13,11 @@ Progress = Callable[[int], None]
 
 
 class ClientError(Exception):
-    pass
+    """A failed call; ``body`` is the server's error body when it sent one."""
+
+    def __init__(self, message: str, *, body: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.body = body or {}
 
 
 class _CountingReader:
@@ -51,6 +55,22 @@ def _message(response: httpx.Response) -> str:
     return f"{detail or body} (HTTP {response.status_code})"
 
 
+def _body(response: httpx.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def _chunks(path: Path, progress: Progress, size: int = 1 << 20) -> Iterator[bytes]:
+    """A file's bytes a chunk at a time: a large upload is streamed, never held in memory."""
+    with path.open("rb") as source:
+        while chunk := source.read(size):
+            progress(len(chunk))
+            yield chunk
+
+
 class PodiumClient:
     def __init__(self, url: str, token: str, *, timeout: float = 300.0) -> None:
         self.url = url.rstrip("/")
@@ -72,7 +92,7 @@ class PodiumClient:
         except httpx.HTTPError as exc:
             raise ClientError(f"cannot reach {self.url}: {exc}") from None
         if response.status_code >= 400:
-            raise ClientError(_message(response))
+            raise ClientError(_message(response), body=_body(response))
         return response.json() if response.content else None
 
     def me(self) -> dict[str, Any]:
@@ -129,3 +149,41 @@ class PodiumClient:
     def select(self, submission_id: int, selected: bool) -> dict[str, Any]:
         method = "POST" if selected else "DELETE"
         return self._call(method, f"/submissions/{submission_id}/select")  # type: ignore[no-any-return]
+
+    # --- host calls (app.client.host) ---------------------------------------------------------
+
+    def competition(self, slug: str) -> dict[str, Any]:
+        return self._call("GET", f"/competitions/{slug}")  # type: ignore[no-any-return]
+
+    def create_competition(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._call("POST", "/competitions", json=body)  # type: ignore[no-any-return]
+
+    def upload_key(self, slug: str, path: Path, progress: Progress) -> dict[str, Any]:
+        with path.open("rb") as source:
+            files = {"file": (path.name, _CountingReader(source, progress), "text/csv")}
+            return self._call(  # type: ignore[no-any-return]
+                "PUT", f"/competitions/{slug}/answer-key", files=files
+            )
+
+    def upload_file(self, slug: str, path: Path, progress: Progress) -> dict[str, Any]:
+        return self._call(  # type: ignore[no-any-return]
+            "PUT",
+            f"/competitions/{slug}/files/{path.name}",
+            content=_chunks(path, progress),
+            headers={
+                "Content-Type": "application/octet-stream",
+                "Content-Length": str(path.stat().st_size),
+            },
+        )
+
+    def checklist(self, slug: str) -> dict[str, Any]:
+        return self._call("GET", f"/competitions/{slug}/checklist")  # type: ignore[no-any-return]
+
+    def publish(self, slug: str) -> dict[str, Any]:
+        return self._call("POST", f"/competitions/{slug}/publish")  # type: ignore[no-any-return]
+
+    def archive(self, slug: str) -> dict[str, Any]:
+        return self._call("POST", f"/competitions/{slug}/archive")  # type: ignore[no-any-return]
+
+    def delete_competition(self, slug: str) -> None:
+        self._call("DELETE", f"/competitions/{slug}")

@@ -3,19 +3,22 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Form, Response, UploadFile, status
 
 from app.auth import hosts
-from app.competitions import service
+from app.competitions import lifecycle, service
 from app.competitions.schemas import (
     AnswerKeyPublic,
+    Checklist,
     CompetitionCreate,
     CompetitionPublic,
     CompetitionUpdate,
     HostCreate,
     HostPublic,
+    Status,
 )
 from app.deps import (
     CompetitionDep,
     CurrentUser,
     HostedCompetitionDep,
+    OptionalUser,
     OrganiserUser,
     SessionDep,
     SettingsDep,
@@ -39,9 +42,10 @@ def create_competition(
 
 @router.get("", response_model=list[CompetitionPublic], responses=PAGE_HEADERS)
 def list_competitions(
-    session: SessionDep, _user: CurrentUser, page: PageDep
+    session: SessionDep, user: CurrentUser, page: PageDep, status: Status | None = None
 ) -> list[CompetitionPublic]:
-    found = service.competitions_page(session, page=page)
+    """The competitions the caller may see (a draft only by its hosts), newest first."""
+    found = service.competitions_page(session, page=page, viewer=user, status=status)
     page.tell_total(found.total)
     return [service.to_public(c) for c in found.items]
 
@@ -59,6 +63,42 @@ def update_competition(
     session: SessionDep,
 ) -> CompetitionPublic:
     service.update_competition(session, competition=competition, data=data, actor=user)
+    return service.to_public(competition)
+
+
+@router.delete("/{slug}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_competition(
+    user: CurrentUser, competition: CompetitionDep, session: SessionDep, settings: SettingsDep
+) -> Response:
+    """The owner or an admin deletes a competition without ranked submissions (else 409
+    ``has_submissions``: archive it instead)."""
+    lifecycle.delete(session, competition=competition, actor=user, settings=settings)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
+@router.get("/{slug}/checklist", response_model=Checklist)
+def launch_checklist(competition: HostedCompetitionDep, settings: SettingsDep) -> Checklist:
+    return lifecycle.checklist(competition, settings=settings)
+
+
+@router.post("/{slug}/publish", response_model=CompetitionPublic)
+def publish_competition(
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
+    session: SessionDep,
+    settings: SettingsDep,
+) -> CompetitionPublic:
+    """Publish a draft once every checklist item passes (else 409 ``not_ready`` and ``items``)."""
+    lifecycle.publish(session, competition=competition, actor=user, settings=settings)
+    return service.to_public(competition)
+
+
+@router.post("/{slug}/archive", response_model=CompetitionPublic)
+def archive_competition(
+    user: CurrentUser, competition: CompetitionDep, session: SessionDep
+) -> CompetitionPublic:
+    """The owner or an admin closes a competition for good: read-only, boards kept."""
+    lifecycle.archive(session, competition=competition, actor=user)
     return service.to_public(competition)
 
 
@@ -109,9 +149,11 @@ def list_answer_key_versions(competition: HostedCompetitionDep) -> list[AnswerKe
 
 
 @router.get("/{slug}/sample-submission", response_class=Response)
-def sample_submission(slug: str, session: SessionDep, settings: SettingsDep) -> Response:
-    """Public, like the competition's page: no token needed."""
-    competition = service.get_competition_by_slug(session, slug)
+def sample_submission(
+    slug: str, session: SessionDep, settings: SettingsDep, user: OptionalUser
+) -> Response:
+    """Public, like the competition's page: no token needed (but a draft's only by its hosts)."""
+    competition = service.get_competition_by_slug(session, slug, user)
     return Response(
         content=service.sample_submission_csv(competition, settings),
         media_type="text/csv",

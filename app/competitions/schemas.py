@@ -1,7 +1,9 @@
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.competitions.dates import EndInstant, StartInstant
 
 from app.models.types import MAX_INT
 
@@ -20,6 +22,8 @@ LabelSet = Annotated[
 # What participants see of public scores (issue 13): exact scores, or Blum & Hardt's Ladder with
 # a fixed step (``ladder_step``, default 1/sqrt(n_public)) or parameter-free.
 BoardMode = Literal["exact", "ladder", "ladder_free"]
+# A competition's life (app.models.competition): a draft is its hosts' alone until published.
+Status = Literal["draft", "published", "archived"]
 LadderStep = Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
 
 
@@ -36,11 +40,14 @@ class CompetitionCreate(BaseModel):
     slug: str = Field(pattern=r"^[a-z0-9][a-z0-9-]{1,62}$")
     title: str = Field(min_length=1, max_length=200)
     description: str = ""
+    # A draft is seen by its hosts only until it passes the launch checklist and is published;
+    # without it a competition is published at once, as before drafts existed.
+    status: Literal["draft", "published"] = "published"
     metric: MetricConfig
     id_column: str | None = None
-    start: AwareDatetime | None = None
-    team_merge_deadline: AwareDatetime | None = None
-    deadline: AwareDatetime | None = None
+    start: StartInstant | None = None
+    team_merge_deadline: EndInstant | None = None
+    deadline: EndInstant | None = None
     daily_submission_limit: int = Field(default=5, ge=1, le=10_000)
     total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
     final_selection_limit: int = Field(default=2, ge=1, le=100)
@@ -66,9 +73,9 @@ class CompetitionUpdate(BaseModel):
 
     title: str | None = Field(default=None, min_length=1, max_length=200)
     description: str | None = None
-    start: AwareDatetime | None = None
-    team_merge_deadline: AwareDatetime | None = None
-    deadline: AwareDatetime | None = None
+    start: StartInstant | None = None
+    team_merge_deadline: EndInstant | None = None
+    deadline: EndInstant | None = None
     daily_submission_limit: int | None = Field(default=None, ge=1, le=10_000)
     total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
@@ -112,6 +119,7 @@ class CompetitionPublic(BaseModel):
     slug: str
     title: str
     description: str
+    status: Status = "published"
     metric: MetricConfig
     direction: str
     id_column: str | None
@@ -135,6 +143,19 @@ class CompetitionPublic(BaseModel):
         "with any other is refused at upload",
     )
     created_at: datetime
+
+
+class ChecklistItem(BaseModel):
+    key: str
+    ok: bool
+    detail: str
+
+
+class Checklist(BaseModel):
+    """The launch checklist: publishing needs every item ``ok``."""
+
+    ready: bool
+    items: list[ChecklistItem]
 
 
 class HostCreate(BaseModel):

@@ -18,6 +18,7 @@ from app.competitions.schemas import (
     MetricConfig,
     check_timeline,
 )
+from app.competitions.visibility import load_competition, visible_competitions
 from app.config import Settings
 from app.custom_metrics.sandbox import (
     CustomMetricFailure,
@@ -55,6 +56,7 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         slug=data.slug,
         title=data.title,
         description=data.description,
+        status=data.status,
         metric_name=metric.name,
         metric_params=params.model_dump(mode="json"),
         id_column=data.id_column,
@@ -101,17 +103,30 @@ def _check_key_within(key_labels: list[str] | None, labels: list[str] | None) ->
         )
 
 
-def list_competitions(session: Session) -> list[Competition]:
-    return list(session.scalars(_newest_first()))
+def list_competitions(
+    session: Session, viewer: User | None = None, *, status: str | None = None
+) -> list[Competition]:
+    """The competitions ``viewer`` may see (None: an anonymous visitor), newest first."""
+    return list(session.scalars(_newest_first(viewer, status)))
 
 
-def competitions_page(session: Session, *, page: Page) -> Paged[Competition]:
+def competitions_page(
+    session: Session, *, page: Page, viewer: User, status: str | None = None
+) -> Paged[Competition]:
     # Each competition's view reads its key versions: loaded for the whole page at once.
-    return paginate(session, _newest_first(), page, options=[selectinload(Competition.answer_keys)])
+    return paginate(
+        session,
+        _newest_first(viewer, status),
+        page,
+        options=[selectinload(Competition.answer_keys)],
+    )
 
 
-def _newest_first() -> Select[Competition]:
-    return select(Competition).order_by(Competition.created_at.desc(), Competition.id.desc())
+def _newest_first(viewer: User | None, status: str | None) -> Select[tuple[Competition]]:
+    query = visible_competitions(viewer)
+    if status is not None:
+        query = query.where(Competition.status == status)
+    return query.order_by(Competition.created_at.desc(), Competition.id.desc())
 
 
 def to_public(competition: Competition) -> CompetitionPublic:
@@ -121,6 +136,7 @@ def to_public(competition: Competition) -> CompetitionPublic:
         slug=competition.slug,
         title=competition.title,
         description=competition.description,
+        status=competition.status,  # type: ignore[arg-type]
         metric=MetricConfig(name=competition.metric_name, params=competition.metric_params),
         direction=metric.direction,
         id_column=key.id_column if key else competition.id_column,
@@ -530,8 +546,8 @@ def _string_data(lines: pa.Array) -> bytes:
     return lines.buffers()[2].to_pybytes()[start:stop]
 
 
-def get_competition_by_slug(session: Session, slug: str) -> Competition:
-    competition = session.scalar(select(Competition).where(Competition.slug == slug))
-    if competition is None:
-        raise NotFound(f"no competition '{slug}'")
-    return competition
+def get_competition_by_slug(
+    session: Session, slug: str, viewer: User | None = None, *, writing: bool = False
+) -> Competition:
+    """The competition as ``viewer`` may see it (None: anonymous, who never sees a draft)."""
+    return load_competition(session, slug, viewer, writing=writing)

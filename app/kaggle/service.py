@@ -24,6 +24,7 @@ from app.kaggle.signing import sign, verify
 from app.leaderboard.service import leaderboard
 from app.leaderboard.spreadsheet import safe_row
 from app.models import Competition, DataFile, Submission, SubmissionStatus, Team, User
+from app.models.competition import ARCHIVED
 from app.storage import CHUNK, delete_blob, list_blobs, open_blob
 from app.submissions import service as submissions
 from app.submissions.quota import quota_for
@@ -66,7 +67,7 @@ def _score(value: float | None) -> str:
 def list_competitions_call(
     session: Session, user: User, req: k.ListCompetitionsRequest, ctx: Context
 ) -> k.ListCompetitionsResponse:
-    competitions = list_competitions(session)
+    competitions = list_competitions(session, user)
     if req.search:
         needle = req.search.lower()
         competitions = [
@@ -107,7 +108,7 @@ def _competition(session: Session, user: User, c: Competition, ctx: Context) -> 
         max_daily_submissions=c.daily_submission_limit,
         max_team_size=c.max_team_size,
         evaluation_metric=c.metric_name,
-        submissions_disabled=c.board_key is None,
+        submissions_disabled=c.board_key is None or c.status == ARCHIVED,
         host_name=host.name if host else "",
         date_created=c.created_at,
     )
@@ -119,7 +120,7 @@ def _competition(session: Session, user: User, c: Competition, ctx: Context) -> 
 def list_data_files_call(
     session: Session, user: User, req: k.ListDataFilesRequest, ctx: Context
 ) -> k.ListDataFilesResponse:
-    competition = get_competition_by_slug(session, req.competition_name)
+    competition = get_competition_by_slug(session, req.competition_name, user)
     files = datafiles.list_files(session, competition=competition, user=user)
     page, next_token = _page(files, req)
     return k.ListDataFilesResponse(
@@ -141,7 +142,7 @@ def download_data_file_call(
     session: Session, user: User, req: k.DownloadDataFileRequest, ctx: Context
 ) -> str:
     """A signed URL for one file; the client follows the redirect to it."""
-    competition = get_competition_by_slug(session, req.competition_name)
+    competition = get_competition_by_slug(session, req.competition_name, user)
     datafile = datafiles.get_file(session, competition=competition, user=user, name=req.file_name)
     token = sign(
         {"p": "file", "f": datafile.id},
@@ -155,7 +156,7 @@ def download_data_files_call(
     session: Session, user: User, req: k.CompetitionRequest, ctx: Context
 ) -> str:
     """A signed URL for every file as one zip (the client names it after the URL's suffix)."""
-    competition = get_competition_by_slug(session, req.competition_name)
+    competition = get_competition_by_slug(session, req.competition_name, user)
     if not datafiles.list_files(session, competition=competition, user=user):
         raise NotFound(f"'{competition.slug}' has no data files")
     token = sign(
@@ -271,7 +272,7 @@ def _make_room_for_an_upload(user: User, settings: Settings) -> None:
 def start_submission_upload_call(
     session: Session, user: User, req: k.StartSubmissionUploadRequest, ctx: Context
 ) -> k.StartSubmissionUploadResponse:
-    competition = get_competition_by_slug(session, req.competition_name)
+    competition = get_competition_by_slug(session, req.competition_name, user, writing=True)
     limit = ctx.settings.max_upload_bytes
     if req.content_length > limit:
         raise PayloadTooLarge(f"the file is larger than the {limit:,}-byte upload limit")
@@ -300,7 +301,7 @@ def staged_upload_key(token: str, settings: Settings) -> str:
 def create_submission_call(
     session: Session, user: User, req: k.CreateSubmissionRequest, ctx: Context
 ) -> k.CreateSubmissionResponse:
-    competition = get_competition_by_slug(session, req.competition_name)
+    competition = get_competition_by_slug(session, req.competition_name, user, writing=True)
     payload = verify(req.blob_file_tokens, secret_key=ctx.settings.secret_key, purpose="upload")
     if payload.get("u") != user.id or payload.get("c") != competition.id:
         raise NotFound("this upload belongs to another user or competition")
@@ -356,7 +357,7 @@ def _submission(session: Session, user: User, s: Submission) -> k.ApiSubmission:
 def list_submissions_call(
     session: Session, user: User, req: k.ListSubmissionsRequest, ctx: Context
 ) -> k.ListSubmissionsResponse:
-    competition = get_competition_by_slug(session, req.competition_name)
+    competition = get_competition_by_slug(session, req.competition_name, user)
     mine = submissions.team_submissions(session, competition=competition, user=user)
     page, next_token = _page(mine, req)
     return k.ListSubmissionsResponse(
@@ -374,7 +375,7 @@ def get_submission_call(
 def get_submission_limits_call(
     session: Session, user: User, req: k.CompetitionRequest, ctx: Context
 ) -> k.ApiSubmissionLimits:
-    competition = get_competition_by_slug(session, req.competition_name)
+    competition = get_competition_by_slug(session, req.competition_name, user)
     team = find_team(session, competition=competition, user=user)
     quota = quota_for(session, competition=competition, team=team, now=datetime.now(UTC))
     daily_left = quota.daily_limit - quota.used_today
@@ -427,7 +428,7 @@ def _board_rows(session: Session, user: User, competition: Competition) -> list[
 def get_leaderboard_call(
     session: Session, user: User, req: k.GetLeaderboardRequest, ctx: Context
 ) -> k.GetLeaderboardResponse:
-    competition = get_competition_by_slug(session, req.competition_name)
+    competition = get_competition_by_slug(session, req.competition_name, user)
     rows = _board_rows(session, user, competition)
     page, next_token = _page(rows, k.Paged(page_token=req.page_token, page_size=req.page_size))
     return k.GetLeaderboardResponse(
@@ -445,7 +446,7 @@ def leaderboard_zip(
     session: Session, user: User, req: k.CompetitionRequest, ctx: Context
 ) -> tuple[str, bytes]:
     """The public board as Kaggle ships it: a zip holding one CSV."""
-    competition = get_competition_by_slug(session, req.competition_name)
+    competition = get_competition_by_slug(session, req.competition_name, user)
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
     writer.writerow(

@@ -9,6 +9,11 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from app.db import Base
 from app.models.types import UTCDateTime, utcnow
 
+# A competition's life: a draft is seen by its hosts only; published is today's competition;
+# archived is read-only, its boards kept.
+DRAFT, PUBLISHED, ARCHIVED = "draft", "published", "archived"
+STATUSES = (DRAFT, PUBLISHED, ARCHIVED)
+
 
 class Competition(Base):
     __tablename__ = "competitions"
@@ -17,6 +22,9 @@ class Competition(Base):
     slug: Mapped[str] = mapped_column(String(64), unique=True)
     title: Mapped[str] = mapped_column(String(200))
     description: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(
+        String(16), default=PUBLISHED, server_default=PUBLISHED, index=True
+    )
     metric_name: Mapped[str] = mapped_column(String(64))
     metric_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     # For metric_name "custom": the organiser's Kaggle-style score() file and its direction.

@@ -5,6 +5,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 
 from app.competitions.service import get_competition_by_slug, to_public
+from app.competitions.visibility import READ_METHODS
 from app.deps import SessionDep
 from app.models import Competition, Role, User
 from app.web.access import may_host
@@ -14,8 +15,11 @@ from app.web.session import HostsOnly, SignedInUser, WebUser
 VISITOR = User(name="visitor", role=Role.participant)
 
 
-def page_competition(slug: str, session: SessionDep, _user: WebUser) -> Competition:
-    return get_competition_by_slug(session, slug)
+def page_competition(
+    request: Request, slug: str, session: SessionDep, user: WebUser
+) -> Competition:
+    # The API's visibility rule: a draft is its hosts' alone, an archived one takes no forms.
+    return get_competition_by_slug(session, slug, user, writing=request.method not in READ_METHODS)
 
 
 PageCompetition = Annotated[Competition, Depends(page_competition)]

@@ -2,7 +2,7 @@
 submission with its diagnostics, rescoring, moderation and the audit log. Every route goes
 through ``HostedCompetition``: anyone but this competition's hosts gets a 403 page."""
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Form, Query, Response, UploadFile
@@ -14,6 +14,7 @@ from starlette.datastructures import FormData
 from app.audit.service import entries
 from app.auth import hosts
 from app.competitions import service as competitions
+from app.competitions.dates import parse_instant
 from app.competitions.schemas import CompetitionUpdate
 from app.datafiles import service as datafiles
 from app.deps import IdPath, SettingsDep
@@ -70,16 +71,16 @@ def settings_page(visit: HostPage) -> Response:
 
 
 def _parse_time(name: str, raw: str) -> datetime | None:
-    # The form's datetime-local fields are read as UTC, as the page says.
+    # Read as the API reads it: no zone is UTC, as the page says; a bare date is the start of
+    # its day for a start, the end of it for a deadline.
     if not raw.strip():
         return None
     try:
-        value = datetime.fromisoformat(raw.strip())
+        return parse_instant(raw[:64], end=name != "start")
     except ValueError:
         raise Unprocessable(
             f"{name.replace('_', ' ')}: '{raw[:40]}' is not a date and time"
         ) from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 def _parse_int(name: str, raw: str) -> int | None:
@@ -130,7 +131,13 @@ async def save_settings(form: HostForm) -> Response:
     competitions.update_competition(
         form.session, competition=form.competition, data=data, actor=form.user
     )
-    return form.done(f"Saved: {', '.join(sorted(changed))}.")
+    # A date is echoed as the exact UTC instant stored (a bare date's end of day, say).
+    saved = [
+        f"{name} ({value.isoformat()})" if isinstance(value, datetime) else name
+        for name in sorted(changed)
+        for value in [getattr(form.competition, name)]
+    ]
+    return form.done(f"Saved: {', '.join(saved)}.")
 
 
 # --- Answer keys and the metric file ------------------------------------------------------------

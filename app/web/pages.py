@@ -41,11 +41,19 @@ CHART_TEAMS = 10
 
 
 @router.get("/", response_class=HTMLResponse)
-def home(request: Request, session: SessionDep, _user: WebUser) -> Response:
-    competitions = list_competitions(session)
+def home(request: Request, session: SessionDep, user: WebUser) -> Response:
+    competitions = list_competitions(session, user)
     counts = team_counts(session, competition_ids=[c.id for c in competitions])
     rows = [(to_public(c), counts.get(c.id, 0)) for c in competitions]
-    return render(request, "home.html", {"rows": rows})
+    # Archived competitions are listed apart, after the live ones (and a host's drafts).
+    return render(
+        request,
+        "home.html",
+        {
+            "rows": [r for r in rows if r[0].status != "archived"],
+            "archived": [r for r in rows if r[0].status == "archived"],
+        },
+    )
 
 
 @router.get("/c/{slug}", response_class=HTMLResponse)

@@ -46,7 +46,14 @@ HOST_ROUTES = [
     ("POST", f"/submissions/{SUBMISSION}/hide", {"json": {"reason": "x"}}),
     ("DELETE", f"/submissions/{SUBMISSION}/hide", {}),
     ("GET", f"/submissions/{SUBMISSION}/scores", {}),
+    ("GET", "/competitions/churn/checklist", {}),
+    ("POST", "/competitions/churn/publish", {}),  # 409 for the hosts: it is not a draft
+    # The owner's (or an admin's) alone, like changing the hosts; 409 once archived or with
+    # submissions.
+    ("POST", "/competitions/churn/archive", {}),
+    ("DELETE", "/competitions/churn", {}),
 ]
+OWNER_ONLY = {("POST", "/competitions/churn/archive"), ("DELETE", "/competitions/churn")}
 
 # Routes any signed-in caller may use; what they answer depends on who asks (tested below).
 OPEN_ROUTES = {
@@ -147,7 +154,8 @@ def test_host_routes_answer_a_cohost_an_admin_and_the_owner(
     assert added.status_code == 201, added.text
     for caller in (cohost, admin, host):
         response = _call(client, caller, method, path, kwargs, competition)
-        if caller is cohost and path.startswith("/competitions/churn/hosts") and method != "GET":
+        changes_hosts = path.startswith("/competitions/churn/hosts") and method != "GET"
+        if caller is cohost and (changes_hosts or (method, path) in OWNER_ONLY):
             # Only the owner (or an admin) changes who hosts.
             assert response.status_code == 403, response.text
         else:

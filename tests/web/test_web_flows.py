@@ -171,7 +171,8 @@ def test_host_changes_settings_by_form_and_the_audit_log_shows_it(client, person
         data={"title": "Churn 2", "daily_submission_limit": "7", "deadline": "2031-01-02T03:04"},
     )
     assert response.status_code == 303
-    assert "Saved: daily_submission_limit, deadline, title" in web.get("/c/churn/host").text
+    saved = "Saved: daily_submission_limit, deadline (2031-01-02T03:04:00+00:00), title"
+    assert saved in web.get("/c/churn/host").text
     shown = client.get(f"{API}/competitions/churn", headers={"Authorization": "Bearer x"})
     assert shown.status_code == 401  # (the API still wants a token)
     audit = web.get("/c/churn/host/audit").text

@@ -1,0 +1,60 @@
+"""Who may see a competition and whether it may still change: the one rule every loader of a
+competition applies (the API's ``CompetitionDep``, the pages, the ``kaggle`` routes, the lists).
+
+A draft is seen by its hosts only; to anyone else it does not exist (404, unlisted), so a host can
+try the scoring before anyone sees it. An archived competition is read-only for everyone.
+"""
+
+from sqlalchemy import ColumnElement, Select, or_, select, true
+from sqlalchemy.orm import Session
+
+from app.auth.hosts import is_host
+from app.errors import Conflict, NotFound
+from app.models import Competition, CompetitionHost, User
+from app.models.competition import ARCHIVED, DRAFT
+
+# Methods that only read: anything else is a write, refused on an archived competition.
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class Archived(Conflict):
+    code = "archived"
+
+
+def is_visible(session: Session, competition: Competition, viewer: User | None) -> bool:
+    if competition.status != DRAFT:
+        return True
+    return viewer is not None and is_host(session, competition, viewer)
+
+
+def visible_to(viewer: User | None) -> ColumnElement[bool]:
+    """The same rule as :func:`is_visible`, as a filter for list queries."""
+    if viewer is not None and viewer.is_admin:
+        return true()
+    published = Competition.status != DRAFT
+    if viewer is None or viewer.id is None:
+        return published
+    hosted = select(CompetitionHost.competition_id).where(CompetitionHost.user_id == viewer.id)
+    return or_(published, Competition.id.in_(hosted))
+
+
+def visible_competitions(viewer: User | None) -> Select[tuple[Competition]]:
+    return select(Competition).where(visible_to(viewer))
+
+
+def require_writable(competition: Competition) -> None:
+    if competition.status == ARCHIVED:
+        raise Archived(f"'{competition.slug}' is archived: it is read-only")
+
+
+def load_competition(
+    session: Session, slug: str, viewer: User | None = None, *, writing: bool = False
+) -> Competition:
+    """The competition ``slug`` as ``viewer`` may see it (None: an anonymous visitor), or 404;
+    with ``writing``, 409 ``archived`` for an archived one."""
+    competition = session.scalar(select(Competition).where(Competition.slug == slug))
+    if competition is None or not is_visible(session, competition, viewer):
+        raise NotFound(f"no competition '{slug[:64]}'")
+    if writing:
+        require_writable(competition)
+    return competition
