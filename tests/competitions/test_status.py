@@ -88,6 +88,15 @@ def test_a_draft_sample_submission_is_a_404_without_a_token(client, draft):
     assert client.get(f"{API}/competitions/secret/sample-submission").status_code == 404
 
 
+@pytest.mark.parametrize("board", ["public", "private"])
+def test_a_drafts_boards_are_a_404_without_a_token(client, draft, board):
+    # The public boards need no token; a draft's are still its hosts' alone.
+    for path in ("/competitions/secret/leaderboard", "/competitions/secret/leaderboard.csv"):
+        response = client.get(f"{API}{path}?board={board}")
+        assert response.status_code == 404, (path, response.text)
+        assert response.json()["code"] == "not_found"
+
+
 def test_a_draft_takes_only_its_hosts_baselines(client, host, draft, alice):
     response = client.post(
         f"{API}/competitions/secret/submissions",
