@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export PODIUM_DATABASE_URL ?= sqlite:///./.podium/podium.db
 export PODIUM_DATA_DIR ?= ./.podium/data
 
-.PHONY: run test lint install install-test bench docs clean
+.PHONY: run test test-fast lint install install-test bench docs clean
 
 $(BIN)/podium: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,18 @@ install-test: $(VENV)/.test-deps
 run: install
 	$(BIN)/podium serve --demo
 
+# The suite in parallel, one process per core (pytest-xdist); tests that share a module-scoped
+# server or browser keep to one worker (--dist loadgroup, the groups come from tests/conftest.py).
+PYTEST_WORKERS ?= auto
+XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
+
+# The full suite: the README's and CI's test command.
 test: install-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+
+# The inner loop: no browser, no PostgreSQL or Redis, nothing that starts servers or jails.
+test-fast: install-test
+	$(BIN)/python -m pytest $(XDIST) -m "not slow and not browser and not postgres and not redis" $(PYTEST_ARGS)
 
 # The gate CI runs before the tests: lint, format and strict types on the engine.
 lint: install-test
