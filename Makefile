@@ -27,10 +27,11 @@ install-test: $(VENV)/.test-deps
 run: install
 	$(BIN)/podium serve --demo
 
-# The suite in parallel, one process per core (pytest-xdist); tests that share a module-scoped
-# server or browser keep to one worker (--dist loadgroup, the groups come from tests/conftest.py).
+# The suite in parallel, one process per core (pytest-xdist). A module's tests keep to one worker
+# (--dist loadfile): a module-scoped server or browser starts once. Not loadgroup: xdist 3.8 marks
+# its groups by rewriting Node._nodeid, which pytest 9 no longer reads, so the groups split.
 PYTEST_WORKERS ?= auto
-XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
+XDIST := -n $(PYTEST_WORKERS) --dist loadfile
 
 # The full suite: the README's and CI's test command.
 test: install-test

@@ -2,7 +2,8 @@
 transaction per test rolled back afterwards, and an app whose scoring runs eagerly.
 
 The suite runs in parallel (pytest-xdist): every worker makes its own throw-away databases and
-its own Redis database, and tests that share a module-scoped set-up run on one worker. The tiers'
+its own Redis database, and a module's tests run on one worker (``--dist loadfile``), so a
+module-scoped server or browser starts once and a module's tests keep their order. The tiers'
 markers (``browser``, ``postgres``, ``redis``, ``slow``) are given here, from the fixtures a test
 uses and the module it is in, so that ``make test-fast`` can leave them out."""
 
@@ -69,13 +70,6 @@ def _uses_postgres(item: pytest.Item) -> bool:
     )
 
 
-def _module_scoped(item: pytest.Item) -> bool:
-    """Whether the test uses a fixture set up once per module (a live server, a browser)."""
-    defs = item._fixtureinfo.name2fixturedefs
-    return any(d[-1].scope == "module" for d in defs.values() if d)
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         module = item.path.resolve().relative_to(TESTS).as_posix()
@@ -87,9 +81,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.postgres)
         if "redis_url" in item.fixturenames:
             item.add_marker(pytest.mark.redis)
-        if _module_scoped(item):
-            # One worker runs the whole module, so its server or browser starts once, not per worker.
-            item.add_marker(pytest.mark.xdist_group(module))
 
 
 def _throwaway_postgres() -> Iterator[str]:
