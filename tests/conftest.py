@@ -45,6 +45,8 @@ SLOW_MODULES = frozenset(
         "custom_metrics/test_custom_metric_sandbox.py",
         "custom_metrics/test_custom_metric_inputs.py",
         "competitions/test_custom_metric_api.py",
+        "competitions/test_key_upload_outside_transaction.py",
+        "scoring/test_intake_corpus.py",
         "jobs/test_faults.py",
         "jobs/test_server_while_scoring.py",
         "kaggle/test_official_client.py",
@@ -52,7 +54,7 @@ SLOW_MODULES = frozenset(
         "security/test_abuse.py",
     }
 )
-BROWSER_MODULES = frozenset({"web/test_browser.py"})
+BROWSER_MODULES = frozenset({"web/test_browser.py", "web/test_browser_csp.py"})
 
 
 def _worker_index() -> int:
