@@ -1,11 +1,20 @@
 """Test fixtures: a database built by the Alembic migrations (SQLite and PostgreSQL), one
-transaction per test rolled back afterwards, and an app whose scoring runs eagerly."""
+transaction per test rolled back afterwards, and an app whose scoring runs eagerly.
 
+The suite runs in parallel (pytest-xdist): every worker makes its own throw-away databases and
+its own Redis database, and a module's tests run on one worker (``--dist loadfile``), so a
+module-scoped server or browser starts once and a module's tests keep their order. The tiers'
+markers (``browser``, ``postgres``, ``redis``, ``slow``) are given here, from the fixtures a test
+uses and the module it is in, so that ``make test-fast`` can leave them out."""
+
+import functools
 import os
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from fastapi.testclient import TestClient
@@ -21,6 +30,60 @@ from app.migrate import upgrade
 from app.models import Role
 
 POSTGRES_ENV = "PODIUM_TEST_DATABASE_URL"
+REDIS_ENV = "PODIUM_TEST_REDIS_URL"
+TESTS = Path(__file__).resolve().parent
+
+# Modules whose tests start real processes (uvicorn servers, jailed metric runs, the CLI in a
+# subprocess) or drive big inputs: they stay in the full suite and out of `make test-fast`.
+SLOW_MODULES = frozenset(
+    {
+        "cli/test_attack.py",
+        "cli/test_commands.py",
+        "cli/test_demo.py",
+        "client/test_participant_cli.py",
+        "custom_metrics/test_custom_metric_jail.py",
+        "custom_metrics/test_custom_metric_processes.py",
+        "custom_metrics/test_custom_metric_sandbox.py",
+        "custom_metrics/test_custom_metric_inputs.py",
+        "competitions/test_custom_metric_api.py",
+        "competitions/test_key_upload_outside_transaction.py",
+        "scoring/test_intake_corpus.py",
+        "jobs/test_faults.py",
+        "jobs/test_server_while_scoring.py",
+        "kaggle/test_official_client.py",
+        "ops/test_ops.py",
+        "security/test_abuse.py",
+    }
+)
+BROWSER_MODULES = frozenset({"web/test_browser.py", "web/test_browser_csp.py"})
+
+
+def _worker_index() -> int:
+    """0 outside xdist, else the number of this worker (``gw3`` is 3)."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+
+
+def _uses_postgres(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    return (
+        "postgres_url" in item.fixturenames
+        or params.get("database_url") == "postgresql"
+        or params.get("fresh_database_url") == "postgresql"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.resolve().relative_to(TESTS).as_posix()
+        if module in BROWSER_MODULES:
+            item.add_marker(pytest.mark.browser)
+        if module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+        if _uses_postgres(item):
+            item.add_marker(pytest.mark.postgres)
+        if "redis_url" in item.fixturenames:
+            item.add_marker(pytest.mark.redis)
 
 
 def _throwaway_postgres() -> Iterator[str]:
@@ -42,6 +105,43 @@ def _throwaway_postgres() -> Iterator[str]:
         with admin.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
         admin.dispose()
+
+
+def _fastapi_callable_caches() -> list[Callable[[], None]]:
+    import fastapi.dependencies.models
+    import fastapi.dependencies.utils
+
+    modules = (fastapi.dependencies.models, fastapi.dependencies.utils)
+    found = (getattr(module, name) for module in modules for name in dir(module))
+    return [cache.cache_clear for cache in found if isinstance(cache, functools._lru_cache_wrapper)]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """Let each test's apps go. FastAPI keeps up to 4096 endpoint callables in lru_caches of its
+    own; the suite's route closures hold their app, so a run kept a few hundred apps alive (4 GB
+    by the end, and every full collection walked them all)."""
+    yield
+    for cache_clear in _fastapi_callable_caches():
+        cache_clear()
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """PODIUM_TEST_REDIS_URL with this xdist worker's own database number, emptied: workers'
+    Celery queues and results never meet (gw0 gets the configured number, gw1 the one below)."""
+    base = os.environ.get(REDIS_ENV)
+    if not base:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{REDIS_ENV} must be set when CI=true")
+        pytest.skip(f"the Celery tests need {REDIS_ENV}, e.g. redis://127.0.0.1:6379/15")
+    import redis
+
+    parts = urlsplit(base)
+    configured = int(parts.path.strip("/") or 0)
+    url = urlunsplit(parts._replace(path=f"/{(configured - _worker_index()) % 16}"))
+    redis.Redis.from_url(url).flushdb()
+    return url
 
 
 @pytest.fixture(scope="session")

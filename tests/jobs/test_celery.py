@@ -1,9 +1,7 @@
 """The Celery backend against a real Redis broker and an in-process worker."""
 
-import os
 import time
 
-import pytest
 from celery.contrib.testing.worker import start_worker
 from fastapi.testclient import TestClient
 
@@ -13,21 +11,6 @@ from app.main import create_app
 from app.migrate import upgrade
 from tests.helpers import API, PERFECT, ready_competition, submit
 from tests.jobs.test_jobs import _headers
-
-REDIS_ENV = "PODIUM_TEST_REDIS_URL"
-
-
-@pytest.fixture
-def redis_url() -> str:
-    url = os.environ.get(REDIS_ENV)
-    if not url:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{REDIS_ENV} must be set when CI=true")
-        pytest.skip(f"the Celery tests need {REDIS_ENV}, e.g. redis://127.0.0.1:6379/15")
-    import redis
-
-    redis.Redis.from_url(url).flushdb()
-    return url
 
 
 def test_celery_workers_score_submissions_from_redis(tmp_path, redis_url):

@@ -1,6 +1,5 @@
 """An S3 store for these tests: PODIUM_STORAGE=s3 against moto's server on loopback."""
 
-import os
 from collections.abc import Iterator
 
 import httpx
@@ -39,16 +38,3 @@ def settings(settings: Settings, moto_s3: MotoS3) -> Settings:
     )
     store(s3).create_bucket(Bucket=BUCKET)
     return s3
-
-
-@pytest.fixture
-def redis_url() -> str:
-    url = os.environ.get("PODIUM_TEST_REDIS_URL")
-    if not url:
-        if os.environ.get("CI") == "true":
-            pytest.fail("PODIUM_TEST_REDIS_URL must be set when CI=true")
-        pytest.skip("the Celery tests need PODIUM_TEST_REDIS_URL, e.g. redis://127.0.0.1:6379/15")
-    import redis
-
-    redis.Redis.from_url(url).flushdb()
-    return url
