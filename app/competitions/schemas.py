@@ -4,7 +4,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.competitions.dates import EndInstant, StartInstant
-
 from app.models.types import MAX_INT
 
 # A single-label classification competition's label set, as the host gives it.
