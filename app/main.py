@@ -1,6 +1,7 @@
 """The FastAPI application: routers, one error handler, and the scorer's lifecycle."""
 
 import asyncio
+import functools
 import gc
 import logging
 from collections.abc import AsyncIterator
@@ -56,6 +57,29 @@ def _freeze_start_up_objects() -> None:
         gc.collect()
         gc.freeze()
         _frozen = True
+
+
+@functools.cache
+def _api_router() -> APIRouter:
+    """The API's routes, put together once per process: FastAPI works out each route's
+    dependencies and response fields when a router is included, and an app made per test (or per
+    worker) would otherwise pay for that again each time."""
+    # Every API route needs a token (refused with 429 after too many wrong ones from an address),
+    # validates its request and may fail unexpectedly.
+    api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 429, 500))
+    for router in (
+        auth_router,
+        competitions_router,
+        submissions_router,
+        leaderboard_router,
+        teams_router,
+        audit_router,
+        datafiles_router,
+        stats_router,
+        kaggle_router,
+    ):
+        api.include_router(router)
+    return api
 
 
 def create_app(
@@ -138,19 +162,7 @@ def create_app(
     app.add_middleware(RequestTelemetry)
     app.include_router(ops_router)
 
-    # Every API route needs a token (refused with 429 after too many wrong ones from an address),
-    # validates its request and may fail unexpectedly.
-    api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 429, 500))
-    api.include_router(auth_router)
-    api.include_router(competitions_router)
-    api.include_router(submissions_router)
-    api.include_router(leaderboard_router)
-    api.include_router(teams_router)
-    api.include_router(audit_router)
-    api.include_router(datafiles_router)
-    api.include_router(stats_router)
-    api.include_router(kaggle_router)
-    app.include_router(api)
+    app.include_router(_api_router())
     install_web(app)
     # Around the whole stack, Starlette's outermost error middleware included, so that even the
     # generic 500 carries the security headers.
