@@ -82,10 +82,17 @@ def test_a_trusted_proxys_forwarded_address_is_the_one_throttled_and_logged(tmp_
     ):
         with httpx.Client(base_url=url, timeout=30) as client:
             _fail_from(client, "203.0.113.7")
-            flooded = client.get("/api/v1/competitions", headers=_from("203.0.113.7", token))
-            assert flooded.status_code == 429
-            neighbour = client.get("/api/v1/competitions", headers=_from("203.0.113.8", token))
-            assert neighbour.status_code == 200, neighbour.text
+            # The wrong token is refused unchecked from the address that failed with it...
+            again = client.get("/api/v1/competitions", headers=_from("203.0.113.7", "wrong-token"))
+            assert again.status_code == 429
+            # ...and only there: from another client behind the same proxy it is merely wrong.
+            neighbour = client.get(
+                "/api/v1/competitions", headers=_from("203.0.113.8", "wrong-token")
+            )
+            assert neighbour.status_code == 401, neighbour.text
+            # A right token is never refused for other credentials' failures.
+            right = client.get("/api/v1/competitions", headers=_from("203.0.113.7", token))
+            assert right.status_code == 200, right.text
     text = log.read_text()
     assert "203.0.113.7" in text and "203.0.113.8" in text
 
@@ -94,7 +101,8 @@ def test_an_untrusted_peers_forwarded_header_is_ignored(tmp_path):
     with podium_serve(tmp_path, "--forwarded-allow-ips", "192.0.2.1") as (url, token, log):
         with httpx.Client(base_url=url, timeout=30) as client:
             _fail_from(client, "203.0.113.7")
-            # Every client is the peer (127.0.0.1) here, and it has failed too often.
-            shared = client.get("/api/v1/competitions", headers=_from("203.0.113.8", token))
+            # Every client is the peer (127.0.0.1) here, and the wrong token has failed too
+            # often from it, whatever the header says.
+            shared = client.get("/api/v1/competitions", headers=_from("203.0.113.8", "wrong-token"))
             assert shared.status_code == 429
     assert "203.0.113.8" not in log.read_text()
