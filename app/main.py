@@ -131,7 +131,6 @@ def create_app(
         redoc_url=None,
     )
     app.state.settings = settings
-    app.add_middleware(AbsoluteFormTargets)
     app.state.session_factory = session_factory
     app.state.scoring_queue = queue
     app.state.rendered_boards = RenderedBoards()
@@ -160,6 +159,9 @@ def create_app(
 
     unavailable.install(app)
     app.add_middleware(RequestTelemetry)
+    # Outermost: the kaggle client's absolute-form targets (http://localhost/api/...) are made
+    # origin-form before any gate classifies the path (the form gate took them for web forms).
+    app.add_middleware(AbsoluteFormTargets)
     app.include_router(ops_router)
 
     app.include_router(_api_router())
