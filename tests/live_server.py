@@ -60,6 +60,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def wait_until_healthy(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+    """Poll ``url``/healthz until the server answers (at most ~30 s), or fail with its log's tail
+    if the process has exited."""
+    for _ in range(300):
+        if process.poll() is not None:
+            raise AssertionError(f"the server did not start:\n{log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)  # not up yet: poll again
+    raise AssertionError(f"the server did not answer /healthz:\n{log.read_text()[-2000:]}")
+
+
 @contextmanager
 def live_server(root: Path, port: int, *, daily_limit: int = 3) -> Iterator[LiveServer]:
     database_url = f"sqlite:///{root}/podium.db"
@@ -93,14 +107,7 @@ def live_server(root: Path, port: int, *, daily_limit: int = 3) -> Iterator[Live
             stderr=subprocess.STDOUT,
         )
     try:
-        for _ in range(300):
-            if process.poll() is not None:
-                raise AssertionError(f"the server did not start:\n{log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        wait_until_healthy(process, url, log)
         headers = {"Authorization": f"Bearer {tokens['host']}"}
         with httpx.Client(base_url=f"{url}/api/v1", headers=headers) as api:
             for slug, title in ((SLUG, "Churn prediction"), ("other", "Another one")):

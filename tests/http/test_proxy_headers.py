@@ -5,7 +5,6 @@ forwarded header is ignored (issue 23). A real `podium serve` process on a free 
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +15,7 @@ from app.auth.service import create_user
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.migrate import upgrade
 from app.models import Role
-from tests.live_server import free_port
+from tests.live_server import free_port, wait_until_healthy
 
 SECRET = "proxy-headers-test-secret"
 FAILURES = 3
@@ -50,14 +49,7 @@ def podium_serve(root: Path, *args: str) -> Iterator[tuple[str, str, Path]]:
             stderr=subprocess.STDOUT,
         )
     try:
-        for _ in range(300):
-            if process.poll() is not None:
-                raise AssertionError(f"the server did not start:\n{log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.1)  # not up yet: poll again
+        wait_until_healthy(process, url, log)
         yield url, token, log
     finally:
         process.terminate()
