@@ -91,14 +91,41 @@ class ParkedQueue:
     def stop(self) -> None: ...
 
 
+# A competition's window and quotas are its phases' (a legacy competition's one phase "main"):
+# a test that moves them by hand moves the phase's too.
+_PHASE_FIELDS = {
+    "start": "start",
+    "deadline": "end",
+    "daily_submission_limit": "daily_submission_limit",
+    "total_submission_limit": "total_submission_limit",
+    "final_selection_limit": "final_selection_limit",
+}
+
+
+def set_competition(session_factory: Any, slug: str | None = None, **fields: Any) -> None:
+    """Change competition fields directly (every competition's, or ``slug``'s), whatever the
+    API accepts; window and quota fields go to its phases as well."""
+    from sqlalchemy import select, update
+
+    from app.models import Competition, Phase
+
+    with session_factory() as session:
+        chosen = update(Competition)
+        if slug is not None:
+            chosen = chosen.where(Competition.slug == slug)
+        session.execute(chosen.values(**fields))
+        phase_fields = {_PHASE_FIELDS[k]: v for k, v in fields.items() if k in _PHASE_FIELDS}
+        if phase_fields:
+            phases = update(Phase)
+            if slug is not None:
+                ids = select(Competition.id).where(Competition.slug == slug)
+                phases = phases.where(Phase.competition_id.in_(ids))
+            session.execute(phases.values(**phase_fields))
+        session.commit()
+
+
 def close_now(session_factory: Any) -> None:
     """Move every competition's deadline to this instant: all submitted so far was on time."""
     from datetime import UTC, datetime
 
-    from sqlalchemy import update
-
-    from app.models import Competition
-
-    with session_factory() as session:
-        session.execute(update(Competition).values(deadline=datetime.now(UTC)))
-        session.commit()
+    set_competition(session_factory, deadline=datetime.now(UTC))

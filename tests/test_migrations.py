@@ -137,3 +137,142 @@ def test_upgrade_to_0012_remembers_removed_cohosts_and_ends_old_sessions(empty_d
     eng.dispose()
     assert [tuple(f) for f in former] == [(1, 2)]
     assert sessions == 0
+
+
+def _rows_at(conn, *, standings: bool) -> None:  # type: ignore[no-untyped-def]
+    """A competition as an older revision kept it: a key, teams, submissions (one selected,
+    one hidden), scores and (from 0007 on) the standings that revision's code computed."""
+    at = "'2026-01-01 00:00:0{}+00'".format
+    conn.execute(
+        text(
+            "INSERT INTO users (id, name, role, created_at) VALUES"
+            f" (1, 'ada', 'organiser', {at(0)}), (2, 'alice', 'participant', {at(0)}),"
+            f" (3, 'bob', 'participant', {at(0)}), (4, 'carl', 'participant', {at(0)})"
+        )
+    )
+    conn.execute(
+        text(
+            "INSERT INTO competitions (id, slug, title, description, metric_name,"
+            " metric_params, daily_submission_limit, final_selection_limit, max_team_size,"
+            " score_decimals, start, deadline, created_by_id, created_at)"
+            f" VALUES (1, 'old', 'Old', '', 'roc_auc', '{{}}', 5, 1, 5, 5, {at(0)},"
+            f" '2026-02-01 00:00:00+00', 1, {at(0)})"
+        )
+    )
+    conn.execute(
+        text(
+            "INSERT INTO answer_keys (id, competition_id, version, path, sha256, id_column,"
+            " target_columns, n_rows, n_public, n_private, uploaded_by_id, created_at,"
+            f" published_at) VALUES (1, 1, 1, 'k', 'h', 'id', '[\"target\"]', 6, 3, 3, 1,"
+            f" {at(0)}, {at(0)})"
+        )
+    )
+    for team_id, name in ((1, "alice"), (2, "bob"), (3, "carl")):
+        conn.execute(
+            text(
+                "INSERT INTO teams (id, competition_id, name, created_at, leader_id)"
+                f" VALUES ({team_id}, 1, '{name}', {at(0)}, {team_id + 1})"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO team_members (team_id, competition_id, user_id, joined_at)"
+                f" VALUES ({team_id}, 1, {team_id + 1}, {at(0)})"
+            )
+        )
+    # (id, team, public, private, selected, hidden): alice's best public stands on the public
+    # board and, none selected with a limit of 1, on the private one too; bob selected #3.
+    rows = [
+        (1, 1, 0.80, 0.60, False, False),
+        (2, 1, 0.90, 0.50, False, False),
+        (3, 2, 0.85, 0.95, True, False),
+        (4, 2, 0.95, 0.40, False, False),
+        (5, 3, 0.90, 0.70, False, False),
+        (6, 3, 0.99, 0.99, False, True),
+    ]
+    for sid, team, public, private, selected, hidden in rows:
+        conn.execute(
+            text(
+                "INSERT INTO submissions (id, competition_id, team_id, user_id, description,"
+                " filename, path, size_bytes, sha256, status, selected, hidden, created_at)"
+                f" VALUES ({sid}, 1, {team}, {team + 1}, '', 's.csv', 's{sid}', 1, 'h',"
+                f" 'scored', {selected}, {hidden}, {at(sid)})"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO scores (submission_id, answer_key_id, score, public_score,"
+                f" private_score, created_at) VALUES ({sid}, 1, {public}, {public}, {private},"
+                f" {at(sid)})"
+            )
+        )
+    if not standings:
+        return
+    rows_on_boards = [
+        ("public", 2, 4, 0.95),
+        ("public", 1, 2, 0.90),
+        ("public", 3, 5, 0.90),
+        ("private", 2, 3, 0.95),
+        ("private", 3, 5, 0.70),
+        ("private", 1, 2, 0.50),
+    ]
+    for board, team, sid, score in rows_on_boards:
+        entries = 3 if team == 3 else 2
+        conn.execute(
+            text(
+                "INSERT INTO standings (competition_id, answer_key_id, board, team_id,"
+                " submission_id, score, order_key, submitted_at, baseline, entries,"
+                f" last_submission_at) VALUES (1, 1, '{board}', {team}, {sid}, {score},"
+                f" {-score}, {at(sid)}, false, {entries}, {at(6 if team == 3 else 2 * team)})"
+            )
+        )
+
+
+@pytest.mark.parametrize("revision", ["0013", "0006"])
+def test_upgrade_to_0014_keeps_every_board(empty_database_url, tmp_path, revision):
+    """Every competition becomes one phase `main` and one column named after its metric; its
+    boards read the same before and after, and the new standings code recomputes them equal.
+    From 0006, the standings are first filled by 0007's own rules."""
+    from alembic import command
+    from fastapi.testclient import TestClient
+    from sqlalchemy.orm import sessionmaker
+
+    from app.config import Settings
+    from app.leaderboard.standings import rebuild
+    from app.main import create_app
+    from app.models import Competition
+
+    url = empty_database_url
+    command.upgrade(alembic_config(url), revision)
+    eng = make_engine(url)
+    with eng.begin() as conn:
+        _rows_at(conn, standings=revision >= "0007")
+    command.upgrade(alembic_config(url), "head")
+    factory = sessionmaker(bind=eng, expire_on_commit=False)
+    settings = Settings(
+        env="test", database_url=url, data_dir=tmp_path / "data", secret_key="s" * 32
+    )
+
+    def boards() -> dict[str, list[tuple[object, ...]]]:
+        with TestClient(create_app(settings, session_factory=factory)) as client:
+            found = {}
+            for board in ("public", "private"):
+                body = client.get(f"/api/v1/competitions/old/leaderboard?board={board}").json()
+                assert body["phase"] == "main" and body["sort"] == "roc_auc", body
+                found[board] = [(r["rank"], r["team"], r["score"]) for r in body["rows"]]
+            return found
+
+    expected = {
+        "public": [(1, "bob", 0.95), (2, "alice", 0.9), (3, "carl", 0.9)],
+        "private": [(1, "bob", 0.95), (2, "carl", 0.7), (3, "alice", 0.5)],
+    }
+    assert boards() == expected
+    with factory() as session:
+        competition = session.get(Competition, 1)
+        assert [p.name for p in competition.phases] == ["main"]
+        assert competition.phases[0].final_selection_limit == 1
+        assert {k.phase_id for k in competition.answer_keys} == {competition.phases[0].id}
+        rebuild(session, competition)
+        session.commit()
+    assert boards() == expected
+    eng.dispose()

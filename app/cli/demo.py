@@ -119,6 +119,7 @@ def seed_demo(settings: Settings, *, base_url: str = "http://127.0.0.1:8000") ->
         upload_answer_key(
             session,
             competition=competition,
+            phase=competition.phases[0],
             source=io.BytesIO(key_csv),
             uploader=host,
             settings=settings,

@@ -1,9 +1,9 @@
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Form, Response, UploadFile, status
+from fastapi import APIRouter, Form, Path, Response, UploadFile, status
 
 from app.auth import hosts
-from app.competitions import lifecycle, service
+from app.competitions import lifecycle, phases, service
 from app.competitions.schemas import (
     AnswerKeyPublic,
     Checklist,
@@ -12,6 +12,8 @@ from app.competitions.schemas import (
     CompetitionUpdate,
     HostCreate,
     HostPublic,
+    PhasePublic,
+    PhaseUpdate,
     Status,
 )
 from app.deps import (
@@ -26,6 +28,9 @@ from app.deps import (
 from app.errors import error_responses
 from app.http.headers import content_disposition
 from app.pagination import PAGE_HEADERS, PageDep
+
+# A phase named in a path: bounded like the names phases are given.
+PhaseName = Annotated[str, Path(max_length=64)]
 
 router = APIRouter(
     prefix="/competitions", tags=["competitions"], responses=error_responses(403, 404, 409)
@@ -115,10 +120,69 @@ def upload_answer_key(
     session: SessionDep,
     settings: SettingsDep,
 ) -> AnswerKeyPublic:
+    """The key of the competition's only phase (409 naming the phase route when it has several)."""
     key = service.upload_answer_key(
-        session, competition=competition, source=file.file, uploader=user, settings=settings
+        session,
+        competition=competition,
+        phase=phases.only_phase(competition, "answer-key"),
+        source=file.file,
+        uploader=user,
+        settings=settings,
     )
     return AnswerKeyPublic.model_validate(key)
+
+
+@router.put(
+    "/{slug}/phases/{phase}/answer-key",
+    response_model=AnswerKeyPublic,
+    status_code=201,
+    responses=error_responses(413),
+)
+def upload_phase_answer_key(
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
+    phase: PhaseName,
+    file: UploadFile,
+    session: SessionDep,
+    settings: SettingsDep,
+) -> AnswerKeyPublic:
+    """A phase's own answer key: same file rules, Usage split and versions as the legacy route."""
+    key = service.upload_answer_key(
+        session,
+        competition=competition,
+        phase=phases.get_phase(competition, phase),
+        source=file.file,
+        uploader=user,
+        settings=settings,
+    )
+    return AnswerKeyPublic.model_validate(key)
+
+
+@router.get("/{slug}/phases", response_model=list[PhasePublic])
+def list_phases(competition: CompetitionDep) -> list[PhasePublic]:
+    return [phases.to_public(p) for p in competition.phases]
+
+
+@router.patch("/{slug}/phases/{phase}", response_model=PhasePublic)
+def update_phase(
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
+    phase: PhaseName,
+    data: PhaseUpdate,
+    session: SessionDep,
+) -> PhasePublic:
+    """A phase's title, dates, quotas, board and counting rule (audited)."""
+    found = phases.get_phase(competition, phase)
+    phases.update_phase(session, competition=competition, phase=found, data=data, actor=user)
+    return phases.to_public(found)
+
+
+@router.get("/{slug}/phases/{phase}/answer-key/versions", response_model=list[AnswerKeyPublic])
+def list_phase_key_versions(
+    competition: HostedCompetitionDep, phase: PhaseName
+) -> list[AnswerKeyPublic]:
+    found = phases.get_phase(competition, phase)
+    return [AnswerKeyPublic.model_validate(k) for k in found.answer_keys]
 
 
 @router.put(
@@ -145,7 +209,8 @@ def upload_custom_metric(
 
 @router.get("/{slug}/answer-key/versions", response_model=list[AnswerKeyPublic])
 def list_answer_key_versions(competition: HostedCompetitionDep) -> list[AnswerKeyPublic]:
-    return [AnswerKeyPublic.model_validate(k) for k in competition.answer_keys]
+    phase = phases.only_phase(competition, "answer-key/versions")
+    return [AnswerKeyPublic.model_validate(k) for k in phase.answer_keys]
 
 
 @router.get("/{slug}/sample-submission", response_class=Response)

@@ -33,6 +33,118 @@ class MetricConfig(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+# A column's, a phase's and an entry field's names appear in URLs, CSV headers and sort params.
+ColumnKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")]
+PhaseName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
+BoardRule = Literal["public", "hidden", "blind"]
+CountingRule = Literal["best", "last", "chosen"]
+MAX_PHASES = 20
+
+
+class ComputedConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    op: Literal["mean", "sum", "min", "max"]
+    of: list[ColumnKey] = Field(min_length=1, max_length=20)
+
+
+class ColumnConfig(BaseModel):
+    """One leaderboard column: a catalogue metric, or computed from columns before it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: ColumnKey
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    metric: MetricConfig | None = None
+    computed: ComputedConfig | None = None
+    # Digits shown on pages and CSVs; stored and ranked at full precision.
+    precision: int | None = Field(default=None, ge=0, le=15)
+    # Scored and shown to hosts only (a diagnostic column).
+    hidden: bool = False
+
+
+Columns = Annotated[list[ColumnConfig], Field(min_length=1, max_length=20)]
+STANDARD_FIELDS = ("method_name", "method_description", "project_url", "publication_url")
+
+
+class EntryField(BaseModel):
+    """A detail the uploader gives with a submission (EvalAI's submission meta attributes)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: ColumnKey
+    title: str | None = Field(default=None, max_length=200)
+    type: Literal["text", "boolean", "choice"] = "text"
+    options: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None, min_length=1, max_length=100
+    )
+    required: bool = False
+    on_board: bool = False
+
+    @model_validator(mode="after")
+    def _options_for_choice(self) -> "EntryField":
+        if (self.type == "choice") != (self.options is not None):
+            raise ValueError("a 'choice' field needs 'options', and only a choice field has them")
+        return self
+
+
+class PhaseConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: PhaseName
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    start: StartInstant | None = None
+    end: EndInstant | None = None
+    # Quotas left out take the competition's (its daily_submission_limit, ...).
+    daily_submission_limit: int | None = Field(default=None, ge=1, le=10_000)
+    total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
+    final_selection_limit: int | None = Field(default=None, ge=1, le=100)
+    board: BoardRule = "public"
+    counts: CountingRule = "chosen"
+    columns: Columns | None = None
+    entry_fields: list[EntryField] = Field(default_factory=list, max_length=20)
+
+    @model_validator(mode="after")
+    def _end_after_start(self) -> "PhaseConfig":
+        if self.start and self.end and self.end <= self.start:
+            raise ValueError(f"phase '{self.name}': end must come after start")
+        keys = [f.key for f in self.entry_fields]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"phase '{self.name}': duplicate entry field keys")
+        return self
+
+
+class PhaseUpdate(BaseModel):
+    """What a host may change of a phase; each change is audited."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    start: StartInstant | None = None
+    end: EndInstant | None = None
+    daily_submission_limit: int | None = Field(default=None, ge=1, le=10_000)
+    total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
+    final_selection_limit: int | None = Field(default=None, ge=1, le=100)
+    board: BoardRule | None = None
+    counts: CountingRule | None = None
+
+
+class PhasePublic(BaseModel):
+    name: str
+    title: str
+    start: datetime
+    end: datetime | None
+    state: Literal["upcoming", "open", "ended"]
+    daily_submission_limit: int
+    total_submission_limit: int | None
+    final_selection_limit: int
+    board: BoardRule
+    counts: CountingRule
+    columns: list[dict[str, Any]] | None
+    entry_fields: list[dict[str, Any]]
+    has_answer_key: bool
+
+
 class CompetitionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -42,7 +154,11 @@ class CompetitionCreate(BaseModel):
     # A draft is seen by its hosts only until it passes the launch checklist and is published;
     # without it a competition is published at once, as before drafts existed.
     status: Literal["draft", "published"] = "published"
-    metric: MetricConfig
+    # One metric (one column named after it), or several leaderboard columns: not both.
+    metric: MetricConfig | None = None
+    columns: Columns | None = None
+    # One window (start, deadline: one phase named "main"), or several phases: not both.
+    phases: list[PhaseConfig] | None = Field(default=None, min_length=1, max_length=MAX_PHASES)
     id_column: str | None = None
     start: StartInstant | None = None
     team_merge_deadline: EndInstant | None = None
@@ -61,6 +177,21 @@ class CompetitionCreate(BaseModel):
 
     @model_validator(mode="after")
     def _timeline_in_order(self) -> "CompetitionCreate":
+        if self.metric is not None and self.columns is not None:
+            raise ValueError("give 'metric' or 'columns', not both: 'metric' is one column")
+        if self.metric is None and self.columns is None:
+            raise ValueError("give 'metric' (one column) or 'columns'")
+        if self.phases is not None:
+            both = [name for name in ("start", "deadline") if getattr(self, name) is not None]
+            if both:
+                raise ValueError(
+                    f"give '{both[0]}' or 'phases', not both: each phase has its own start and end"
+                )
+            names = [p.name for p in self.phases]
+            repeated = sorted({n for n in names if names.count(n) > 1})
+            if repeated:
+                raise ValueError(f"duplicate phase name(s) in 'phases': {', '.join(repeated)}")
+            return self
         check_timeline(self.start, self.team_merge_deadline, self.deadline)
         return self
 
@@ -122,7 +253,10 @@ class CompetitionPublic(BaseModel):
     metric: MetricConfig
     direction: str
     id_column: str | None
+    # The answer key's file columns (id first); the board's columns are leaderboard_columns.
     columns: list[str] | None
+    leaderboard_columns: list[dict[str, Any]] = Field(default_factory=list)
+    phases: list[PhasePublic] = Field(default_factory=list)
     start: datetime
     team_merge_deadline: datetime | None
     deadline: datetime | None

@@ -6,11 +6,13 @@ from typing import Any, BinaryIO
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlalchemy import Select, false, func, select, update
+from sqlalchemy import Select, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from app.audit.service import record
 from app.auth.hosts import make_owner
+from app.competitions.phases import make_phases, relabel_late
+from app.competitions.phases import to_public as phase_public
 from app.competitions.schemas import (
     CompetitionCreate,
     CompetitionPublic,
@@ -27,12 +29,14 @@ from app.custom_metrics.sandbox import (
 )
 from app.db import no_transaction
 from app.errors import Conflict, NotFound, Unprocessable
+from app.evaluation.columns import check_columns, columns_for, public_column
 from app.evaluation.custom import check_key_with_custom_metric, custom_metrics_refused
 from app.evaluation.keys import cached_key, key_table
 from app.evaluation.metric import CUSTOM, custom_metric, is_custom, label_set, metric_for
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
-from app.models import AnswerKey, Competition, Submission, Team, User
+from app.models import AnswerKey, Competition, Phase, Submission, Team, User
 from app.pagination import Page, Paged, paginate
+from app.scoring.columns import ColumnError, reading_metric
 from app.scoring.core import ScoringError
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
 from app.scoring.intake_errors import first_few, plural
@@ -42,16 +46,11 @@ from app.teams.notices import notify
 
 
 def create_competition(session: Session, *, data: CompetitionCreate, owner: User) -> Competition:
-    try:
-        metric = custom_metric() if data.metric.name == CUSTOM else get_metric(data.metric.name)
-        params = metric.parse_params(data.metric.params)
-    except UnknownMetric as exc:
-        raise Unprocessable(f"{exc}; or '{CUSTOM}' to upload your own metric file") from None
-    except MetricParamsError as exc:
-        raise Unprocessable(str(exc)) from None
+    metric, params, columns = _metric_and_columns(data)
     if session.scalar(select(Competition.id).where(Competition.slug == data.slug)) is not None:
         raise Conflict(f"a competition with slug '{data.slug}' already exists")
     labels = _checked_labels(metric, data.labels)
+    start = data.start or datetime.now(UTC)
     competition = Competition(
         slug=data.slug,
         title=data.title,
@@ -59,8 +58,9 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         status=data.status,
         metric_name=metric.name,
         metric_params=params.model_dump(mode="json"),
+        columns=columns,
         id_column=data.id_column,
-        start=data.start or datetime.now(UTC),
+        start=start,
         team_merge_deadline=data.team_merge_deadline,
         deadline=data.deadline,
         daily_submission_limit=data.daily_submission_limit,
@@ -77,8 +77,35 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
     )
     session.add(competition)
     session.flush()
+    make_phases(session, competition, data.phases, start=start, deadline=data.deadline)
+    try:
+        check_timeline(competition.start, competition.team_merge_deadline, competition.deadline)
+    except ValueError as exc:
+        raise Unprocessable(str(exc)) from None
     make_owner(session, competition=competition, user=owner)
     return competition
+
+
+def _metric_and_columns(
+    data: CompetitionCreate,
+) -> tuple[Metric, Any, list[dict[str, Any]] | None]:
+    """The metric that reads files (the ranking column's), its params, and the column list to
+    store (None for a body with one ``metric``: one column named after it)."""
+    if data.columns is None:
+        assert data.metric is not None  # the schema asks for one or the other
+        try:
+            metric = custom_metric() if data.metric.name == CUSTOM else get_metric(data.metric.name)
+            return metric, metric.parse_params(data.metric.params), None
+        except UnknownMetric as exc:
+            raise Unprocessable(f"{exc}; or '{CUSTOM}' to upload your own metric file") from None
+        except MetricParamsError as exc:
+            raise Unprocessable(str(exc)) from None
+    definitions = [c.model_dump(exclude_none=True) for c in data.columns]
+    try:
+        reading = reading_metric(check_columns(definitions))
+    except ColumnError as exc:
+        raise Unprocessable(exc.args[0], extra={"field": exc.field}) from None
+    return reading.metric, reading.params, definitions  # type: ignore[return-value]
 
 
 def _checked_labels(metric: Metric, labels: list[str] | None) -> list[str] | None:
@@ -132,6 +159,7 @@ def _newest_first(viewer: User | None, status: str | None) -> Select[tuple[Compe
 def to_public(competition: Competition) -> CompetitionPublic:
     metric = metric_for(competition)
     key = competition.board_key
+    now = datetime.now(UTC)
     return CompetitionPublic(
         slug=competition.slug,
         title=competition.title,
@@ -141,6 +169,8 @@ def to_public(competition: Competition) -> CompetitionPublic:
         direction=metric.direction,
         id_column=key.id_column if key else competition.id_column,
         columns=[key.id_column, *key.target_columns] if key else None,
+        leaderboard_columns=[public_column(c) for c in columns_for(competition)],
+        phases=[phase_public(p, now) for p in competition.phases],
         start=competition.start,
         team_merge_deadline=competition.team_merge_deadline,
         deadline=competition.deadline,
@@ -195,6 +225,7 @@ def update_competition(
         )
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
+    _write_through_to_phase(competition, changes)
     if "labels" in changes:
         changes["labels"] = _checked_labels(metric_for(competition), changes["labels"])
         key = competition.board_key
@@ -203,7 +234,7 @@ def update_competition(
     for name, value in changes.items():
         setattr(competition, name, value)
     if "deadline" in changes:
-        _relabel_late(session, competition)
+        relabel_late(session, competition)
     session.flush()
     record(
         session,
@@ -219,13 +250,30 @@ def update_competition(
     return competition
 
 
-def _relabel_late(session: Session, competition: Competition) -> None:
-    """A moved deadline moves what counts as late: the boards and selections follow it."""
-    deadline = competition.deadline
-    late = Submission.created_at >= deadline if deadline is not None else false()
-    session.execute(
-        update(Submission).where(Submission.competition_id == competition.id).values(late=late)
-    )
+_PHASE_FIELDS = {
+    "start": "start",
+    "deadline": "end",
+    "daily_submission_limit": "daily_submission_limit",
+    "total_submission_limit": "total_submission_limit",
+    "final_selection_limit": "final_selection_limit",
+}
+
+
+def _write_through_to_phase(competition: Competition, changes: dict[str, Any]) -> None:
+    """A competition's window and quotas are its one phase's: a change to them is the phase's
+    too. With several phases each has its own, changed through the phase route."""
+    touched = [name for name in _PHASE_FIELDS if name in changes]
+    if not touched:
+        return
+    phases = list(competition.phases)
+    if len(phases) != 1:
+        raise Conflict(
+            f"'{competition.slug}' has {len(phases)} phases, each with its own "
+            f"{', '.join(touched)}: use PATCH /api/v1/competitions/{competition.slug}/phases/{{name}}",
+            extra={"phases": [p.name for p in phases]},
+        )
+    for name in touched:
+        setattr(phases[0], _PHASE_FIELDS[name], changes[name])
 
 
 def _unselect_late(session: Session, competition: Competition, actor: User) -> None:
@@ -273,10 +321,10 @@ def _unselect_late(session: Session, competition: Competition, actor: User) -> N
         )
 
 
-def _scoring_setup(competition: Competition) -> tuple[Any, ...]:
+def _scoring_setup(competition: Competition, phase: Phase | None = None) -> tuple[Any, ...]:
     """What a key or metric file is checked against: if it changed while the file was checked
     (with no transaction open), the check no longer holds."""
-    key = competition.board_key
+    key = phase.board_key if phase is not None else competition.board_key
     return (
         competition.metric_name,
         competition.metric_params,
@@ -299,18 +347,20 @@ def upload_answer_key(
     session: Session,
     *,
     competition: Competition,
+    phase: Phase,
     source: BinaryIO,
     uploader: User,
     settings: Settings,
 ) -> AnswerKey:
-    """Validate and store a new key version; the first version goes live at once.
+    """Validate and store a new key version of a phase; the phase's first version goes live at
+    once.
 
     The file is stored, parsed and checked (by the competition's metric file too) with no
     transaction open and the request's database slot given back, so the API never waits on it.
     """
     metric = metric_for(competition)
     params = metric.parse_params(competition.metric_params)
-    setup = _scoring_setup(competition)
+    setup = _scoring_setup(competition, phase)
     stored = None
     try:
         with no_transaction(session):
@@ -324,19 +374,21 @@ def upload_answer_key(
                 competition, stored=stored, metric=metric, params=params, settings=settings
             )
         session.refresh(competition)
-        if _scoring_setup(competition) != setup:
+        session.refresh(phase)
+        if _scoring_setup(competition, phase) != setup:
             raise _changed_meanwhile()
     except (Unprocessable, Conflict):
         if stored is not None and not _is_referenced(session, stored.ref):
             remove_stored(stored.ref, settings=settings)
         raise
     latest = session.scalar(
-        select(func.max(AnswerKey.version)).where(AnswerKey.competition_id == competition.id)
+        select(func.max(AnswerKey.version)).where(AnswerKey.phase_id == phase.id)
     )
     now = datetime.now(UTC)
-    previous = competition.board_key
+    previous = phase.board_key
     key = AnswerKey(
         competition_id=competition.id,
+        phase_id=phase.id,
         version=(latest or 0) + 1,
         path=stored.ref,
         sha256=stored.sha256,
@@ -352,12 +404,14 @@ def upload_answer_key(
     session.add(key)
     session.flush()
     session.refresh(competition, ["answer_keys"])
+    session.refresh(phase, ["answer_keys"])
+    several = len(competition.phases) > 1
     record(
         session,
         competition=competition,
         actor=uploader,
         action="answer_key_upload",
-        target=f"version {key.version}",
+        target=f"phase {phase.name} version {key.version}" if several else f"version {key.version}",
         before={"board_version": previous.version if previous else None},
         after={
             "version": key.version,

@@ -322,7 +322,11 @@ def _refresh_bands(factory: sessionmaker[Session], job: _Job) -> None:
             competition = session.get(Competition, job.competition.id)
             if competition is None or not competition.score_intervals:
                 return
-            published = competition.board_key
+            key = session.get(AnswerKey, job.key.id)
+            if key is None:
+                return
+            # Each phase has its own keys: the published one is the key's phase's.
+            published = key.phase.board_key
             if published is not None and published.id == job.key.id:
                 apply_pending(session)
                 stands = session.scalar(
@@ -337,7 +341,7 @@ def _refresh_bands(factory: sessionmaker[Session], job: _Job) -> None:
                 unscored = session.scalar(
                     select(Submission.id)
                     .where(
-                        Submission.competition_id == competition.id,
+                        Submission.phase_id == key.phase_id,
                         ~exists().where(
                             Score.submission_id == Submission.id,
                             Score.answer_key_id == job.key.id,
@@ -368,7 +372,9 @@ def board_bands(
             Standing.board == board,
             Standing.baseline.is_(False),
         )
-        .order_by(Standing.order_key, Standing.submitted_at, Standing.submission_id)
+        .order_by(
+            Standing.order_key, Standing.tie_key, Standing.submitted_at, Standing.submission_id
+        )
         .limit(BAND_TEAMS)
     ).all()
     found = stats_of(session, key_id=key_id, submission_ids=[r.submission_id for r in rows])

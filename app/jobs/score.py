@@ -36,16 +36,18 @@ from app.config import Settings
 from app.custom_metrics.sandbox import CustomMetricFailure
 from app.db import unit_of_work
 from app.errors import StorageUnavailable
+from app.evaluation.columns import column_defs
 from app.evaluation.custom import score_with_custom_metric
 from app.evaluation.keys import intake_limits, key_table
-from app.evaluation.metric import is_custom, metric_for
+from app.evaluation.metric import is_custom
 from app.jobs.honest import add_score_stats
 from app.jobs.lease import Lease, claimable, give_up, held, put_back, renewing, try_claim
 from app.jobs.lease import now as lease_now
 from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
-from app.scoring.core import ScoreResult, ScoringError, score_submission_file
+from app.scoring.columns import resolve_columns
+from app.scoring.core import ScoreResult, ScoringError, score_columns_file
 from app.storage import local_file
 
 log = logging.getLogger(__name__)
@@ -99,12 +101,15 @@ class ScoringPlan:
     id_column: str | None
     custom_metric_path: str | None
     custom_metric_direction: str | None
+    # The leaderboard column definitions of the submission's phase.
+    columns: tuple[dict[str, Any], ...] = ()
 
     @classmethod
     def read(
         cls, submission: Submission, competition: Competition, key: AnswerKey
     ) -> "ScoringPlan":
         return cls(
+            columns=tuple(column_defs(competition, submission.phase)),
             submission_path=submission.path,
             key_path=key.path,
             key_sha256=key.sha256,
@@ -160,7 +165,7 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
         ):
             return None
         competition = session.get(Competition, submission.competition_id)
-        key = competition.board_key if competition else None
+        key = submission.phase.board_key if competition else None
         if competition is None or key is None:
             return None
         if submission.attempts >= settings.scoring_max_attempts and session.scalar(
@@ -191,11 +196,9 @@ def _score(plan: ScoringPlan, settings: Settings) -> ScoreResult:
             submission_path=Path(plan.submission_path),
             settings=settings,
         )
-    metric = metric_for(competition)
-    return score_submission_file(
+    return score_columns_file(
         Path(plan.submission_path),
-        metric=metric,
-        params=metric.parse_params(competition.metric_params),
+        columns=resolve_columns(plan.columns),
         key=key_table(competition, plan.key(), settings),
         details=True,
         limits=intake_limits(settings),
@@ -337,6 +340,9 @@ def _write_score(session: Session, submission_id: int, key_id: int, outcome: Out
             details=result.details
             if result
             else {"error": outcome.error, "host_error": outcome.host_error},
+            columns=result.columns if result else None,
+            public_tie=result.public_tie if result else "",
+            private_tie=result.private_tie if result else "",
         )
     )
 

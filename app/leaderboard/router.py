@@ -23,6 +23,9 @@ from app.leaderboard.schemas import (
 )
 from app.models.types import Count
 
+PhaseQuery = Annotated[str | None, Query(max_length=64)]
+SortQuery = Annotated[str | None, Query(max_length=64)]
+
 router = APIRouter(tags=["leaderboard"], responses=error_responses(403, 404, 409))
 
 
@@ -36,9 +39,20 @@ def get_leaderboard(
     board: Board = "public",
     limit: Annotated[int, Query(ge=1, le=service.MAX_PAGE)] = 100,
     offset: Annotated[Count, Query()] = 0,
+    phase: PhaseQuery = None,
+    sort: SortQuery = None,
 ) -> Leaderboard:
+    """A phase's board (default: the one open now, else the last that ended), ranked by its
+    first column or by ``sort``."""
     return service.leaderboard(
-        session, competition=competition, board=board, user=user, limit=limit, offset=offset
+        session,
+        competition=competition,
+        board=board,
+        user=user,
+        limit=limit,
+        offset=offset,
+        phase_name=phase,
+        sort=sort,
     )
 
 
@@ -53,6 +67,8 @@ def get_leaderboard_csv(
     user: OptionalUser,
     session: SessionDep,
     board: Board = "public",
+    phase: PhaseQuery = None,
+    sort: SortQuery = None,
 ) -> Response:
     body = service.leaderboard_csv(
         session,
@@ -60,6 +76,8 @@ def get_leaderboard_csv(
         board=board,
         user=user,
         cache=request.app.state.rendered_boards,
+        phase_name=phase,
+        sort=sort,
     )
     filename = f"{competition.slug}-{board}-leaderboard.csv"
     return Response(

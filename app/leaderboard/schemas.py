@@ -1,7 +1,7 @@
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 Board = Literal["public", "private"]
 
@@ -18,16 +18,26 @@ class LeaderboardRow(BaseModel):
     # for metrics without intervals, or while they are being computed.
     interval: dict[str, float | int] | None = None
     band: int | None = None
+    # Every column the reader may see: its key → this row's value on this board.
+    scores: dict[str, float | None] = Field(default_factory=dict)
 
 
 class Leaderboard(BaseModel):
     competition: str
+    phase: str | None = None
     board: Board
     metric: str
     direction: str
+    # The board's columns (key, title, metric, direction, ...), the first ranking; ``sort`` the
+    # one this page is ranked by.
+    columns: list[dict[str, Any]] = Field(default_factory=list)
+    sort: str | None = None
     answer_key_version: int | None
     score_decimals: int | None  # None: full precision (an organiser's view)
-    tie_break: str = "equal scores: the team whose scoring submission came first ranks higher"
+    tie_break: str = (
+        "equal scores: the next columns in order, then the team whose scoring submission came "
+        "first ranks higher"
+    )
     total: int = 0  # rows on the whole board, baselines included
     limit: int = 100
     offset: int = 0

@@ -37,7 +37,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from app.auth.hosts import is_host
-from app.errors import Forbidden, Unauthorized
+from app.competitions.phases import board_phase
+from app.errors import Forbidden, Unauthorized, Unprocessable
+from app.evaluation.columns import columns_for, public_column, stored_values
 from app.evaluation.metric import metric_for
 from app.evaluation.rounding import rounded, rounded_interval, shown_decimals
 from app.honest.board.board import (
@@ -51,7 +53,19 @@ from app.leaderboard.cache import BoardView, RenderedBoards
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
 from app.leaderboard.spreadsheet import safe_row
 from app.leaderboard.standings import apply_pending, wrote_standings
-from app.models import AnswerKey, BoardRevision, Competition, Standing, Team, TeamMember, User
+from app.models import (
+    AnswerKey,
+    BoardRevision,
+    Competition,
+    Phase,
+    Score,
+    Standing,
+    Team,
+    TeamMember,
+    User,
+)
+from app.models.phase import BOARD_BLIND, BOARD_HIDDEN
+from app.scoring.columns import Column, sortable
 
 MAX_PAGE = 1000
 
@@ -70,14 +84,33 @@ class Ranked:
     submission_id: int
 
 
+class BoardBlind(Forbidden):
+    code = "board_blind"
+
+
+class BoardHidden(Forbidden):
+    code = "board_hidden"
+
+
 def check_board_access(
-    session: Session, competition: Competition, board: Board, user: User | None
+    session: Session,
+    competition: Competition,
+    board: Board,
+    user: User | None,
+    phase: Phase | None = None,
 ) -> None:
-    """The public board is anyone's; the private one a host's, and anyone's after the deadline.
-    ``user`` None: a reader without a token."""
-    if board != "private" or _is_host(session, competition, user):
+    """The public board is anyone's; the private one a host's, and anyone's after the phase
+    ends. A ``blind`` phase's boards are its hosts' alone until it ends; a ``hidden`` phase's
+    always. ``user`` None: a reader without a token."""
+    phase = phase or competition.current_phase
+    if _is_host(session, competition, user):
         return
-    if competition.is_past_deadline(datetime.now(UTC)):
+    now = datetime.now(UTC)
+    if phase is not None:
+        refuse_hidden_board(phase, now)
+    if board != "private":
+        return
+    if phase.has_ended(now) if phase is not None else competition.is_past_deadline(now):
         return
     if user is None:
         raise Unauthorized(
@@ -87,11 +120,27 @@ def check_board_access(
     raise Forbidden("the private leaderboard opens to participants after the deadline")
 
 
+def refuse_hidden_board(phase: Phase, now: datetime) -> None:
+    """403 for a participant on a blind phase's board before it ends, or a hidden phase's."""
+    if phase.board == BOARD_BLIND and not phase.has_ended(now):
+        ends = phase.end.isoformat() if phase.end is not None else "the phase's end"
+        raise BoardBlind(
+            f"phase '{phase.name}' is blind: its scores appear when it ends ({ends})",
+            extra={"phase": phase.name, "ends_at": phase.end.isoformat() if phase.end else None},
+        )
+    if phase.board == BOARD_HIDDEN:
+        raise BoardHidden(
+            f"phase '{phase.name}' has a hidden board: each team sees its own scores on its "
+            "submissions, the board is for the hosts",
+            extra={"phase": phase.name},
+        )
+
+
 def _is_host(session: Session, competition: Competition, user: User | None) -> bool:
     return user is not None and is_host(session, competition, user)
 
 
-_ORDER = (Standing.order_key, Standing.submitted_at, Standing.submission_id)
+_ORDER = (Standing.order_key, Standing.tie_key, Standing.submitted_at, Standing.submission_id)
 _COLUMNS = (
     Standing.team_id,
     Team.name,
@@ -119,8 +168,8 @@ def _ranked(row, position: int, baselines: list[tuple]) -> Ranked:  # type: igno
         entries=entries,
         last_submission_at=last,
         position=position,
-        submitted_at=place[1],
-        submission_id=place[2],
+        submitted_at=place[2],
+        submission_id=place[3],
     )
 
 
@@ -193,7 +242,8 @@ def _page_statement():  # type: ignore[no-untyped-def]
         .where(
             other.answer_key_id == bindparam("key_id", type_=Integer),
             other.board == bindparam("board", type_=String),
-            tuple_(other.order_key, other.submitted_at, other.submission_id) < tuple_(*_ORDER),
+            tuple_(other.order_key, other.tie_key, other.submitted_at, other.submission_id)
+            < tuple_(*_ORDER),
         )
         .scalar_subquery()
     )
@@ -205,7 +255,7 @@ def _page_statement():  # type: ignore[no-untyped-def]
         select(kind(str(_OWN)), *_COLUMNS, ahead)
         .join(Team, Team.id == Standing.team_id)
         .where(*_BOARD, Standing.team_id == bindparam("own_team_id", type_=Integer)),
-        select(kind(str(_TOTAL)), *nothing, null(), null(), null(), func.count()).where(*_BOARD),
+        select(kind(str(_TOTAL)), *nothing, *[null()] * len(_ORDER), func.count()).where(*_BOARD),
     )
 
 
@@ -260,7 +310,12 @@ def _own_team_id(session: Session, competition: Competition, user: User | None) 
     )
 
 
-def _row(ranked: Ranked, decimals: int | None, honest: dict[int, RowStats]) -> LeaderboardRow:
+def _row(
+    ranked: Ranked,
+    decimals: int | None,
+    honest: dict[int, RowStats],
+    scores: dict[str, float | None] | None = None,
+) -> LeaderboardRow:
     found = honest.get(ranked.submission_id)
     return LeaderboardRow(
         rank=ranked.rank,
@@ -271,7 +326,114 @@ def _row(ranked: Ranked, decimals: int | None, honest: dict[int, RowStats]) -> L
         baseline=ranked.baseline,
         interval=rounded_interval(found.interval if found else None, decimals),
         band=found.band if found else None,
+        scores=scores or {},
     )
+
+
+@dataclass(frozen=True)
+class BoardColumns:
+    """The columns a board shows its reader (hidden ones to hosts only) and the one it sorts
+    by; values are rounded to each column's precision and the reader's decimals."""
+
+    all: list[Column]
+    shown: list[Column]
+    sort: Column
+    decimals: int | None
+
+    @property
+    def sorted_by_rank(self) -> bool:
+        return self.sort.key == self.all[0].key
+
+    def digits(self, column: Column) -> int | None:
+        if column.precision is None or self.decimals is None:
+            return self.decimals
+        return min(column.precision, self.decimals)
+
+    def values(
+        self, stored: dict[str, dict[str, float | None]], board: Board
+    ) -> dict[str, float | None]:
+        return {
+            c.key: rounded(stored.get(c.key, {}).get(board), self.digits(c)) for c in self.shown
+        }
+
+
+def board_columns(
+    competition: Competition, phase: Phase, *, host: bool, sort: str | None, decimals: int | None
+) -> BoardColumns:
+    columns = columns_for(competition, phase)
+    shown = [c for c in columns if host or not c.hidden]
+    chosen = columns[0]
+    if sort is not None:
+        found = [c for c in shown if c.key == sort]
+        if not found:
+            raise Unprocessable(
+                f"cannot sort by '{sort}': the board's columns are "
+                + ", ".join(c.key for c in shown),
+                extra={"field": "sort"},
+            )
+        chosen = found[0]
+    return BoardColumns(columns, shown, chosen, decimals)
+
+
+def _stored_values(
+    session: Session, *, competition: Competition, key_id: int, submission_ids: list[int]
+) -> dict[int, dict[str, dict[str, float | None]]]:
+    """Each submission's per-column values against one key version (one query)."""
+    if not submission_ids:
+        return {}
+    ranking = columns_for(competition)[0].key
+    rows = session.execute(
+        select(
+            Score.submission_id,
+            Score.columns,
+            Score.score,
+            Score.public_score,
+            Score.private_score,
+        ).where(Score.answer_key_id == key_id, Score.submission_id.in_(submission_ids))
+    )
+    return {
+        r.submission_id: stored_values(
+            r.columns,
+            ranking_key=ranking,
+            score=r.score,
+            public=r.public_score,
+            private=r.private_score,
+        )
+        for r in rows
+    }
+
+
+def _resorted(
+    session: Session,
+    *,
+    competition: Competition,
+    key_id: int,
+    board: Board,
+    columns: BoardColumns,
+) -> list[Ranked]:
+    """The whole board ranked by another column, then the others in order, then time (the
+    standings are kept in the ranking column's order; a re-sort reads one board, one row per
+    team)."""
+    whole = standings(session, competition=competition, key_id=key_id, board=board)
+    values = _stored_values(
+        session,
+        competition=competition,
+        key_id=key_id,
+        submission_ids=[r.submission_id for r in whole],
+    )
+    order = [columns.sort] + [c for c in columns.all if c.key != columns.sort.key]
+
+    def place(ranked: Ranked) -> tuple[Any, ...]:
+        mine = values.get(ranked.submission_id, {})
+        keys = [sortable(mine.get(c.key, {}).get(board), c.maximize) for c in order]
+        return (*keys, ranked.submitted_at, ranked.submission_id)
+
+    result, rank = [], 0
+    for position, ranked in enumerate(sorted(whole, key=place), start=1):
+        if not ranked.baseline:
+            rank += 1
+        result.append(replace(ranked, position=position, rank=None if ranked.baseline else rank))
+    return result
 
 
 def _honest(
@@ -310,17 +472,23 @@ def leaderboard(
     user: User | None,
     limit: int = 100,
     offset: int = 0,
+    phase_name: str | None = None,
+    sort: str | None = None,
 ) -> Leaderboard:
-    """A page of a board, under :func:`check_board_access`; ``user`` None reads without a token
-    (as a participant, with no row of its own)."""
-    check_board_access(session, competition, board, user)
+    """A page of a phase's board (default: the current phase), under
+    :func:`check_board_access`; ``user`` None reads without a token (as a participant, with no
+    row of its own). ``sort`` ranks by another column, then the others in order."""
+    phase = board_phase(competition, phase_name)
+    check_board_access(session, competition, board, user, phase)
     metric = metric_for(competition)
-    key = competition.board_key
+    key = phase.board_key
     host = _is_host(session, competition, user)
     decimals = shown_decimals(competition, host=host)
+    columns = board_columns(competition, phase, host=host, sort=sort, decimals=decimals)
     total, page, own = 0, [], None
     honest: dict[int, RowStats] = {}
     bands_cover: int | None = None
+    values: dict[int, dict[str, dict[str, float | None]]] = {}
     if key is not None:
         own_team_id = _own_team_id(session, competition, user)
         if board == "public" and hides_public_scores(competition, host):
@@ -329,28 +497,50 @@ def leaderboard(
             total, page = len(ranked), ranked[offset : offset + limit]
             own = next((r for r in ranked if r.team_id == own_team_id), None)
         else:
-            total, page, own = _page(
-                session,
-                key_id=key.id,
-                board=board,
-                limit=limit,
-                offset=offset,
-                own_team_id=own_team_id,
-            )
+            if columns.sorted_by_rank:
+                total, page, own = _page(
+                    session,
+                    key_id=key.id,
+                    board=board,
+                    limit=limit,
+                    offset=offset,
+                    own_team_id=own_team_id,
+                )
+            else:
+                ranked = _resorted(
+                    session, competition=competition, key_id=key.id, board=board, columns=columns
+                )
+                total, page = len(ranked), ranked[offset : offset + limit]
+                own = next((r for r in ranked if r.team_id == own_team_id), None)
             # Intervals and bands read the exact scores: never shown on a Ladder board.
             honest, bands_cover = _honest(session, competition, key.id, board, page, own)
+            shown = page + ([own] if own is not None else [])
+            values = _stored_values(
+                session,
+                competition=competition,
+                key_id=key.id,
+                submission_ids=[r.submission_id for r in shown],
+            )
+
+    def row(r: Ranked) -> LeaderboardRow:
+        scores = columns.values(values[r.submission_id], board) if r.submission_id in values else {}
+        return _row(r, decimals, honest, scores)
+
     return Leaderboard(
         competition=competition.slug,
+        phase=phase.name,
         board=board,
         metric=metric.name,
         direction=metric.direction,
+        columns=[public_column(c) for c in columns.shown],
+        sort=columns.sort.key,
         answer_key_version=key.version if key else None,
         score_decimals=decimals,
         total=total,
         limit=limit,
         offset=offset,
-        rows=[_row(r, decimals, honest) for r in page],
-        own_row=_row(own, decimals, honest) if own else None,
+        rows=[row(r) for r in page],
+        own_row=row(own) if own else None,
         public_board_mode=competition.public_board_mode,
         bands_cover=bands_cover,
     )
@@ -385,12 +575,13 @@ _CSV_ROWS = (
 
 
 def _csv(
-    rows: Iterable[tuple[bool, str, float, int, datetime | str, int | None]], decimals: int | None
+    rows: Iterable[tuple[Any, ...]], decimals: int | None, columns: list[Column] | None = None
 ) -> bytes:
-    """(baseline, team, score, entries, last submission, rank or None) rows as the CSV's bytes."""
+    """(baseline, team, score, entries, last submission, rank or None[, column values]) rows as
+    the CSV's bytes; a board of several columns gets one more CSV column for each."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(CSV_COLUMNS + [c.key for c in columns or []])
     writer.writerows(
         safe_row(
             (
@@ -400,9 +591,10 @@ def _csv(
                 entries,
                 _iso(last),
                 "true" if baseline else "false",
+                *("" if v is None else repr(v) for v in more[0] if more),
             )
         )
-        for baseline, name, score, entries, last, rank in rows
+        for baseline, name, score, entries, last, rank, *more in rows
     )
     return out.getvalue().encode()
 
@@ -424,17 +616,23 @@ def leaderboard_csv(
     board: Board,
     user: User | None,
     cache: RenderedBoards | None = None,
+    phase_name: str | None = None,
+    sort: str | None = None,
 ) -> bytes:
-    """The whole board as CSV, under the same access and rounding rules as the JSON pages.
+    """The whole board of a phase as CSV, under the same access and rounding rules as the JSON
+    pages.
 
     With a ``cache``, the bytes are reused while the competition's board revision stands.
     """
-    check_board_access(session, competition, board, user)
-    key = competition.board_key
+    phase = board_phase(competition, phase_name)
+    check_board_access(session, competition, board, user, phase)
+    key = phase.board_key
     host = _is_host(session, competition, user)
     decimals = shown_decimals(competition, host=host)
+    columns = board_columns(competition, phase, host=host, sort=sort, decimals=decimals)
+    several = columns.shown if len(columns.all) > 1 else None
     if key is None:
-        return _csv([], decimals)
+        return _csv([], decimals, several)
     if board == "public" and hides_public_scores(competition, host):
         # What the Ladder released, replayed from every team's history (never cached: the
         # queue's stats feed it after the score is written).
@@ -448,9 +646,10 @@ def leaderboard_csv(
         )
     apply_pending(session)
     view = BoardView(competition.id, key.id, board, host, decimals)
-    # This transaction's own uncommitted standings must not be shared with other readers.
+    # This transaction's own uncommitted standings must not be shared with other readers; a
+    # board sorted by another column is not kept.
     revision = None
-    if cache is not None and not wrote_standings(session):
+    if cache is not None and not wrote_standings(session) and columns.sorted_by_rank:
         # Read before the rows: bytes filed under a revision are at least that new.
         revision = (
             session.scalar(
@@ -461,11 +660,49 @@ def leaderboard_csv(
         found = cache.get(view, revision)
         if found is not None:
             return found
-    rows = session.connection().execute(_CSV_ROWS, {"key_id": key.id, "board": board}).all()
-    body = _csv(_ranked_by_position(rows), decimals)
+    if several is None and columns.sorted_by_rank:
+        rows = session.connection().execute(_CSV_ROWS, {"key_id": key.id, "board": board}).all()
+        body = _csv(_ranked_by_position(rows), decimals)
+    else:
+        body = _csv_with_columns(
+            session, competition=competition, key_id=key.id, board=board, columns=columns
+        )
     if cache is not None and revision is not None:
         cache.put(view, revision, body)
     return body
+
+
+def _csv_with_columns(
+    session: Session, *, competition: Competition, key_id: int, board: Board, columns: BoardColumns
+) -> bytes:
+    if columns.sorted_by_rank:
+        ranked = standings(session, competition=competition, key_id=key_id, board=board)
+    else:
+        ranked = _resorted(
+            session, competition=competition, key_id=key_id, board=board, columns=columns
+        )
+    values = _stored_values(
+        session,
+        competition=competition,
+        key_id=key_id,
+        submission_ids=[r.submission_id for r in ranked],
+    )
+    return _csv(
+        (
+            (
+                r.baseline,
+                r.team,
+                r.score,
+                r.entries,
+                r.last_submission_at,
+                r.rank,
+                list(columns.values(values.get(r.submission_id, {}), board).values()),
+            )
+            for r in ranked
+        ),
+        columns.decimals,
+        columns.shown,
+    )
 
 
 def _released_standings(session: Session, competition: Competition, key: AnswerKey) -> list[Ranked]:

@@ -9,12 +9,13 @@ tables through the session is covered without knowing about boards. Writes that 
 session (raw SQL on a bare connection) must call :func:`rebuild` for the competition.
 
 The rules, computed per (answer-key version, team) from the team's eligible submissions (scored
-against that version, not hidden, not late, team not banned):
+against that version, not hidden, not late, team not banned), by the counting rule of the key's
+phase. Equal scores are broken by the tie-breaking columns (``Score.public_tie``), then by time:
 
-- public: the best public score; equal scores go to the earlier submission;
-- private: with submissions selected, the best private score among them; with none selected
-  (Kaggle's rule), the best private score among the team's best ``final_selection_limit``
-  submissions by public score.
+- public: the best public score; with ``counts: last``, the latest scored submission's;
+- private, ``chosen`` (Kaggle's rule): with submissions selected, the best private score among
+  them; with none selected, the best among the team's best ``final_selection_limit`` by public
+  score. ``best``: the best private score; ``last``: the latest scored submission's.
 """
 
 import functools
@@ -43,7 +44,17 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, UOWTransaction
 
 from app.evaluation.metric import metric_for
-from app.models import BoardRevision, Competition, Score, Standing, Submission, Team
+from app.models import (
+    AnswerKey,
+    BoardRevision,
+    Competition,
+    Phase,
+    Score,
+    Standing,
+    Submission,
+    Team,
+)
+from app.models.phase import COUNTS_BEST, COUNTS_CHOSEN, COUNTS_LAST
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +62,8 @@ _PENDING = "standings_pending"
 _WRITTEN = "standings_written"
 _SUBMISSION_FIELDS = ("selected", "hidden", "late", "team_id", "baseline", "competition_id")
 _SCORE_FIELDS = ("public_score", "private_score", "submission_id", "answer_key_id")
-_COMPETITION_FIELDS = ("final_selection_limit", "custom_metric_direction", "metric_name")
+_COMPETITION_FIELDS = ("custom_metric_direction", "metric_name")
+_PHASE_FIELDS = ("final_selection_limit", "counts")
 # A bulk statement touching more teams than this rebuilds their competitions in one go.
 _MANY_TEAMS = 200
 _IDS_PER_QUERY = 10_000
@@ -98,8 +110,15 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
             Submission.baseline.label("baseline"),
             Score.public_score.label("public"),
             Score.private_score.label("private"),
+            Score.public_tie.label("public_tie"),
+            Score.private_tie.label("private_tie"),
+            # The key's phase decides which submission stands and how many are auto-chosen.
+            Phase.counts.label("counts"),
+            Phase.final_selection_limit.label("selection_limit"),
         )
         .join(Score, Score.submission_id == Submission.id)
+        .join(AnswerKey, AnswerKey.id == Score.answer_key_id)
+        .join(Phase, Phase.id == AnswerKey.phase_id)
         .join(Team, Team.id == Submission.team_id)
         .where(
             Submission.competition_id == competition_id,
@@ -112,6 +131,18 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
     )
     e = eligible.c
     per_team = (e.key_id, e.team_id)
+
+    def newest_with(column):  # type: ignore[no-untyped-def]
+        # The latest submission scored on that split ("last"): unscored rows after the rest.
+        return func.row_number().over(
+            partition_by=per_team,
+            order_by=(
+                case((column.is_(None), 1), else_=0),
+                e.created_at.desc(),
+                e.submission_id.desc(),
+            ),
+        )
+
     flagged = select(
         e,
         func.max(case((e.selected.is_(True), 1), else_=0))
@@ -120,23 +151,39 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
         func.row_number()
         .over(
             partition_by=per_team,
-            order_by=(best_first(e.public).nulls_last(), e.created_at, e.submission_id),
+            order_by=(
+                best_first(e.public).nulls_last(),
+                e.public_tie,
+                e.created_at,
+                e.submission_id,
+            ),
         )
         .label("by_public"),
+        newest_with(e.public).label("newest_public"),
+        newest_with(e.private).label("newest_private"),
     ).cte("flagged")
     p = flagged.c
-    # The pool a private score is picked from: the selected submissions or, with none selected,
-    # the best final_selection_limit by public score.
+    last = p.counts == literal(COUNTS_LAST)
+    # The pool a private score is picked from. "chosen" (Kaggle's rule): the selected
+    # submissions or, with none selected, the best selection_limit by public score; "best":
+    # every scored submission; "last": the latest scored one.
     pool = (
         select(p)
         .where(
             p.private.is_not(None),
             or_(
-                and_(p.any_selected == 1, p.selected.is_(True)),
+                p.counts == literal(COUNTS_BEST),
+                and_(last, p.newest_private == 1),
                 and_(
-                    p.any_selected == 0,
-                    p.public.is_not(None),
-                    p.by_public <= bindparam("selection_limit", type_=Integer),
+                    p.counts == literal(COUNTS_CHOSEN),
+                    or_(
+                        and_(p.any_selected == 1, p.selected.is_(True)),
+                        and_(
+                            p.any_selected == 0,
+                            p.public.is_not(None),
+                            p.by_public <= p.selection_limit,
+                        ),
+                    ),
                 ),
             ),
         )
@@ -147,7 +194,12 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
         func.row_number()
         .over(
             partition_by=(pool.c.key_id, pool.c.team_id),
-            order_by=(best_first(pool.c.private), pool.c.created_at, pool.c.submission_id),
+            order_by=(
+                best_first(pool.c.private),
+                pool.c.private_tie,
+                pool.c.created_at,
+                pool.c.submission_id,
+            ),
         )
         .label("rn"),
     ).cte("by_private")
@@ -170,10 +222,14 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
             p.submission_id,
             p.public,
             sign * p.public,
+            p.public_tie,
             p.created_at,
             p.baseline,
             *history(p.team_id),
-        ).where(p.by_public == 1, p.public.is_not(None)),
+        ).where(
+            or_(and_(last, p.newest_public == 1), and_(~last, p.by_public == 1)),
+            p.public.is_not(None),
+        ),
         select(
             competition_id,
             q.key_id,
@@ -182,6 +238,7 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
             q.submission_id,
             q.private,
             sign * q.private,
+            q.private_tie,
             q.created_at,
             q.baseline,
             *history(q.team_id),
@@ -197,6 +254,7 @@ _COLUMNS = [
     "submission_id",
     "score",
     "order_key",
+    "tie_key",
     "submitted_at",
     "baseline",
     "entries",
@@ -212,10 +270,7 @@ def _recompute(
     bump_revision: bool = True,
 ) -> None:
     maximize = metric_for(competition).greater_is_better
-    params: dict[str, Any] = {
-        "competition_id": competition.id,
-        "selection_limit": competition.final_selection_limit,
-    }
+    params: dict[str, Any] = {"competition_id": competition.id}
     stale = delete(Standing).where(Standing.competition_id == competition.id)
     if team_ids is not None:
         params["team_ids"] = sorted(team_ids)
@@ -331,6 +386,8 @@ def _collect(session: Session, _context: UOWTransaction) -> None:
             pending.teams.add((obj.competition_id, obj.id))
         elif isinstance(obj, Competition) and _changed(obj, _COMPETITION_FIELDS):
             pending.competitions.add(obj.id)
+        elif isinstance(obj, Phase) and _changed(obj, _PHASE_FIELDS):
+            pending.competitions.add(obj.competition_id)
 
 
 def _statement_rows(state: ORMExecuteState) -> list[Mapping[str, Any]]:

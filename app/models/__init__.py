@@ -4,6 +4,7 @@ from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, FormerHost, HostRole
+from app.models.phase import Phase
 from app.models.standing import BoardRevision, Standing
 from app.models.stats import BoardBands, ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
@@ -22,6 +23,7 @@ __all__ = [
     "DataFile",
     "FormerHost",
     "HostRole",
+    "Phase",
     "Role",
     "Score",
     "ScoreStats",

@@ -1,13 +1,16 @@
 """Competitions and their versioned, hidden answer keys."""
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
 from app.models.types import UTCDateTime, utcnow
+
+if TYPE_CHECKING:
+    from app.models.phase import Phase
 
 # A competition's life: a draft is seen by its hosts only; published is today's competition;
 # archived is read-only, its boards kept.
@@ -27,6 +30,11 @@ class Competition(Base):
     )
     metric_name: Mapped[str] = mapped_column(String(64))
     metric_params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # The leaderboard columns (app.competitions.columns): the first ranks, the next break ties.
+    # ``metric_name``/``metric_params`` are the ranking column's metric (for a computed ranking
+    # column, its first input's), which decides how files are read and the board's direction.
+    # None: one column named after the metric, as before columns existed.
+    columns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
     # For metric_name "custom": the organiser's Kaggle-style score() file and its direction.
     custom_metric_path: Mapped[str | None] = mapped_column(String(500), default=None)
     custom_metric_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
@@ -35,11 +43,12 @@ class Competition(Base):
     # A single-label classification competition's label set, as the host gave it; without it
     # the board key's labels are the set. Predictions outside it are refused at upload.
     labels: Mapped[list[str] | None] = mapped_column(JSON, default=None)
-    # Submissions open at ``start``; teams may merge until ``team_merge_deadline``; the private
-    # board opens by itself at ``deadline``.
+    # The first phase's start and the last phase's end, kept by app.competitions.phases: teams
+    # may merge until ``team_merge_deadline``; after ``deadline`` submissions are late.
     start: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     team_merge_deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     deadline: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # The defaults a legacy body gives its one phase; each phase keeps its own.
     daily_submission_limit: Mapped[int] = mapped_column(Integer, default=5)
     total_submission_limit: Mapped[int | None] = mapped_column(Integer, default=None)
     final_selection_limit: Mapped[int] = mapped_column(Integer, default=2)
@@ -58,14 +67,36 @@ class Competition(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     answer_keys: Mapped[list["AnswerKey"]] = relationship(
-        back_populates="competition", order_by="AnswerKey.version"
+        back_populates="competition", order_by="AnswerKey.id"
+    )
+    phases: Mapped[list["Phase"]] = relationship(
+        back_populates="competition", order_by="Phase.position"
     )
 
     @property
+    def current_phase(self) -> "Phase | None":
+        """The phase a board or an upload means when none is named: the one open now (the
+        latest-starting of several), else the last that ended, else the first."""
+        now = utcnow()
+        phases = list(self.phases)
+        if not phases:
+            return None
+        open_now = [p for p in phases if p.is_open(now)]
+        if open_now:
+            return max(open_now, key=lambda p: (p.start, p.position))
+        ended = [p for p in phases if p.has_ended(now)]
+        if ended:
+            return max(ended, key=lambda p: (p.end, p.position))  # type: ignore[arg-type,return-value]
+        return phases[0]
+
+    @property
     def board_key(self) -> "AnswerKey | None":
-        """The newest published key version: the one the leaderboards are computed from."""
-        published = [k for k in self.answer_keys if k.published_at is not None]
-        return published[-1] if published else None
+        """The current phase's newest published key version: the one its boards come from."""
+        phase = self.current_phase
+        if phase is None:
+            published = [k for k in self.answer_keys if k.published_at is not None]
+            return published[-1] if published else None
+        return phase.board_key
 
     def is_past_deadline(self, now: datetime) -> bool:
         return self.deadline is not None and now >= self.deadline
@@ -73,12 +104,14 @@ class Competition(Base):
 
 class AnswerKey(Base):
     __tablename__ = "answer_keys"
-    __table_args__ = (UniqueConstraint("competition_id", "version"),)
+    # Versions are numbered per phase: each phase has its own key and its own history.
+    __table_args__ = (UniqueConstraint("phase_id", "version"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     competition_id: Mapped[int] = mapped_column(
         ForeignKey("competitions.id", ondelete="CASCADE"), index=True
     )
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id", ondelete="CASCADE"), index=True)
     version: Mapped[int] = mapped_column(Integer)
     path: Mapped[str] = mapped_column(String(500))
     sha256: Mapped[str] = mapped_column(String(64))
@@ -97,3 +130,4 @@ class AnswerKey(Base):
     published_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
     competition: Mapped[Competition] = relationship(back_populates="answer_keys")
+    phase: Mapped["Phase"] = relationship(back_populates="answer_keys")

@@ -24,6 +24,7 @@ class Standing(Base):
             "answer_key_id",
             "board",
             "order_key",
+            "tie_key",
             "submitted_at",
             "submission_id",
         ),
@@ -44,6 +45,9 @@ class Standing(Base):
     # The score turned so that smaller is better (negated for a metric to maximise): rank order
     # is (order_key, submitted_at, submission_id), all ascending.
     order_key: Mapped[float] = mapped_column(Float)
+    # The tie-breaking columns in board order (app.scoring.columns.tie_key): ranks by
+    # (order_key, tie_key, submitted_at, submission_id).
+    tie_key: Mapped[str] = mapped_column(String(400), default="", server_default="")
     submitted_at: Mapped[datetime] = mapped_column(UTCDateTime())
     baseline: Mapped[bool] = mapped_column(Boolean, default=False)
     # The team's whole history in the competition, failed and hidden entries included.

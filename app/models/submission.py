@@ -21,6 +21,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
 from app.models.competition import AnswerKey, Competition
+from app.models.phase import Phase
 from app.models.team import Team
 from app.models.types import UTCDateTime, utcnow
 from app.models.user import User
@@ -41,9 +42,13 @@ class Submission(Base):
     competition_id: Mapped[int] = mapped_column(
         ForeignKey("competitions.id", ondelete="CASCADE"), index=True
     )
+    # The phase it was filed into (the one open at upload, or the one the uploader named).
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id", ondelete="CASCADE"), index=True)
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     description: Mapped[str] = mapped_column(Text, default="")
+    # The entry details the phase asked for at upload (method name, URLs, host-defined fields).
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     filename: Mapped[str] = mapped_column(String(255))
     path: Mapped[str] = mapped_column(String(500))
     size_bytes: Mapped[int] = mapped_column(BigInteger)
@@ -74,6 +79,7 @@ class Submission(Base):
     request_id: Mapped[str | None] = mapped_column(String(64), default=None)
 
     competition: Mapped["Competition"] = relationship()
+    phase: Mapped["Phase"] = relationship()
     team: Mapped[Team] = relationship()
     user: Mapped[User] = relationship()
     scores: Mapped[list["Score"]] = relationship(back_populates="submission")
@@ -95,6 +101,13 @@ class Score(Base):
     public_score: Mapped[float | None] = mapped_column(Float, default=None)
     private_score: Mapped[float | None] = mapped_column(Float, default=None)
     details: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # Every column's value ({key: {"score", "public", "private"}}); the three floats above are
+    # the ranking column's.
+    columns: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # The tie-breaking columns' values as one string that sorts the board's way (empty: no
+    # tie-breaking column), per split: the standings order by (score, tie, time).
+    public_tie: Mapped[str] = mapped_column(String(400), default="", server_default="")
+    private_tie: Mapped[str] = mapped_column(String(400), default="", server_default="")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
     submission: Mapped[Submission] = relationship(back_populates="scores")

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from app.metrics import Metric, MetricInputError, get_metric
 from app.metrics.errors import LabelAbsent
+from app.scoring.columns import Column, reading_metric, score_columns, tie_key
 from app.scoring.intake import (
     IGNORED,
     PRIVATE,
@@ -36,6 +37,11 @@ class ScoreResult:
     details: dict[str, Any] | None = None
     # Without a Usage column every row counts for both boards, but the CLI reports no split.
     has_usage: bool = True
+    # Every leaderboard column's (score, public, private), the three above being the ranking
+    # column's; and the tie-breaking columns as strings that sort the board's way, per split.
+    columns: dict[str, dict[str, float | None]] | None = None
+    public_tie: str = ""
+    private_tie: str = ""
 
     def as_json(self, metric_name: str) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -135,10 +141,8 @@ def score_aligned(
     if key.usage is None:
         overall = _compute(metric, params, key, y_pred, None)
         public = private = overall
-        counted = None
     else:
-        counted = key.usage != IGNORED
-        overall = _compute(metric, params, key, y_pred, counted)
+        overall = _compute(metric, params, key, y_pred, key.usage != IGNORED)
         public_mask, private_mask = key.usage == PUBLIC, key.usage == PRIVATE
         public = (
             _compute(metric, params, key, y_pred, public_mask, split=True)
@@ -150,17 +154,24 @@ def score_aligned(
             if private_mask.any()
             else None
         )
-    extra_details = None
-    if details and metric.details is not None:
-        y_true, pred, extra = _subset(key, y_pred, counted)
-        extra_details = metric.details(y_true, pred, params=params, extra=extra)
     return ScoreResult(
         score=overall,
         public=public,
         private=private,
-        details=extra_details,
+        details=_details(metric, params, key, y_pred) if details else None,
         has_usage=key.usage is not None,
     )
+
+
+def _details(
+    metric: Metric, params: BaseModel, key: AnswerKeyTable, y_pred: np.ndarray
+) -> dict[str, Any] | None:
+    """The metric's extra details (a confusion matrix, ...) over the rows that count."""
+    if metric.details is None:
+        return None
+    counted = None if key.usage is None else key.usage != IGNORED
+    y_true, pred, extra = _subset(key, y_pred, counted)
+    return metric.details(y_true, pred, params=params, extra=extra)
 
 
 def load_key(
@@ -221,6 +232,41 @@ def score_submission_file(
     except IntakeError as exc:
         raise ScoringError(exc.message, source="submission", kind=exc.kind) from None
     return score_aligned(metric, params, key, y_pred, details=details)
+
+
+def score_columns_file(
+    path: Path,
+    *,
+    columns: Sequence[Column],
+    key: AnswerKeyTable,
+    details: bool = False,
+    limits: IntakeLimits = DEFAULT_LIMITS,
+    labels: Sequence[str] | None = None,
+) -> ScoreResult:
+    """Score a submission file on every leaderboard column in one pass: the file is read,
+    aligned and validated once (by the reading column's metric), then each column's metric runs
+    on the same arrays and the computed columns follow."""
+    reading = reading_metric(columns)
+    metric, params = reading.metric, reading.params
+    assert metric is not None and params is not None  # a catalogue column reads
+    try:
+        y_pred = read_submission(path, key=key, metric=metric, limits=limits)
+        if labels is not None:
+            check_labels(path, column=key.target_columns[0], labels=labels, limits=limits)
+    except IntakeError as exc:
+        raise ScoringError(exc.message, source="submission", kind=exc.kind) from None
+    values = score_columns(columns, key, y_pred, score_aligned)
+    ranking = values[columns[0].key]
+    return ScoreResult(
+        score=ranking["score"],  # type: ignore[arg-type]
+        public=ranking["public"],
+        private=ranking["private"],
+        details=_details(metric, params, key, y_pred) if details else None,
+        has_usage=key.usage is not None,
+        columns=values,
+        public_tie=tie_key(columns, values, "public"),
+        private_tie=tie_key(columns, values, "private"),
+    )
 
 
 def score_files(

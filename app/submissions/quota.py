@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.errors import RateLimited, TooManyRequests
-from app.models import Competition, Submission, Team
+from app.models import Competition, Phase, Submission, Team
 from app.submissions.schemas import QuotaPublic
 
 
@@ -20,39 +20,55 @@ def start_of_utc_day(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _counted(team_id: int):  # type: ignore[no-untyped-def]
+def _counted(team_id: int, phase_id: int):  # type: ignore[no-untyped-def]
     return select(func.count(Submission.id)).where(
-        Submission.team_id == team_id, Submission.refunded.is_(False)
+        Submission.team_id == team_id,
+        Submission.phase_id == phase_id,
+        Submission.refunded.is_(False),
     )
 
 
 def quota_for(
-    session: Session, *, competition: Competition, team: Team | None, now: datetime
+    session: Session,
+    *,
+    competition: Competition,
+    team: Team | None,
+    now: datetime,
+    phase: Phase | None = None,
 ) -> QuotaPublic:
+    """A team's quota in a phase (quotas are per phase; default: the current one)."""
+    phase = phase or competition.current_phase
+    assert phase is not None  # every competition has a phase
     day = start_of_utc_day(now)
     used_today = used_total = 0
     if team is not None:
-        used_today = session.scalar(_counted(team.id).where(Submission.created_at >= day)) or 0
-        used_total = session.scalar(_counted(team.id)) or 0
-    remaining = max(competition.daily_submission_limit - used_today, 0)
-    if competition.total_submission_limit is not None:
-        remaining = min(remaining, max(competition.total_submission_limit - used_total, 0))
+        counted = _counted(team.id, phase.id)
+        used_today = session.scalar(counted.where(Submission.created_at >= day)) or 0
+        used_total = session.scalar(counted) or 0
+    remaining = max(phase.daily_submission_limit - used_today, 0)
+    if phase.total_submission_limit is not None:
+        remaining = min(remaining, max(phase.total_submission_limit - used_total, 0))
     return QuotaPublic(
+        phase=phase.name,
         used_today=used_today,
-        daily_limit=competition.daily_submission_limit,
+        daily_limit=phase.daily_submission_limit,
         remaining_today=remaining,
         resets_at=day + timedelta(days=1),
         used_total=used_total,
-        total_limit=competition.total_submission_limit,
+        total_limit=phase.total_submission_limit,
     )
 
 
-def charge(session: Session, *, competition: Competition, team: Team, now: datetime) -> None:
-    """Refuse the upload when the team has no submission left; call with the team locked."""
-    quota = quota_for(session, competition=competition, team=team, now=now)
-    total = competition.total_submission_limit
+def charge(
+    session: Session, *, competition: Competition, team: Team, now: datetime, phase: Phase
+) -> None:
+    """Refuse the upload when the team has no submission left in the phase; call with the team
+    locked."""
+    quota = quota_for(session, competition=competition, team=team, now=now, phase=phase)
+    total = phase.total_submission_limit
     if total is not None and quota.used_total >= total:
-        raise TooManyRequests(f"your team has used all {total} submissions of this competition")
+        where = f"phase '{phase.name}'" if len(competition.phases) > 1 else "this competition"
+        raise TooManyRequests(f"your team has used all {total} submissions of {where}")
     if quota.used_today >= quota.daily_limit:
         # Written as the pages write times (the message is shown on them); the field keeps ISO.
         raise TooManyRequests(

@@ -1,9 +1,10 @@
 from datetime import UTC, datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request, UploadFile, status
+from fastapi import APIRouter, Form, Query, Request, UploadFile, status
 from fastapi.responses import JSONResponse, StreamingResponse
 
+from app.competitions.phases import board_phase
 from app.deps import (
     CompetitionDep,
     CurrentUser,
@@ -47,7 +48,10 @@ def create_submission(
     settings: SettingsDep,
     description: Annotated[str, Form(max_length=1000)] = "",
     baseline: Annotated[bool, Form()] = False,
+    phase: Annotated[str | None, Form(max_length=64)] = None,
 ) -> SubmissionAccepted | JSONResponse:
+    """File a submission into the phase open now, or the one the form field ``phase`` names
+    (needed when several are open)."""
     upload = service.create_submission(
         session,
         competition=competition,
@@ -58,6 +62,7 @@ def create_submission(
         settings=settings,
         queue=request.app.state.scoring_queue,
         baseline=baseline,
+        phase_name=phase or None,
     )
     if upload.refusal is not None:
         # Answered, not raised: the failed submission is committed into the team's history.
@@ -77,9 +82,18 @@ def list_submissions(
 
 
 @router.get("/competitions/{slug}/quota", response_model=QuotaPublic)
-def get_quota(competition: CompetitionDep, user: CurrentUser, session: SessionDep) -> QuotaPublic:
+def get_quota(
+    competition: CompetitionDep,
+    user: CurrentUser,
+    session: SessionDep,
+    phase: Annotated[str | None, Query(max_length=64)] = None,
+) -> QuotaPublic:
+    """The team's quota in a phase (default: the current one)."""
     team = find_team(session, competition=competition, user=user)
-    return quota_for(session, competition=competition, team=team, now=datetime.now(UTC))
+    found = board_phase(competition, phase)
+    return quota_for(
+        session, competition=competition, team=team, now=datetime.now(UTC), phase=found
+    )
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionView)

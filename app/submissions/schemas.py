@@ -1,7 +1,7 @@
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from app.models import SubmissionStatus
 
@@ -26,6 +26,10 @@ class SubmissionPublic(BaseModel):
     # ``released`` whether it moved the board; exact boards give the interval instead.
     released: bool | None = None
     public_interval: dict[str, float | int] | None = None
+    # The phase it was filed into, and every column's value (``public_score`` stays the ranking
+    # column's): {column key: {"public": ..., "private": ...}}, private None until revealed.
+    phase: str | None = None
+    scores: dict[str, dict[str, float | None]] = Field(default_factory=dict)
 
 
 class SubmissionRevealed(SubmissionPublic):
@@ -63,6 +67,7 @@ class ScoreVersion(BaseModel):
 
 
 class QuotaPublic(BaseModel):
+    phase: str | None = None
     used_today: int
     daily_limit: int
     remaining_today: int

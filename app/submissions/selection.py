@@ -20,8 +20,8 @@ def set_selected(session: Session, *, submission_id: int, user: User, selected: 
         if submission is not None and is_host(session, submission.competition, user):
             raise Forbidden("only the team's own members select its submissions")
         raise NotFound(f"no submission {submission_id}")
-    competition = submission.competition
-    if competition.is_past_deadline(datetime.now(UTC)):
+    # Each phase's selections close when it ends (a one-phase competition's at its deadline).
+    if submission.phase.has_ended(datetime.now(UTC)):
         raise Forbidden("final selections closed at the deadline")
     if submission.selected == selected:
         return submission
@@ -33,16 +33,19 @@ def set_selected(session: Session, *, submission_id: int, user: User, selected: 
                 f"only scored submissions can be selected; this one is {submission.status}"
             )
         lock_teams(session, [submission.team])
+        # Selections are per phase, each with its own limit.
+        limit = submission.phase.final_selection_limit
         chosen = session.scalar(
             select(func.count(Submission.id)).where(
-                Submission.team_id == submission.team_id, Submission.selected.is_(True)
+                Submission.team_id == submission.team_id,
+                Submission.phase_id == submission.phase_id,
+                Submission.selected.is_(True),
             )
         )
-        if (chosen or 0) >= competition.final_selection_limit:
+        if (chosen or 0) >= limit:
             raise Conflict(
-                f"your team has already selected {competition.final_selection_limit} "
-                "submission(s), "
-                "the limit; unselect one first"
+                f"your team has already selected {limit} submission(s), the limit; "
+                "unselect one first"
             )
     submission.selected = selected
     session.flush()

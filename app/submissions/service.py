@@ -8,6 +8,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.auth.hosts import host_or_refuse_former, is_host
+from app.competitions.phases import upload_phase
 from app.config import Settings
 from app.db import after_commit
 from app.errors import AppError, Conflict, Forbidden, NotFound, PayloadTooLarge, Unprocessable
@@ -36,6 +37,7 @@ def create_submission(
     settings: Settings,
     queue: ScoringQueue,
     baseline: bool = False,
+    phase_name: str | None = None,
 ) -> "Upload":
     """Store an upload as a submission: queued for scoring, or failed at once when the cheap
     checks (format, size, encoding, header) already find the file at fault.
@@ -52,11 +54,13 @@ def create_submission(
             "hosts do not compete in their own competition: submit with baseline=true "
             "for an unranked reference entry"
         )
-    if now < competition.start and not host:
-        raise Forbidden(f"submissions open at {competition.start.isoformat()}")
-    key = competition.board_key
+    phase, late = upload_phase(competition, phase_name, now, host=host)
+    key = phase.board_key
     if key is None:
-        raise Conflict("this competition does not accept submissions yet: it has no answer key")
+        which = f"its phase '{phase.name}'" if len(competition.phases) > 1 else "it"
+        raise Conflict(
+            f"this competition does not accept submissions yet: {which} has no answer key"
+        )
     if is_custom(competition) and not competition.custom_metric_path:
         raise Conflict(
             "this competition does not accept submissions yet: its metric file is missing"
@@ -67,15 +71,16 @@ def create_submission(
         raise Forbidden("your team has been banned from this competition")
     check_upload_rate(session, team=team, now=now, per_minute=settings.uploads_per_minute)
     if not baseline:
-        charge(session, competition=competition, team=team, now=now)
+        charge(session, competition=competition, team=team, now=now, phase=phase)
     submission = Submission(
         competition_id=competition.id,
+        phase_id=phase.id,
         team_id=team.id,
         user_id=user.id,
         description=description,
         filename=filename[:255],
         created_at=now,
-        late=competition.is_past_deadline(now),
+        late=late,
         baseline=baseline,
         request_id=current_request_id(),
     )

@@ -1,6 +1,7 @@
 """What each caller may see of a submission: the competition's hosts everything, a team its own
-submissions, with the private score only after the deadline and scores rounded to the
-competition's decimals."""
+submissions, with the private score only after its phase ends and scores rounded to the
+competition's decimals. In a blind phase, until it ends, a team learns that a submission was
+scored and nothing of its score."""
 
 from datetime import UTC, datetime
 
@@ -8,9 +9,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.hosts import is_host
+from app.evaluation.columns import columns_for, stored_values
 from app.evaluation.rounding import rounded, rounded_interval, shown_decimals
 from app.honest.board.board import hides_public_scores, submission_ladder
 from app.models import Competition, Score, ScoreStats, Submission, User
+from app.models.phase import BOARD_BLIND
 from app.submissions.schemas import (
     ScoreVersion,
     SubmissionHost,
@@ -20,7 +23,7 @@ from app.submissions.schemas import (
 
 
 def board_score(session: Session, submission: Submission, competition: Competition) -> Score | None:
-    key = competition.board_key
+    key = submission.phase.board_key
     if key is None:
         return None
     return session.scalar(
@@ -48,16 +51,19 @@ def views(
 ) -> list[SubmissionPublic]:
     """:func:`view` for many submissions of one competition, their scores and intervals read in
     one query each (a Ladder board adds its replay, once per team and request)."""
-    key = competition.board_key
+    # Each submission is shown against its own phase's board key.
+    keys = {s.id: k.id for s in submissions for k in [s.phase.board_key] if k is not None}
     scores: dict[int, Score] = {}
-    if key is not None and submissions:
+    if keys:
         rows = session.scalars(
             select(Score).where(
-                Score.submission_id.in_([s.id for s in submissions]),
-                Score.answer_key_id == key.id,
+                Score.submission_id.in_(list(keys)),
+                Score.answer_key_id.in_(set(keys.values())),
             )
         )
-        scores = {row.submission_id: row for row in rows}
+        scores = {
+            row.submission_id: row for row in rows if keys[row.submission_id] == row.answer_key_id
+        }
     stats: dict[int, ScoreStats] = {}
     if scores and competition.score_intervals:
         found = session.scalars(
@@ -91,6 +97,11 @@ def _view(
     host: bool,
 ) -> SubmissionPublic:
     decimals = shown_decimals(competition, host=host)
+    phase = submission.phase
+    now = datetime.now(UTC)
+    if not host and phase.board == BOARD_BLIND and not phase.has_ended(now):
+        # Blind until the phase ends: scored or not, and nothing of any score.
+        score, stats = None, None
     public = score.public_score if score else None
     public_interval = stats.public_interval if stats else None
     released = None
@@ -111,7 +122,15 @@ def _view(
         late=submission.late,
         released=released,
         public_interval=rounded_interval(public_interval, decimals),
+        phase=phase.name,
     )
+    revealed = host or phase.has_ended(now)
+    base["scores"] = _column_scores(
+        competition, submission, score, host=host, revealed=revealed, decimals=decimals
+    )
+    if released is not None:
+        # A Ladder board shows what the Ladder released, never the exact columns.
+        base["scores"] = {}
     private = rounded(score.private_score if score else None, decimals)
     private_interval = rounded_interval(stats.private_interval if stats else None, decimals)
     if host:
@@ -132,9 +151,47 @@ def _view(
             baseline=submission.baseline,
             refunded=submission.refunded,
         )
-    if competition.is_past_deadline(datetime.now(UTC)):
+    if revealed:
         return SubmissionRevealed(**base, private_score=private, private_interval=private_interval)
     return SubmissionPublic(**base)
+
+
+def _column_scores(
+    competition: Competition,
+    submission: Submission,
+    score: Score | None,
+    *,
+    host: bool,
+    revealed: bool,
+    decimals: int | None,
+) -> dict[str, dict[str, float | None]]:
+    """{column key: {"public", "private"}}: hidden columns for hosts only, private values once
+    revealed (None before)."""
+    if score is None:
+        return {}
+    columns = columns_for(competition, submission.phase)
+    values = stored_values(
+        score.columns,
+        ranking_key=columns[0].key,
+        score=score.score,
+        public=score.public_score,
+        private=score.private_score,
+    )
+    shown = {}
+    for column in columns:
+        if column.hidden and not host:
+            continue
+        digits = (
+            decimals
+            if column.precision is None or decimals is None
+            else min(decimals, column.precision)
+        )
+        mine = values.get(column.key, {})
+        shown[column.key] = {
+            "public": rounded(mine.get("public"), digits),
+            "private": rounded(mine.get("private"), digits) if revealed else None,
+        }
+    return shown
 
 
 def _stats(session: Session, score: Score | None, competition: Competition) -> ScoreStats | None:

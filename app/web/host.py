@@ -15,6 +15,7 @@ from app.audit.service import entries
 from app.auth import hosts
 from app.competitions import service as competitions
 from app.competitions.dates import parse_instant
+from app.competitions.phases import only_phase
 from app.competitions.schemas import CompetitionUpdate
 from app.datafiles import service as datafiles
 from app.deps import IdPath, SettingsDep
@@ -159,6 +160,7 @@ def upload_key(form: HostForm, settings: SettingsDep, file: UploadFile | None = 
     key = competitions.upload_answer_key(
         form.session,
         competition=form.competition,
+        phase=only_phase(form.competition, "answer-key"),
         source=chosen(file, "an answer key file").file,
         uploader=form.user,
         settings=settings,

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from sqlalchemy.orm import Session
 
 import app.models.types
 
@@ -57,30 +56,86 @@ def upgrade() -> None:
     with op.batch_alter_table('competitions', schema=None) as batch_op:
         batch_op.add_column(sa.Column('scoring_time_limit_seconds', sa.Integer(), nullable=True))
 
-    # Fill the standings from the scores already there. Only the columns this revision knows are
-    # read: later revisions may add more to these tables.
-    from app.leaderboard.standings import rebuild
-    from app.models import Competition
-
+    # Fill the standings from the scores already there, by this revision's rules, in plain SQL
+    # and Python of its own: a migration must not call today's code, whose tables move on.
     bind = op.get_bind()
-    session = Session(bind=bind)
-    rows = bind.execute(
+    competitions = bind.execute(
         sa.text(
             "SELECT id, metric_name, custom_metric_direction, final_selection_limit"
             " FROM competitions"
         )
     ).all()
-    for id_, metric_name, direction, limit in rows:
-        rebuild(
-            session,
-            Competition(
-                id=id_,
-                metric_name=metric_name,
-                custom_metric_direction=direction,
-                final_selection_limit=limit,
+    for id_, metric_name, direction, limit in competitions:
+        _fill_standings(bind, id_, _maximize(metric_name, direction), limit)
+
+
+def _maximize(metric_name: str, custom_direction: str | None) -> bool:
+    if metric_name == 'custom':
+        return (custom_direction or 'maximize') == 'maximize'
+    from app.metrics import get_metric  # the catalogue's directions do not change
+
+    return get_metric(metric_name).greater_is_better
+
+
+def _fill_standings(bind, competition_id: int, maximize: bool, limit: int) -> None:  # type: ignore[no-untyped-def]
+    """Public: each team's best public score; private: the best private score among its
+    selected submissions or, none selected, among its best ``limit`` by public score. Ties go
+    to the earlier submission."""
+    rows = bind.execute(
+        sa.text(
+            "SELECT s.answer_key_id, sub.team_id, sub.id, sub.created_at, sub.selected,"
+            " sub.baseline, s.public_score, s.private_score"
+            " FROM scores s JOIN submissions sub ON sub.id = s.submission_id"
+            " JOIN teams t ON t.id = sub.team_id"
+            " WHERE sub.competition_id = :c AND NOT sub.hidden AND NOT sub.late"
+            " AND t.banned_at IS NULL"
+        ),
+        {"c": competition_id},
+    ).all()
+    history = {
+        team: (count, last)
+        for team, count, last in bind.execute(
+            sa.text(
+                "SELECT team_id, count(*), max(created_at) FROM submissions"
+                " WHERE competition_id = :c GROUP BY team_id"
             ),
-            bump_revision=False,  # the table comes with revision 0011
+            {"c": competition_id},
         )
+    }
+    sign = -1.0 if maximize else 1.0
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault((row[0], row[1]), []).append(row)
+    insert = sa.text(
+        "INSERT INTO standings (competition_id, answer_key_id, board, team_id, submission_id,"
+        " score, order_key, submitted_at, baseline, entries, last_submission_at) VALUES"
+        " (:c, :k, :board, :t, :s, :score, :order, :at, :baseline, :entries, :last)"
+    )
+
+    def best(candidates, index):  # type: ignore[no-untyped-def]
+        return min(candidates, key=lambda r: (sign * r[index], r[3], r[2]))
+
+    for (key_id, team_id), subs in groups.items():
+        entries, last = history[team_id]
+        picks = []
+        with_public = [r for r in subs if r[6] is not None]
+        if with_public:
+            picks.append(('public', best(with_public, 6), 6))
+        chosen = [r for r in subs if r[4]]
+        if not chosen:
+            chosen = sorted(with_public, key=lambda r: (sign * r[6], r[3], r[2]))[:limit]
+        pool = [r for r in chosen if r[7] is not None]
+        if pool:
+            picks.append(('private', best(pool, 7), 7))
+        for board, row, index in picks:
+            bind.execute(
+                insert,
+                {
+                    'c': competition_id, 'k': key_id, 'board': board, 't': team_id,
+                    's': row[2], 'score': row[index], 'order': sign * row[index],
+                    'at': row[3], 'baseline': row[5], 'entries': entries, 'last': last,
+                },
+            )
 
 
 def downgrade() -> None:

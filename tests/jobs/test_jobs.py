@@ -16,7 +16,7 @@ from app.jobs.sweep import sweep
 from app.main import create_app
 from app.migrate import upgrade
 from app.models import Score, Submission, SubmissionStatus
-from app.scoring.core import score_submission_file
+from app.scoring.core import score_columns_file
 from tests.helpers import API, PERFECT, PUBLIC_HALF, ParkedQueue, ready_competition, submit
 
 
@@ -131,7 +131,7 @@ def test_a_crashing_scorer_fails_one_submission_with_a_generic_participant_messa
     def explode(*_args, **_kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("app.jobs.score.score_submission_file", explode)
+    monkeypatch.setattr("app.jobs.score.score_columns_file", explode)
     factory = make_session_factory(make_engine(settings.database_url))
     score_submission(factory, submission_id)
     with TestClient(create_app(settings, scoring_queue=ParkedQueue())) as client:
@@ -179,13 +179,13 @@ def test_no_transaction_is_open_while_a_submission_is_scored_or_rescored(tmp_pat
         ready_competition(client, host)
         submission_id = submit(client, alice, PERFECT).json()["id"]
     seen: list[bool] = []
-    real = score_submission_file
+    real = score_columns_file
 
     def observing(*args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(_write_lock_is_free(settings.database_url))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("app.jobs.score.score_submission_file", observing)
+    monkeypatch.setattr("app.jobs.score.score_columns_file", observing)
     factory = make_session_factory(make_engine(settings.database_url))
     score_submission(factory, submission_id, settings)
     with unit_of_work(factory) as session:
@@ -209,7 +209,7 @@ def test_a_submission_above_the_size_setting_is_scored_in_a_child_with_the_same_
     factory = make_session_factory(make_engine(settings.database_url))
     score_submission(factory, here, settings)
     # In the child this process's scorer is never called: it would fail the submission.
-    monkeypatch.setattr("app.jobs.score.score_submission_file", _explode)
+    monkeypatch.setattr("app.jobs.score.score_columns_file", _explode)
     score_submission(factory, there, settings.model_copy(update={"scoring_in_child_bytes": 0}))
     with unit_of_work(factory) as session:
         rows = {s.submission_id: s for s in session.scalars(select(Score))}

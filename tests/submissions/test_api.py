@@ -1,8 +1,5 @@
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import update
-
-from app.models import Competition
 from tests.helpers import (
     API,
     PERFECT,
@@ -11,6 +8,7 @@ from tests.helpers import (
     csv_bytes,
     predictions,
     ready_competition,
+    set_competition,
     submit,
 )
 
@@ -61,11 +59,7 @@ def test_private_score_is_revealed_after_the_deadline(client, host, alice, sessi
         client, host.headers, deadline=(datetime.now(UTC) + timedelta(days=1)).isoformat()
     )
     submission_id = submit(client, alice.headers, PUBLIC_HALF).json()["id"]
-    with session_factory() as session:
-        session.execute(
-            update(Competition).values(deadline=datetime.now(UTC) - timedelta(seconds=1))
-        )
-        session.commit()
+    set_competition(session_factory, deadline=datetime.now(UTC) - timedelta(seconds=1))
     assert _view(client, alice, submission_id)["private_score"] == 1.0
 
 

@@ -33,7 +33,10 @@ def test_submissions_before_start_are_refused_with_the_time(client, host, alice)
         deadline=(start + timedelta(days=9)).isoformat(),
     )
     response = submit(client, alice.headers, PERFECT)
-    assert response.status_code == 403
+    # Before the first phase opens (issue 21): 409 phase_closed, naming the phase and its start.
+    assert response.status_code == 409
+    assert response.json()["code"] == "phase_closed"
+    assert response.json()["next_phase"] == "main"
     assert start.isoformat()[:16] in response.json()["detail"]
 
 
@@ -87,7 +90,7 @@ def test_failures_on_our_side_are_refunded(client, host, alice, monkeypatch):
     def explode(*_args, **_kwargs):
         raise RuntimeError("worker fell over")
 
-    monkeypatch.setattr("app.jobs.score.score_submission_file", explode)
+    monkeypatch.setattr("app.jobs.score.score_columns_file", explode)
     failed = submit(client, alice.headers, PERFECT).json()["id"]
     assert (
         client.get(f"{API}/submissions/{failed}", headers=alice.headers).json()["status"]

@@ -4,11 +4,9 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 from httpx import Response
-from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.models import Competition
-from tests.helpers import API
+from tests.helpers import API, set_competition
 
 
 def join(client: TestClient, caller: Any, slug: str = "churn") -> dict[str, Any]:
@@ -52,6 +50,4 @@ def merge(client: TestClient, leader: Any, invitee: Any, slug: str = "churn") ->
 
 def set_rules(session_factory: sessionmaker[Session], slug: str = "churn", **fields: Any) -> None:
     """Change competition fields directly, whatever the create/update API accepts."""
-    with session_factory() as session:
-        session.execute(update(Competition).where(Competition.slug == slug).values(**fields))
-        session.commit()
+    set_competition(session_factory, slug, **fields)

@@ -1,0 +1,274 @@
+"""Phases: made with a competition, changed by hosts, found for an upload or a board.
+
+The competition's own ``start`` and ``deadline`` follow its phases (the first start, the last
+end): the deadline is when the competition ends, after which submissions are late.
+"""
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import false, update
+from sqlalchemy.orm import Session
+
+from app.audit.service import record
+from app.competitions.schemas import PhaseConfig, PhasePublic, PhaseUpdate
+from app.errors import Conflict, NotFound, Unprocessable
+from app.evaluation.columns import check_columns, columns_for
+from app.models import Competition, Phase, Submission, User
+from app.models.phase import LEGACY_PHASE
+from app.scoring.columns import Column, ColumnError, reading_metric, shape
+
+
+class PhaseClosed(Conflict):
+    code = "phase_closed"
+
+
+def check_phase_columns(competition: Competition, config: PhaseConfig, index: int) -> None:
+    """A phase's own columns must read files as the competition's do and rank the same way:
+    the phase's key is read by the competition's metric, its board sorted by its direction."""
+    if config.columns is None:
+        return
+    where = f"phases[{index}].columns"
+    try:
+        own = check_columns([c.model_dump(exclude_none=True) for c in config.columns], where)
+    except ColumnError as exc:
+        raise Unprocessable(exc.args[0], extra={"field": exc.field}) from None
+    base = columns_for(competition)
+    if own[0].direction != base[0].direction:
+        raise Unprocessable(
+            f"{where}[0]: the phase's ranking column sorts {own[0].direction}, the competition's "
+            f"{base[0].direction}; a phase ranks the same way as its competition",
+            extra={"field": f"{where}[0]"},
+        )
+    mine, theirs = reading_metric(own), reading_metric(base)
+    if shape(mine.metric, mine.params) != shape(theirs.metric, theirs.params):  # type: ignore[arg-type]
+        raise Unprocessable(
+            f"{where}: the phase's columns read a submission differently from the competition's",
+            extra={"field": where},
+        )
+
+
+def make_phases(
+    session: Session,
+    competition: Competition,
+    configs: list[PhaseConfig] | None,
+    *,
+    start: datetime,
+    deadline: datetime | None,
+) -> list[Phase]:
+    """The competition's phases: the ones given, or one ``main`` with its legacy window."""
+    if configs is None:
+        configs = [PhaseConfig(name=LEGACY_PHASE, title="Main", start=start, end=deadline)]
+    phases = []
+    previous_end: datetime | None = None
+    for i, config in enumerate(configs):
+        check_phase_columns(competition, config, i)
+        # A phase without a start opens when the one before it ends (or when made).
+        phase_start = config.start or previous_end or start
+        if config.end is not None and config.end <= phase_start:
+            raise Unprocessable(
+                f"phases[{i}].end: phase '{config.name}' must end after it starts "
+                f"({phase_start.isoformat()})",
+                extra={"field": f"phases[{i}].end"},
+            )
+        phase = Phase(
+            competition_id=competition.id,
+            name=config.name,
+            title=config.title or config.name.replace("-", " ").capitalize(),
+            position=i,
+            start=phase_start,
+            end=config.end,
+            daily_submission_limit=config.daily_submission_limit
+            or competition.daily_submission_limit,
+            total_submission_limit=config.total_submission_limit
+            if config.total_submission_limit is not None
+            else competition.total_submission_limit,
+            final_selection_limit=config.final_selection_limit or competition.final_selection_limit,
+            board=config.board,
+            counts=config.counts,
+            columns=[c.model_dump(exclude_none=True) for c in config.columns]
+            if config.columns
+            else None,
+            entry_fields=[f.model_dump(exclude_none=True) for f in config.entry_fields],
+        )
+        session.add(phase)
+        phases.append(phase)
+        previous_end = config.end
+    session.flush()
+    session.refresh(competition, ["phases"])
+    sync_window(competition)
+    return phases
+
+
+def sync_window(competition: Competition) -> None:
+    """The competition's start and deadline from its phases."""
+    phases = list(competition.phases)
+    if not phases:
+        return
+    competition.start = min(p.start for p in phases)
+    ends = [p.end for p in phases]
+    competition.deadline = None if any(e is None for e in ends) else max(ends)  # type: ignore[type-var]
+
+
+def get_phase(competition: Competition, name: str) -> Phase:
+    for phase in competition.phases:
+        if phase.name == name:
+            return phase
+    names = ", ".join(p.name for p in competition.phases)
+    raise NotFound(f"'{competition.slug}' has no phase '{name}'; its phases: {names}")
+
+
+def only_phase(competition: Competition, route: str) -> Phase:
+    """The phase a route without a phase addresses: the competition's only one."""
+    phases = list(competition.phases)
+    if len(phases) != 1:
+        names = ", ".join(p.name for p in phases)
+        raise Conflict(
+            f"'{competition.slug}' has {len(phases)} phases ({names}): use "
+            f"/api/v1/competitions/{competition.slug}/phases/{{name}}/{route}",
+            extra={"phases": [p.name for p in phases]},
+        )
+    return phases[0]
+
+
+def board_phase(competition: Competition, name: str | None) -> Phase:
+    """The phase a board shows: the one named, else the current one."""
+    if name is not None:
+        return get_phase(competition, name)
+    phase = competition.current_phase
+    if phase is None:
+        raise NotFound(f"'{competition.slug}' has no phases")
+    return phase
+
+
+def upload_phase(
+    competition: Competition, name: str | None, now: datetime, *, host: bool = False
+) -> tuple[Phase, bool]:
+    """The phase an upload files into and whether it is late (after the last phase ended).
+
+    Named: that phase, which must be open (hosts' baselines may go into any phase). Unnamed:
+    the one open now; several open is a 422 listing them. Outside every window: 409
+    ``phase_closed`` naming the next phase and its start, or saying the competition has ended.
+    """
+    phases = list(competition.phases)
+    if name is not None:
+        phase = get_phase(competition, name)
+        if host or phase.is_open(now):
+            return phase, False
+        if phase is phases[-1] and phase.has_ended(now) and _after_all(phases, now):
+            return phase, True
+        raise _closed(competition, phases, now, phase)
+    open_now = [p for p in phases if p.is_open(now)]
+    if len(open_now) == 1:
+        return open_now[0], False
+    if len(open_now) > 1:
+        raise Unprocessable(
+            "several phases are open: name one in the form field 'phase' ("
+            + ", ".join(p.name for p in open_now)
+            + ")",
+            extra={"field": "phase", "open_phases": [p.name for p in open_now]},
+        )
+    if host:
+        return competition.current_phase or phases[0], False
+    if _after_all(phases, now):
+        # Late submissions exist only after the last phase: scored, shown to the team, unranked.
+        return max(phases, key=lambda p: (p.end, p.position)), True  # type: ignore[arg-type,return-value]
+    raise _closed(competition, phases, now, None)
+
+
+def _after_all(phases: list[Phase], now: datetime) -> bool:
+    return all(p.has_ended(now) for p in phases)
+
+
+def _closed(
+    competition: Competition, phases: list[Phase], now: datetime, named: Phase | None
+) -> PhaseClosed:
+    upcoming = sorted((p for p in phases if p.start > now), key=lambda p: p.start)
+    which = f"phase '{named.name}' is {named.state(now)}; " if named is not None else ""
+    if upcoming:
+        nxt = upcoming[0]
+        return PhaseClosed(
+            f"{which}no phase of '{competition.slug}' is open now: the next, '{nxt.name}', "
+            f"opens at {nxt.start.isoformat()}",
+            extra={"next_phase": nxt.name, "opens_at": nxt.start.isoformat()},
+        )
+    return PhaseClosed(
+        f"{which}the competition '{competition.slug}' has ended", extra={"next_phase": None}
+    )
+
+
+def to_public(phase: Phase, now: datetime | None = None) -> PhasePublic:
+    return PhasePublic(
+        name=phase.name,
+        title=phase.title,
+        start=phase.start,
+        end=phase.end,
+        state=phase.state(now or datetime.now(UTC)),  # type: ignore[arg-type]
+        daily_submission_limit=phase.daily_submission_limit,
+        total_submission_limit=phase.total_submission_limit,
+        final_selection_limit=phase.final_selection_limit,
+        board=phase.board,  # type: ignore[arg-type]
+        counts=phase.counts,  # type: ignore[arg-type]
+        columns=[dict(c) for c in phase.columns] if phase.columns else None,
+        entry_fields=[dict(f) for f in phase.entry_fields or []],
+        has_answer_key=phase.board_key is not None,
+    )
+
+
+def _snapshot(phase: Phase, names: list[str]) -> dict[str, Any]:
+    return {
+        n: v.isoformat() if isinstance(v, datetime) else v
+        for n in names
+        for v in [getattr(phase, n)]
+    }
+
+
+_NOT_NULL = {"title", "start", "daily_submission_limit", "final_selection_limit", "board", "counts"}
+
+
+def update_phase(
+    session: Session, *, competition: Competition, phase: Phase, data: PhaseUpdate, actor: User
+) -> Phase:
+    changes = data.model_dump(exclude_unset=True)
+    cleared = sorted(n for n in _NOT_NULL if n in changes and changes[n] is None)
+    if cleared:
+        raise Unprocessable(f"these settings cannot be cleared: {', '.join(cleared)}")
+    start, end = changes.get("start", phase.start), changes.get("end", phase.end)
+    if end is not None and end <= start:
+        raise Unprocessable(
+            f"phase '{phase.name}': end must come after start", extra={"field": "end"}
+        )
+    merge = competition.team_merge_deadline
+    if merge is not None and merge < start and phase.position == 0:
+        raise Unprocessable("team_merge_deadline must not come before the first phase's start")
+    before = _snapshot(phase, list(changes))
+    for name, value in changes.items():
+        setattr(phase, name, value)
+    sync_window(competition)
+    if "end" in changes or "start" in changes:
+        relabel_late(session, competition)
+    session.flush()
+    record(
+        session,
+        competition=competition,
+        actor=actor,
+        action="phase_change",
+        target=f"{competition.slug}/{phase.name}",
+        before=before,
+        after=_snapshot(phase, list(changes)),
+    )
+    return phase
+
+
+def relabel_late(session: Session, competition: Competition) -> None:
+    """A moved end of the last phase moves what counts as late: the boards and selections
+    follow it."""
+    deadline = competition.deadline
+    late = Submission.created_at >= deadline if deadline is not None else false()
+    session.execute(
+        update(Submission).where(Submission.competition_id == competition.id).values(late=late)
+    )
+
+
+def ranking_column(competition: Competition, phase: Phase | None) -> Column:
+    return columns_for(competition, phase)[0]

@@ -1,0 +1,78 @@
+"""A competition's phases: the unit its windows, quotas, board rules, columns and keys hang on.
+
+A competition made the old way (one ``metric``, one ``deadline``) has one phase named ``main``.
+Phases may overlap (EvalAI runs a development and a test phase side by side); each has its own
+answer key versions, so each phase's boards are the standings of its own board key.
+"""
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import JSON, ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db import Base
+from app.models.types import UTCDateTime
+
+if TYPE_CHECKING:
+    from app.models.competition import AnswerKey, Competition
+
+# Who sees a phase's board: everyone; each team its own scores only (hosts the board); or, until
+# the phase ends, nobody but the hosts learns anything of any score.
+BOARD_PUBLIC, BOARD_HIDDEN, BOARD_BLIND = "public", "hidden", "blind"
+BOARD_RULES = (BOARD_PUBLIC, BOARD_HIDDEN, BOARD_BLIND)
+# Which of a team's submissions stands: its best, its latest scored, or those it chose (Kaggle's
+# final selections, auto-chosen by public score when it chose none).
+COUNTS_BEST, COUNTS_LAST, COUNTS_CHOSEN = "best", "last", "chosen"
+COUNTING_RULES = (COUNTS_BEST, COUNTS_LAST, COUNTS_CHOSEN)
+LEGACY_PHASE = "main"
+
+
+class Phase(Base):
+    __tablename__ = "phases"
+    __table_args__ = (UniqueConstraint("competition_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    competition_id: Mapped[int] = mapped_column(
+        ForeignKey("competitions.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(64))
+    title: Mapped[str] = mapped_column(String(200))
+    position: Mapped[int] = mapped_column(Integer)
+    start: Mapped[datetime] = mapped_column(UTCDateTime())
+    # None: open-ended (a competition made without a deadline).
+    end: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    daily_submission_limit: Mapped[int] = mapped_column(Integer, default=5)
+    total_submission_limit: Mapped[int | None] = mapped_column(Integer, default=None)
+    final_selection_limit: Mapped[int] = mapped_column(Integer, default=2)
+    board: Mapped[str] = mapped_column(String(8), default=BOARD_PUBLIC)
+    counts: Mapped[str] = mapped_column(String(8), default=COUNTS_CHOSEN)
+    # The phase's own leaderboard columns (EvalAI links each phase to its own schema); None: the
+    # competition's.
+    columns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
+    # What a submission's uploader is asked for (method name, a URL, host-defined fields).
+    entry_fields: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+
+    competition: Mapped["Competition"] = relationship(back_populates="phases")
+    answer_keys: Mapped[list["AnswerKey"]] = relationship(
+        back_populates="phase", order_by="AnswerKey.version", viewonly=True
+    )
+
+    @property
+    def board_key(self) -> "AnswerKey | None":
+        """The phase's newest published key version: the one its boards are computed from."""
+        published = [k for k in self.answer_keys if k.published_at is not None]
+        return published[-1] if published else None
+
+    def state(self, now: datetime) -> str:
+        if now < self.start:
+            return "upcoming"
+        if self.end is not None and now >= self.end:
+            return "ended"
+        return "open"
+
+    def is_open(self, now: datetime) -> bool:
+        return self.state(now) == "open"
+
+    def has_ended(self, now: datetime) -> bool:
+        return self.end is not None and now >= self.end
