@@ -17,6 +17,9 @@ from app.bundles.errors import BundleError
 MAX_YAML_BYTES = 1 << 20
 MAX_ALIASES = 500
 MAX_DEPTH = 64
+# What the document would hold with every alias copied out: nine aliases to a list of nine
+# aliases... are few aliases but a billion values for whoever walks the result.
+MAX_EXPANDED_NODES = 1_000_000
 
 
 class _Loader(yaml.SafeLoader):
@@ -51,6 +54,20 @@ class _Refused(Exception):
         self.line = mark.line + 1 if mark is not None else None
 
 
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    memo[id(node)] = 1  # a node reached again while it is being counted (a cycle) counts once
+    size = 1
+    if isinstance(node, yaml.SequenceNode):
+        size += sum(_expanded_size(child, memo) for child in node.value)
+    elif isinstance(node, yaml.MappingNode):
+        size += sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    memo[id(node)] = size
+    return size
+
+
 def load_yaml(data: bytes, *, file: str, max_bytes: int = MAX_YAML_BYTES) -> Any:
     """The document in ``data`` as plain Python values, or a BundleError naming ``file``."""
     if len(data) > max_bytes:
@@ -61,9 +78,19 @@ def load_yaml(data: bytes, *, file: str, max_bytes: int = MAX_YAML_BYTES) -> Any
         raise BundleError(f"is not UTF-8 text (byte {exc.start})", file=file) from None
     loader = _Loader(text)
     try:
-        return loader.get_single_data()
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        expanded = _expanded_size(node, {})
+        if expanded > MAX_EXPANDED_NODES:
+            raise _Refused(
+                f"expands to {expanded} values through its aliases (at most {MAX_EXPANDED_NODES})",
+                None,
+            )
+        return loader.construct_document(node)
     except _Refused as exc:
-        raise BundleError(f"{exc} (line {exc.line})", file=file) from None
+        line = f" (line {exc.line})" if exc.line is not None else ""
+        raise BundleError(f"{exc}{line}", file=file) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" (line {mark.line + 1})" if mark is not None else ""
