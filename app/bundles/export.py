@@ -88,17 +88,12 @@ def _ext(page: Page) -> str:
 
 
 def _leaderboard_columns(competition: Competition) -> list[Column]:
-    """Every column of every phase (Codabench has one leaderboard for all phases), by key."""
+    """Every column key of every phase (Codabench has one leaderboard for all phases); where a
+    phase defines a key differently, the competition's definition is the leaderboard's and the
+    phase's own is kept in ``podium:``."""
     union: dict[str, Column] = {}
     for column in [*competition.columns, *(c for p in competition.phases for c in p.columns or ())]:
-        seen = union.get(column.key)
-        if seen is None:
-            union[column.key] = column
-        elif seen != column:
-            raise BundleError(
-                f"column {column.key!r} differs between phases; Codabench has one leaderboard",
-                field="columns",
-            )
+        union.setdefault(column.key, column)
     return list(union.values())
 
 
@@ -158,7 +153,10 @@ def export_codabench(competition: Competition) -> Export:
     if terms_path is None:
         terms_path = "pages/terms.md"
         files[terms_path] = b"The competition's rules apply.\n"
-    files["logo.png"] = competition.logo.data if competition.logo else BLANK_PNG
+    logo_name = "logo.png"
+    if competition.logo is not None:
+        logo_name = "logo." + (competition.logo.path.rsplit(".", 1)[-1].lower() or "png")
+    files[logo_name] = competition.logo.data if competition.logo else BLANK_PNG
 
     tasks, phases_yaml, scorers = [], [], []
     program_dirs: dict[Any, str] = {}
@@ -210,7 +208,7 @@ def export_codabench(competition: Competition) -> Export:
         "version": 2,
         "title": competition.title,
         "description": competition.description.content,
-        "image": "logo.png",
+        "image": logo_name,
         "docker_image": competition.docker_image or DEFAULT_DOCKER_IMAGE,
         "terms": terms_path,
         "pages": pages_yaml,

@@ -37,6 +37,52 @@ def _field_dict(e: EntryField) -> dict[str, Any]:
     }
 
 
+def _column_dict(c: Column) -> dict[str, Any]:
+    return {
+        "key": c.key,
+        "title": c.title,
+        "direction": c.direction,
+        "precision": c.precision,
+        "hidden": c.hidden,
+        "source_key": c.source_key,
+        "metric": None
+        if c.metric is None
+        else {"name": c.metric.name, "params": c.metric.params_dict()},
+        "computed": None
+        if c.computed is None
+        else {"op": c.computed.op, "of": list(c.computed.of)},
+    }
+
+
+def _column_from(f: Fields, raw: Any, where: str) -> Column:
+    spec = f.mapping(raw, where)
+    metric, computed = spec.get("metric"), spec.get("computed")
+    direction = spec.get("direction")
+    if direction not in ("maximize", "minimize"):
+        raise f.fail("must be maximize or minimize", f"{where}.direction")
+    return Column(
+        key=f.text(spec.get("key"), f"{where}.key", max_len=100),
+        title=f.text(spec.get("title"), f"{where}.title", max_len=100),
+        direction=direction,
+        precision=f.integer(spec.get("precision", 2), f"{where}.precision") or 0,
+        hidden=f.boolean(spec.get("hidden"), f"{where}.hidden", default=False),
+        source_key=spec.get("source_key"),
+        metric=None
+        if metric is None
+        else MetricRef(
+            name=f.text(metric.get("name"), f"{where}.metric.name"),
+            params=tuple(
+                sorted(f.mapping(metric.get("params") or {}, f"{where}.metric.params").items())
+            ),
+        ),
+        computed=None
+        if computed is None
+        else Computed(
+            op=computed["op"], of=tuple(f.sequence(computed.get("of"), f"{where}.computed.of"))
+        ),
+    )
+
+
 def build_extension(
     competition: Competition, *, leaderboard_keys: list[str], scorers: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -80,7 +126,7 @@ def build_extension(
                 "daily_submission_limit": p.daily_submission_limit,
                 "total_submission_limit": p.total_submission_limit,
                 "entry_fields": [_field_dict(e) for e in p.entry_fields],
-                "columns": None if p.columns is None else [c.key for c in p.columns],
+                "columns": None if p.columns is None else [_column_dict(c) for c in p.columns],
                 "ranking": p.ranking,
                 "splits": [
                     {"key": s.key, "title": s.title, "visibility": s.visibility} for s in p.splits
@@ -155,7 +201,15 @@ def apply_extension(
     for i, (phase, spec) in enumerate(zip(competition.phases, phase_specs, strict=True)):
         at = f"podium.phases[{i}]"
         spec = f.mapping(spec, at)
-        own = None if spec.get("columns") is None else pick(spec["columns"], f"{at}.columns")
+        own = None
+        if spec.get("columns") is not None:
+            own = tuple(
+                _column_from(f, c, f"{at}.columns[{j}]")
+                for j, c in enumerate(f.sequence(spec["columns"], f"{at}.columns"))
+            )
+            check_columns(
+                own, spec.get("ranking") or own[0].key, file=f.file, field=f"{at}.columns"
+            )
         phases.append(
             replace(
                 phase,

@@ -162,8 +162,14 @@ EVALAI_MAIN = dedent(
 EVALAI_UTILS = "def clamp(x):\n    return max(0.0, min(1.0, x))\n"
 
 
-def evalai_files(*, script_as_dir: bool = False, config: str = EVALAI_CONFIG, script: Files | None = None) -> dict[str, bytes | str]:
-    script = script or {"__init__.py": EVALAI_INIT, "main.py": EVALAI_MAIN, "utils.py": EVALAI_UTILS}
+def evalai_files(
+    *, script_as_dir: bool = False, config: str = EVALAI_CONFIG, script: Files | None = None
+) -> dict[str, bytes | str]:
+    script = script or {
+        "__init__.py": EVALAI_INIT,
+        "main.py": EVALAI_MAIN,
+        "utils.py": EVALAI_UTILS,
+    }
     files: dict[str, bytes | str] = {
         "challenge_config.yaml": config,
         "templates/description.html": "<h1>Random</h1><script>alert(1)</script><p onclick='x()'>Guess.</p>",
@@ -402,8 +408,10 @@ def codalab_files(config: str = CODALAB_CONFIG) -> dict[str, bytes | str]:
         "terms_and_conditions.html": "<p>Be fair.</p>",
         "data.html": "<p>No data.</p>",
         "program.zip": make_zip(
-            {"metadata": "command: python $program/evaluate.py $input $output\ndescription: Compute pi\n",
-             "evaluate.py": CODALAB_EVALUATE}
+            {
+                "metadata": "command: python $program/evaluate.py $input $output\ndescription: Compute pi\n",
+                "evaluate.py": CODALAB_EVALUATE,
+            }
         ),
         "reference.zip": make_zip({"answer.txt": "3.14159265359"}),
     }

@@ -18,7 +18,9 @@ def test_entries_are_read_with_slash_paths_and_macosx_junk_dropped() -> None:
     assert dict(tree.files) == {"a/b.txt": b"x", "c.txt": b"y"}
 
 
-@pytest.mark.parametrize("name", ["../evil.py", "a/../../evil.py", "/etc/passwd", "C:/win.ini", "..\\evil.py"])
+@pytest.mark.parametrize(
+    "name", ["../evil.py", "a/../../evil.py", "/etc/passwd", "C:/win.ini", "..\\evil.py"]
+)
 def test_an_entry_that_escapes_is_refused(name: str) -> None:
     with pytest.raises(BundleError, match="absolute path|escapes its folder") as caught:
         open_bundle(make_zip({name: "x"}), name="hostile.zip")
@@ -81,7 +83,9 @@ def test_zips_nested_deeper_than_the_limit_are_refused() -> None:
 
 def test_nested_zips_share_one_budget() -> None:
     inner = make_zip({"data.bin": bytes(600_000)})
-    tree = open_bundle(make_zip({"a.zip": inner, "b.zip": inner}), limits=Limits(max_total_bytes=1_000_000))
+    tree = open_bundle(
+        make_zip({"a.zip": inner, "b.zip": inner}), limits=Limits(max_total_bytes=1_000_000)
+    )
     tree.member("a.zip", field="a")
     with pytest.raises(BundleError, match="uncompresses to more than"):
         tree.member("b.zip", field="b")

@@ -18,7 +18,11 @@ def test_an_iris_shaped_bundle_gives_phases_columns_and_tasks() -> None:
     assert competition.title == "Iris flowers"
     dev, final = competition.phases
     assert (dev.name, dev.title) == ("development", "Development")
-    assert (dev.daily_submission_limit, dev.total_submission_limit, dev.execution_time_limit) == (5, 100, 500)
+    assert (dev.daily_submission_limit, dev.total_submission_limit, dev.execution_time_limit) == (
+        5,
+        100,
+        500,
+    )
     assert dev.answer_key[0].path == "iris_valid.solution"
     assert final.answer_key[0].path == "iris_test.solution"
     assert dev.scorer is not None and dev.scorer.kind == "codabench"
@@ -55,7 +59,9 @@ def test_primary_index_is_the_ranking_column() -> None:
 def test_a_duration_sorted_descending_is_kept_and_named() -> None:
     competition = read()
     assert {c.key: c.direction for c in competition.columns}["duration"] == "maximize"
-    assert any("'duration'" in w and "looks like an error or a cost" in w for w in competition.warnings)
+    assert any(
+        "'duration'" in w and "looks like an error or a cost" in w for w in competition.warnings
+    )
 
 
 def test_force_last_is_counts_last() -> None:
@@ -63,20 +69,33 @@ def test_force_last_is_counts_last() -> None:
 
 
 def test_add_is_counts_chosen_with_one() -> None:
-    phase = read(CODABENCH_CONFIG.replace("submission_rule: Force_Last", "submission_rule: Add")).phases[0]
+    phase = read(
+        CODABENCH_CONFIG.replace("submission_rule: Force_Last", "submission_rule: Add")
+    ).phases[0]
     assert (phase.counts, phase.final_selection_limit) == ("chosen", 1)
 
 
 def test_an_invalid_submission_rule_is_refused_instead_of_hanging() -> None:
     with pytest.raises(BundleError) as caught:
-        read(CODABENCH_CONFIG.replace("submission_rule: Force_Last", "submission_rule: Add and Delete Multiple"))
+        read(
+            CODABENCH_CONFIG.replace(
+                "submission_rule: Force_Last", "submission_rule: Add and Delete Multiple"
+            )
+        )
     assert caught.value.field == "leaderboards[0].submission_rule"
 
 
 def test_the_fact_sheet_becomes_entry_fields_with_string_booleans() -> None:
     fields = {f.key: f for f in read().phases[0].entry_fields}
-    assert (fields["method"].type, fields["method"].required, fields["method"].on_board) == ("text", True, True)
-    assert (fields["used_external_data"].type, fields["used_external_data"].required) == ("boolean", False)
+    assert (fields["method"].type, fields["method"].required, fields["method"].on_board) == (
+        "text",
+        True,
+        True,
+    )
+    assert (fields["used_external_data"].type, fields["used_external_data"].required) == (
+        "boolean",
+        False,
+    )
 
 
 def test_an_ingestion_program_is_named_and_the_phase_still_takes_results() -> None:
@@ -127,7 +146,8 @@ def test_a_phase_naming_an_unknown_task_is_named() -> None:
 
 def test_a_task_kept_on_a_codabench_server_is_named() -> None:
     config = CODABENCH_CONFIG.replace(
-        "- index: 1\n  name: Final Task\n", "- index: 1\n  key: 6c4f2a3e-0000-4000-8000-000000000000\n  name: Final Task\n"
+        "- index: 1\n  name: Final Task\n",
+        "- index: 1\n  key: 6c4f2a3e-0000-4000-8000-000000000000\n  name: Final Task\n",
     ).replace("  scoring_program: scoring_program\n  ingestion_program", "  ingestion_program")
     with pytest.raises(BundleError) as caught:
         read(config)
@@ -143,9 +163,15 @@ def test_a_scoring_program_without_a_command_is_refused() -> None:
 
 def test_a_scoring_program_given_as_a_zip_inside_the_bundle() -> None:
     files = codabench_files()
-    program = {k.removeprefix("scoring_program/"): files.pop(k) for k in list(files) if k.startswith("scoring_program/")}
+    program = {
+        k.removeprefix("scoring_program/"): files.pop(k)
+        for k in list(files)
+        if k.startswith("scoring_program/")
+    }
     files["scoring_program.zip"] = make_zip(program)
-    config = CODABENCH_CONFIG.replace("scoring_program: scoring_program", "scoring_program: scoring_program.zip")
+    config = CODABENCH_CONFIG.replace(
+        "scoring_program: scoring_program", "scoring_program: scoring_program.zip"
+    )
     files["competition.yaml"] = config
     competition = read_bundle(make_zip(files))
     assert competition.phases[0].scorer is not None
@@ -157,7 +183,11 @@ def test_hard_coded_app_paths_and_numpy_raise_no_warning() -> None:
 
 
 def test_an_offset_date_is_converted_to_utc() -> None:
-    phase = read(CODABENCH_CONFIG.replace("start: 1-1-2026 # Month/Day/Year", "start: '2026-01-01T02:00:00+02:00'")).phases[0]
+    phase = read(
+        CODABENCH_CONFIG.replace(
+            "start: 1-1-2026 # Month/Day/Year", "start: '2026-01-01T02:00:00+02:00'"
+        )
+    ).phases[0]
     assert phase.start == datetime(2026, 1, 1, 0, 0, tzinfo=UTC)
 
 

@@ -53,7 +53,9 @@ def test_zips_inside_the_zip_are_the_program_and_reference_data() -> None:
 def test_a_python2_scorer_is_flagged_with_file_and_line() -> None:
     competition = read()
     assert competition.phases[0].scorer is not None and competition.phases[0].scorer.python2
-    assert any("is Python 2 (evaluate.py line 11: a print statement" in w for w in competition.warnings)
+    assert any(
+        "is Python 2 (evaluate.py line 11: a print statement" in w for w in competition.warnings
+    )
 
 
 def test_hide_results_is_a_hidden_board_and_named() -> None:
@@ -79,7 +81,11 @@ def test_html_pages_overview_is_the_description() -> None:
     competition = read()
     assert "Compute pi." in competition.description.content
     assert "Compute pi as precisely" in competition.description.content
-    assert [(p.title, p.kind) for p in competition.pages] == [("Evaluation", "evaluation"), ("Terms", "terms"), ("Data", "data")]
+    assert [(p.title, p.kind) for p in competition.pages] == [
+        ("Evaluation", "evaluation"),
+        ("Terms", "terms"),
+        ("Data", "data"),
+    ]
 
 
 def test_an_avg_computed_column_is_imported_as_a_mean_and_the_difference_named() -> None:
@@ -97,12 +103,20 @@ def test_an_avg_computed_column_is_imported_as_a_mean_and_the_difference_named()
 
 def test_a_column_of_no_leaderboard_is_named() -> None:
     with pytest.raises(BundleError) as caught:
-        read(CODALAB_CONFIG.replace("leaderboard: *RESULTS\n            label: Correct", "leaderboard: Nope\n            label: Correct"))
+        read(
+            CODALAB_CONFIG.replace(
+                "leaderboard: *RESULTS\n            label: Correct",
+                "leaderboard: Nope\n            label: Correct",
+            )
+        )
     assert caught.value.field == "leaderboard.columns.correct.leaderboard"
 
 
 def test_a_dataset_kept_on_a_codalab_server_is_named() -> None:
-    config = CODALAB_CONFIG.replace("reference_data: reference.zip\n        color", "reference_data: 4f0c2b0e-dataset-key\n        color")
+    config = CODALAB_CONFIG.replace(
+        "reference_data: reference.zip\n        color",
+        "reference_data: 4f0c2b0e-dataset-key\n        color",
+    )
     with pytest.raises(BundleError) as caught:
         read(config)
     assert caught.value.field == "phases.1.reference_data"
@@ -110,20 +124,24 @@ def test_a_dataset_kept_on_a_codalab_server_is_named() -> None:
 
 
 def test_parallel_phases_of_codalab_18_drop_the_parent() -> None:
-    config = CODALAB_CONFIG.replace('label: "Development"', 'label: "Development"\n        is_parallel_parent: True')
+    config = CODALAB_CONFIG.replace(
+        'label: "Development"', 'label: "Development"\n        is_parallel_parent: True'
+    )
     competition = read(config)
     assert [p.title for p in competition.phases] == ["Final"]
     assert any("1.8" in w for w in competition.warnings)
 
 
 def test_code_submission_phases_are_named() -> None:
-    config = CODALAB_CONFIG.replace("max_submissions: 3\n", "max_submissions: 3\n        is_scoring_only: False\n")
+    config = CODALAB_CONFIG.replace(
+        "max_submissions: 3\n", "max_submissions: 3\n        is_scoring_only: False\n"
+    )
     assert any("code submissions" in w for w in read(config).warnings)
 
 
 def test_phase_numbers_given_as_strings_sort_as_numbers() -> None:
-    config = CODALAB_CONFIG.replace("    1:\n        phasenumber: 1", "    '9':\n        phasenumber: '9'").replace(
-        "    2:\n        phasenumber: 2", "    '10':\n        phasenumber: '10'"
-    )
+    config = CODALAB_CONFIG.replace(
+        "    1:\n        phasenumber: 1", "    '9':\n        phasenumber: '9'"
+    ).replace("    2:\n        phasenumber: 2", "    '10':\n        phasenumber: '10'")
     competition = read(config)
     assert [p.title for p in competition.phases] == ["Development", "Final"]

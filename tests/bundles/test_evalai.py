@@ -13,7 +13,12 @@ def test_a_starters_bundle_gives_its_phases_columns_splits_and_program() -> None
     assert competition.source_format == "evalai"
     assert competition.title == "Random Number Generator Challenge"
     assert [c.key for c in competition.columns] == ["metric1", "metric2", "mean_error", "total"]
-    assert [c.source_key for c in competition.columns] == ["Metric1", "Metric2", "Mean Error", "Total"]
+    assert [c.source_key for c in competition.columns] == [
+        "Metric1",
+        "Metric2",
+        "Mean Error",
+        "Total",
+    ]
     assert competition.ranking == "total"
     dev, test = competition.phases
     assert (dev.name, dev.title, dev.program_phase) == ("dev", "Dev Phase", "dev")
@@ -30,8 +35,13 @@ def test_phase_split_visibility_maps_to_public_private_and_hidden() -> None:
     competition = read_bundle(make_zip(evalai_files()))
     dev, test = competition.phases
     assert [(s.key, s.visibility) for s in dev.splits] == [("train_split", "hidden")]
-    assert [(s.key, s.visibility) for s in test.splits] == [("train_split", "public"), ("test_split", "hidden")]
-    config = EVALAI_CONFIG.replace("    dataset_split_id: 2\n    visibility: 1", "    dataset_split_id: 2\n    visibility: 2")
+    assert [(s.key, s.visibility) for s in test.splits] == [
+        ("train_split", "public"),
+        ("test_split", "hidden"),
+    ]
+    config = EVALAI_CONFIG.replace(
+        "    dataset_split_id: 2\n    visibility: 1", "    dataset_split_id: 2\n    visibility: 2"
+    )
     private = read_bundle(make_zip(evalai_files(config=config)))
     assert private.phases[1].splits[1].visibility == "private"
 
@@ -86,7 +96,11 @@ def test_submission_meta_attributes_become_entry_fields() -> None:
 def test_evaluation_script_given_as_a_directory_like_evalai_starters() -> None:
     competition = read_bundle(make_zip(evalai_files(script_as_dir=True)))
     assert competition.phases[0].scorer is not None
-    assert {f.path for f in competition.phases[0].scorer.files} == {"__init__.py", "main.py", "utils.py"}
+    assert {f.path for f in competition.phases[0].scorer.files} == {
+        "__init__.py",
+        "main.py",
+        "utils.py",
+    }
 
 
 def test_relative_imports_in_the_script_are_not_missing_modules() -> None:
@@ -155,7 +169,13 @@ def test_an_annotation_file_that_is_missing_is_named() -> None:
 
 def test_init_inside_a_folder_of_the_script_zip_is_used_and_named() -> None:
     files = evalai_files()
-    files["evaluation_script.zip"] = make_zip({"__init__.py": "from .main import evaluate\n", "main.py": "def evaluate(*a, **k):\n    return {}\n"}, wrap="evaluation_script")
+    files["evaluation_script.zip"] = make_zip(
+        {
+            "__init__.py": "from .main import evaluate\n",
+            "main.py": "def evaluate(*a, **k):\n    return {}\n",
+        },
+        wrap="evaluation_script",
+    )
     competition = read_bundle(make_zip(files))
     assert competition.phases[0].scorer is not None
     assert any("inside a folder" in w for w in competition.warnings)
@@ -168,14 +188,20 @@ def test_a_script_without_init_is_refused() -> None:
 
 
 def test_a_python2_script_is_flagged_with_file_and_line() -> None:
-    script = {"__init__.py": "from .main import evaluate\n", "main.py": "def evaluate(a, b, c, **k):\n    print 'scoring', a\n    return {}\n"}
+    script = {
+        "__init__.py": "from .main import evaluate\n",
+        "main.py": "def evaluate(a, b, c, **k):\n    print 'scoring', a\n    return {}\n",
+    }
     competition = read_bundle(make_zip(evalai_files(script=script)))
     assert competition.phases[0].scorer is not None and competition.phases[0].scorer.python2
     assert any("Python 2 (main.py line 2: a print statement" in w for w in competition.warnings)
 
 
 def test_a_script_importing_nltk_is_named_once() -> None:
-    script = {"__init__.py": "from .main import evaluate\n", "main.py": "import nltk\nfrom nltk.tokenize import word_tokenize\nimport numpy as np\n\ndef evaluate(*a, **k):\n    return {}\n"}
+    script = {
+        "__init__.py": "from .main import evaluate\n",
+        "main.py": "import nltk\nfrom nltk.tokenize import word_tokenize\nimport numpy as np\n\ndef evaluate(*a, **k):\n    return {}\n",
+    }
     warnings = read_bundle(make_zip(evalai_files(script=script))).warnings
     assert [w for w in warnings if "does not have" in w] == [
         "the evaluation script imports nltk (main.py line 1), which the scorer runtime does not have"

@@ -16,7 +16,12 @@ def test_anchors_and_aliases_are_read_as_codalab_uses_them() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["x: !!python/object/apply:os.system ['id']", "x: !!binary aGVsbG8=", "x: !custom 1", "x: !!set {a: null}"],
+    [
+        "x: !!python/object/apply:os.system ['id']",
+        "x: !!binary aGVsbG8=",
+        "x: !custom 1",
+        "x: !!set {a: null}",
+    ],
 )
 def test_an_explicit_tag_is_refused(text: str) -> None:
     with pytest.raises(BundleError, match="explicit tag") as caught:
