@@ -25,7 +25,9 @@ from app.bundles.model import (
     ComputedOp,
     Counts,
     EntryField,
+    FieldType,
     Page,
+    PageKind,
     Phase,
     Program,
 )
@@ -82,7 +84,7 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
             raise f.fail(f"{path!r} is empty", f"{at}.file")
         page_title = f.text(page.get("title"), f"{at}.title", required=False, max_len=200) or path
         lowered = page_title.lower()
-        kind = (
+        kind: PageKind = (
             "evaluation"
             if "evaluation" in lowered
             else "data"
@@ -353,6 +355,8 @@ def _fact_sheet(f: Fields, sheet: Any) -> tuple[EntryField, ...]:
         item = f.mapping(item, at)
         kind = str(item.get("type", "text")).lower()
         selection = item.get("selection")
+        field_type: FieldType
+        options: tuple[str, ...]
         if kind == "checkbox":
             field_type, options = "boolean", ()
         elif kind == "select":
@@ -371,7 +375,7 @@ def _fact_sheet(f: Fields, sheet: Any) -> tuple[EntryField, ...]:
             EntryField(
                 key=column_key(str(item.get("key") or name)),
                 title=f.text(item.get("title") or name, f"{at}.title", max_len=200),
-                type=field_type,  # type: ignore[arg-type]
+                type=field_type,
                 options=options,
                 required=f.boolean(item.get("is_required"), f"{at}.is_required", default=False),
                 on_board=f.boolean(

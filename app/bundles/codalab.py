@@ -18,6 +18,7 @@ from app.bundles.common import check_columns, coda_program, direction_warnings, 
 from app.bundles.fields import Fields, slugify, unique_column_keys, unique_slugs
 from app.bundles.html import page_from_bytes
 from app.bundles.model import (
+    Board,
     BundleFile,
     Column,
     Competition,
@@ -142,7 +143,7 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
         else:
             # CodaLab shows the one submission a participant put on the leaderboard.
             counts, limit = "chosen", 1
-        board = "public"
+        board: Board = "public"
         if row.get("leaderboard_management_mode") == "hide_results":
             board = "hidden"
             warnings.append(

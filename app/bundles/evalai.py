@@ -15,6 +15,7 @@ from app.bundles.errors import BundleError
 from app.bundles.fields import Fields, column_key, slugify, unique_column_keys, unique_slugs
 from app.bundles.html import page_from_bytes
 from app.bundles.model import (
+    Board,
     BundleFile,
     Column,
     Competition,
@@ -167,7 +168,7 @@ def read_evalai(bundle: Tree, config_path: str) -> Competition:
             counts, limit = "chosen", 1
         elif any(r["latest"] for r in my_rows):
             counts = "last"
-        board = (
+        board: Board = (
             "public"
             if f.boolean(row.get("leaderboard_public"), f"{at}.leaderboard_public", default=False)
             else "hidden"
@@ -213,7 +214,7 @@ def read_evalai(bundle: Tree, config_path: str) -> Competition:
     first = next((c for c in per_phase_columns if c is not None), None)
     if first is None:
         raise f.fail("no phase has a leaderboard", "challenge_phase_splits")
-    columns, ranking = first
+    main_columns, ranking = first
     final_phases = []
     for phase, own in zip(phases, per_phase_columns, strict=True):
         if own is not None and own != first:
@@ -229,7 +230,7 @@ def read_evalai(bundle: Tree, config_path: str) -> Competition:
         slug=slugify(title, fallback="competition"),
         description=description,
         pages=tuple(pages),
-        columns=columns,
+        columns=main_columns,
         ranking=ranking,
         phases=tuple(final_phases),
         source_format="evalai",

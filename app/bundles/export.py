@@ -20,7 +20,6 @@ from typing import Any
 
 import yaml
 
-from app.bundles.errors import BundleError
 from app.bundles.extension import build_extension
 from app.bundles.fields import slugify
 from app.bundles.model import Column, Competition, Page, Phase, Program
@@ -261,7 +260,7 @@ def _program_dir(
                 warnings.append(
                     f"column {c.key!r} has neither a metric nor a program; the exported scorer leaves it empty"
                 )
-        identity = ("catalogue", json.dumps(spec, sort_keys=True))
+        identity: Any = ("catalogue", json.dumps(spec, sort_keys=True))
         if identity not in done:
             path = f"scoring_program_{len(done) + 1}"
             done[identity] = path

@@ -232,7 +232,10 @@ def coda_layout(
         files[f"input/ref/{clean_path(f.path, origin='reference data')}"] = f.data
     unzipped = unzip_submission(submission, limits=limits, name=submission_name)
     if unzipped is None:
-        name = clean_path(submission_name, origin="submission").rsplit("/", 1)[-1] or "submission"
+        # The upload's own name, without any folder a participant put in front of it.
+        name = submission_name.replace("\\", "/").rsplit("/", 1)[-1]
+        if name in ("", ".", ".."):
+            name = "submission"
         files[f"input/res/{name}"] = submission
     else:
         for path, data in unzipped.items():

@@ -22,7 +22,7 @@ MAX_DEPTH = 64
 MAX_EXPANDED_NODES = 1_000_000
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]
     max_aliases = MAX_ALIASES
 
     def __init__(self, stream: str) -> None:

@@ -66,7 +66,7 @@ class ProgramReport:
 
 
 def _local_modules(files: Mapping[str, bytes]) -> set[str]:
-    names = set()
+    names: set[str] = set()
     for path in files:
         parts = path.split("/")
         names.update(p for p in parts[:-1])
@@ -148,9 +148,11 @@ def scan_program(
             for module in modules:
                 top = module.split(".", 1)[0]
                 if top in _PY2_MODULES:
-                    report.python2.append(f"{path} line {node.lineno}: the Python 2 module {top}")
+                    report.python2.append(
+                        f"{path} line {getattr(node, 'lineno', 0)}: the Python 2 module {top}"
+                    )
                 elif top not in known and top not in missing:
-                    missing[top] = f"{path} line {node.lineno}"
+                    missing[top] = f"{path} line {getattr(node, 'lineno', 0)}"
     for module, where in missing.items():
         report.missing_modules.append(module)
         report.warnings.append(

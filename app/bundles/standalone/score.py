@@ -7,27 +7,30 @@ the answer key whose ``Usage`` is ``Private`` score into ``<key>__private`` (a k
 does not show); ``Ignored`` rows are not scored.
 """
 
+from __future__ import annotations
+
 import csv
 import io
 import json
 import math
 import os
 import sys
+from typing import Any
 
 import numpy as np
 
 MAX_CELLS = 50_000_000
 
 
-def rmse(y, p, **_):
+def rmse(y: np.ndarray, p: np.ndarray, **_: Any) -> float:
     return float(np.sqrt(np.mean((y - p) ** 2)))
 
 
-def mae(y, p, **_):
+def mae(y: np.ndarray, p: np.ndarray, **_: Any) -> float:
     return float(np.mean(np.abs(p - y)))
 
 
-def r2(y, p, **_):
+def r2(y: np.ndarray, p: np.ndarray, **_: Any) -> float:
     if len(y) < 2:
         raise ValueError("R2 needs at least two rows")
     ss_res = float(np.sum((y - p) ** 2))
@@ -37,13 +40,13 @@ def r2(y, p, **_):
     return 1.0 - ss_res / ss_tot
 
 
-def rmsle(y, p, **_):
+def rmsle(y: np.ndarray, p: np.ndarray, **_: Any) -> float:
     if np.any(y <= -1) or np.any(p <= -1):
         raise ValueError("values must be greater than -1")
     return float(np.sqrt(np.mean((np.log1p(p) - np.log1p(y)) ** 2)))
 
 
-def log_loss_binary(y, p, eps=1e-15, **_):
+def log_loss_binary(y: np.ndarray, p: np.ndarray, eps: Any = 1e-15, **_: Any) -> float:
     if eps == "auto":
         if np.any((p < 0) | (p > 1)):
             raise ValueError("probabilities must lie in [0, 1]")
@@ -52,7 +55,7 @@ def log_loss_binary(y, p, eps=1e-15, **_):
     return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def roc_auc(y, p, **_):
+def roc_auc(y: np.ndarray, p: np.ndarray, **_: Any) -> float:
     positives = y == 1
     n_pos = int(np.sum(positives))
     n_neg = len(y) - n_pos
@@ -71,7 +74,7 @@ def roc_auc(y, p, **_):
     return float((np.sum(ranks[positives]) - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
 
 
-METRICS = {
+METRICS: dict[str, Any] = {
     "rmse": rmse,
     "mae": mae,
     "r2": r2,
@@ -81,7 +84,7 @@ METRICS = {
 }
 
 
-def read_csv(data):
+def read_csv(data: bytes) -> tuple[list[str], list[list[str]]]:
     rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
     if not rows:
         raise ValueError("empty CSV")
@@ -90,7 +93,7 @@ def read_csv(data):
     return rows[0], rows[1:]
 
 
-def score(config, key_bytes, submission_bytes):
+def score(config: dict[str, Any], key_bytes: bytes, submission_bytes: bytes) -> dict[str, Any]:
     """Every column of ``config`` on the answer key and submission (CSV bytes)."""
     key_header, key_rows = read_csv(key_bytes)
     sub_header, sub_rows = read_csv(submission_bytes)
@@ -102,10 +105,10 @@ def score(config, key_bytes, submission_bytes):
     predicted = [c for c in sub_header if c != id_col]
     if id_col not in sub_header or len(predicted) != 1:
         raise ValueError(f"the submission must have the columns {id_col} and one prediction")
-    predictions = {}
+    predictions: dict[str, str] = {}
     for row in sub_rows:
         predictions[row[sub_header.index(id_col)]] = row[sub_header.index(predicted[0])]
-    groups = {"Public": ([], []), "Private": ([], [])}
+    groups: dict[str, tuple[list[float], list[float]]] = {"Public": ([], []), "Private": ([], [])}
     for row in key_rows:
         usage = row[usage_at] if usage_at is not None else "Public"
         if usage == "Ignored":
@@ -116,7 +119,7 @@ def score(config, key_bytes, submission_bytes):
         group = groups["Private" if usage == "Private" else "Public"]
         group[0].append(float(row[key_header.index(target[0])]))
         group[1].append(float(predictions[ident]))
-    scores = {}
+    scores: dict[str, Any] = {}
     for column in config["columns"]:
         fn = METRICS.get(column["metric"])
         if fn is None:
@@ -129,7 +132,7 @@ def score(config, key_bytes, submission_bytes):
     return scores
 
 
-def _only_file(folder, suffix=".csv"):
+def _only_file(folder: str, suffix: str = ".csv") -> bytes:
     names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
     csvs = [n for n in names if n.lower().endswith(suffix)] or names
     if not csvs:
@@ -138,7 +141,7 @@ def _only_file(folder, suffix=".csv"):
         return handle.read()
 
 
-def main(argv):
+def main(argv: list[str]) -> None:
     input_dir = argv[1] if len(argv) > 1 else "/app/input"
     output_dir = argv[2] if len(argv) > 2 else "/app/output"
     here = os.path.dirname(os.path.abspath(__file__))
