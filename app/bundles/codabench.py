@@ -55,6 +55,10 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
     file = f"{tree.origin}/competition.yaml"
     f = Fields(file)
     warnings: list[str] = []
+    if "version" not in config:
+        warnings.append(
+            "competition.yaml has no version; it is read as Codabench v2 (tasks, a list of phases)"
+        )
     title = f.text(config.get("title"), "title", max_len=200)
     docker = config.get("docker_image") or DEFAULT_DOCKER_IMAGE
     warnings.append(

@@ -87,10 +87,18 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
         start = starts[n]
         end: datetime | None = starts[n + 1] if n + 1 < len(starts) else final_end
         if start is not None and end is not None and end <= start:
-            raise f.fail(
-                "is not after the previous phase's start",
-                f"phases.{numbered[n + 1][1]}.start_date" if n + 1 < len(starts) else "end_date",
+            if n + 1 < len(starts):
+                raise f.fail(
+                    "is not after the previous phase's start",
+                    f"phases.{numbered[n + 1][1]}.start_date",
+                )
+            # A stale end_date, left from an earlier edition of the competition: CodaLab kept
+            # the last phase open regardless.
+            warnings.append(
+                f"end_date ({end:%Y-%m-%d}) is before the last phase starts ({start:%Y-%m-%d}); "
+                "the last phase is left without an end"
             )
+            end = None
         program_path = row.get("scoring_program")
         if program_path is None:
             raise f.fail(f"phase {label!r} has no scoring program", f"{at}.scoring_program")

@@ -13,7 +13,7 @@ from app.bundles.safe_yaml import load_yaml
 from app.bundles.scan import scan_program
 
 _LOWER_IS_BETTER = re.compile(
-    r"(error|loss|diff|mse|rmse|mae|mape|wer|cer|ter|distance|perplexity|latency|runtime|duration|"
+    r"(error|loss|diff|cost|mse|rmse|mae|mape|wer|cer|ter|distance|perplexity|latency|runtime|duration|"
     r"time|brier|deviance|regret|eer|fpr|fnr)",
     re.IGNORECASE,
 )

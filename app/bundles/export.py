@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import re
 import zipfile
 from dataclasses import dataclass
 from datetime import datetime
@@ -76,6 +77,12 @@ with open(os.path.join(output_dir, "scores.json"), "w") as handle:
 class Export:
     data: bytes  # the zip
     warnings: tuple[str, ...]
+
+
+def slugify_file(name: str) -> str:
+    """A file name that stays one plain path part."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", base).lstrip(".")
 
 
 def _when(moment: datetime | None) -> str | None:
@@ -154,7 +161,7 @@ def export_codabench(competition: Competition) -> Export:
         files[terms_path] = b"The competition's rules apply.\n"
     logo_name = "logo.png"
     if competition.logo is not None:
-        logo_name = "logo." + (competition.logo.path.rsplit(".", 1)[-1].lower() or "png")
+        logo_name = "logo/" + (slugify_file(competition.logo.path) or "logo.png")
     files[logo_name] = competition.logo.data if competition.logo else BLANK_PNG
 
     tasks, phases_yaml, scorers = [], [], []

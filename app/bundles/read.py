@@ -25,7 +25,11 @@ def detect(tree: Tree) -> tuple[Format, Tree, str]:
         if not isinstance(config, dict):
             raise BundleError("must be a mapping", file=f"{tree.origin}/competition.yaml")
         version = str(config.get("version", "1")).strip()
-        if is_codabench_v2(config):
+        if is_codabench_v2(config) or (
+            # Early Codabench bundles have no version but are v2 in every other way: tasks, and
+            # phases as a list (v1.5 phases are a mapping keyed by number).
+            "version" not in config and "tasks" in config and isinstance(config.get("phases"), list)
+        ):
             return "codabench", tree, "competition.yaml"
         if version in ("1", "1.0", "1.5", "1.8"):
             return "codalab", tree, "competition.yaml"

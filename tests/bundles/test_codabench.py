@@ -195,3 +195,20 @@ def test_a_version_that_is_neither_is_refused() -> None:
     with pytest.raises(BundleError) as caught:
         read(CODABENCH_CONFIG.replace("version: 2 #", "version: 3 #"))
     assert caught.value.field == "version"
+
+
+def test_an_early_codabench_bundle_without_version_is_read_as_v2() -> None:
+    competition = read(
+        CODABENCH_CONFIG.replace("version: 2 # this means that it is a Codabench bundle\n", "")
+    )
+    assert competition.source_format == "codabench"
+    assert any("has no version" in w for w in competition.warnings)
+
+
+def test_a_cost_sorted_ascending_is_not_named() -> None:
+    config = CODABENCH_CONFIG.replace(
+        "title: Accuracy set 1\n    key: set1_score\n    index: 0\n    sorting: desc",
+        "title: Average Cost\n    key: score\n    index: 0\n    sorting: asc",
+    )
+    competition = read(config.replace("computation_indexes: [0, 1]", "computation_indexes: [1]"))
+    assert not [w for w in competition.warnings if "'score'" in w]

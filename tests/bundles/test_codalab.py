@@ -145,3 +145,17 @@ def test_phase_numbers_given_as_strings_sort_as_numbers() -> None:
     ).replace("    2:\n        phasenumber: 2", "    '10':\n        phasenumber: '10'")
     competition = read(config)
     assert [p.title for p in competition.phases] == ["Development", "Final"]
+
+
+def test_a_stale_end_date_before_the_last_phase_leaves_it_open_and_is_named() -> None:
+    competition = read(CODALAB_CONFIG.replace("end_date: 2013-12-31", "end_date: 2013-02-14"))
+    assert competition.phases[1].end is None
+    assert any(
+        "end_date (2013-02-14) is before the last phase starts" in w for w in competition.warnings
+    )
+
+
+def test_phases_out_of_order_are_refused_naming_the_phase() -> None:
+    with pytest.raises(BundleError) as caught:
+        read(CODALAB_CONFIG.replace("start_date: 2013-09-30", "start_date: 2013-01-30"))
+    assert caught.value.field == "phases.2.start_date"

@@ -225,3 +225,25 @@ def test_a_phase_ending_before_it_starts_is_refused() -> None:
 def test_quoted_dates_read_as_unquoted_ones() -> None:
     test = read_bundle(make_zip(evalai_files())).phases[1]
     assert test.start == datetime(2019, 1, 1, tzinfo=UTC)
+
+
+def test_labels_with_slashes_and_codenames_with_spaces_like_evalai_examples() -> None:
+    config = (
+        EVALAI_CONFIG.replace(
+            '"labels": ["Metric1", "Metric2", "Mean Error", "Total"]',
+            '"labels": ["yes/no", "number", "Mean Error", "Total"]',
+        )
+        .replace("codename: dev\n", "codename: Challenge phase codename\n")
+        .replace("codename: train_split", "codename: codename of dataset split")
+    )
+    competition = read_bundle(make_zip(evalai_files(config=config)))
+    assert [c.key for c in competition.columns][:2] == ["yes_no", "number"]
+    dev = competition.phases[0]
+    assert (dev.name, dev.program_phase) == ("challenge-phase-codename", "Challenge phase codename")
+    assert dev.splits[0].key == "codename of dataset split"
+
+
+def test_split_rows_without_precision_and_order_take_the_model_defaults() -> None:
+    test = read_bundle(make_zip(evalai_files())).phases[1]
+    assert test.splits[1].visibility == "hidden"  # its row gives neither precision nor order
+    assert test.columns is not None and test.columns[0].precision == 4  # the public row's
