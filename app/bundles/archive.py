@@ -84,11 +84,20 @@ class Tree:
     budget: Budget
     depth: int = 0
 
-    def get(self, path: str) -> bytes | None:
-        return self.files.get(clean_path(path, origin=self.origin))
+    def _clean(self, path: str, field: str | None) -> str:
+        try:
+            return clean_path(path, origin=self.origin)
+        except BundleError as exc:
+            # A path written in the config: name the field that wrote it.
+            raise BundleError(
+                f"{path!r} points outside the bundle", file=self.origin, field=field
+            ) from exc
 
-    def is_dir(self, path: str) -> bool:
-        prefix = clean_path(path, origin=self.origin) + "/"
+    def get(self, path: str, *, field: str | None = None) -> bytes | None:
+        return self.files.get(self._clean(path, field))
+
+    def is_dir(self, path: str, *, field: str | None = None) -> bool:
+        prefix = self._clean(path, field) + "/"
         return prefix != "/" and any(p.startswith(prefix) for p in self.files)
 
     def subtree(self, path: str) -> Tree:
@@ -103,8 +112,8 @@ class Tree:
             depth=self.depth,
         )
 
-    def exists(self, path: str) -> bool:
-        return self.get(path) is not None or self.is_dir(path)
+    def exists(self, path: str, *, field: str | None = None) -> bool:
+        return self.get(path, field=field) is not None or self.is_dir(path, field=field)
 
     def member(self, path: str, *, field: str) -> Tree:
         """A data member named by the config: a zip (opened, counted one level deeper) or a
@@ -113,14 +122,14 @@ class Tree:
             raise BundleError(
                 "must name a file or folder of the bundle", file=self.origin, field=field
             )
-        data = self.get(path)
+        data = self.get(path, field=field)
         if data is not None:
             if not zipfile.is_zipfile(io.BytesIO(data)):
                 raise BundleError(f"{path!r} is not a zip file", file=self.origin, field=field)
             return read_zip(
                 data,
                 budget=self.budget,
-                origin=f"{self.origin}/{clean_path(path, origin=self.origin)}",
+                origin=f"{self.origin}/{self._clean(path, field)}",
                 depth=self.depth + 1,
             )
         if self.is_dir(path):

@@ -16,7 +16,7 @@ from app.bundles.common import check_columns, coda_program, direction_warnings, 
 from app.bundles.errors import BundleError
 from app.bundles.extension import apply_extension
 from app.bundles.fields import Fields, column_key, slugify, unique_column_keys, unique_slugs
-from app.bundles.html import page_from_bytes
+from app.bundles.html import page_from_bytes, sanitise_html
 from app.bundles.model import (
     BundleFile,
     Column,
@@ -81,7 +81,7 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
         at = f"pages[{i}]"
         page = f.mapping(page, at)
         path = f.text(page.get("file"), f"{at}.file")
-        data = tree.get(path)
+        data = tree.get(path, field=f"{at}.file")
         if data is None:
             raise f.fail(f"{path!r} is not in the bundle", f"{at}.file")
         if not data.strip():
@@ -101,12 +101,15 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
         warnings.append("terms is missing (Codabench requires it); no terms page is imported")
     else:
         terms_path = f.text(terms_path, "terms")
-        data = tree.get(terms_path)
+        data = tree.get(terms_path, field="terms")
         if data is None:
             raise f.fail(f"{terms_path!r} is not in the bundle", "terms")
         pages.append(page_from_bytes(data, title="Terms", path=terms_path, kind="terms"))
     logo = None
-    if isinstance(config.get("image"), str) and tree.get(config["image"]) is not None:
+    if (
+        isinstance(config.get("image"), str)
+        and tree.get(config["image"], field="image") is not None
+    ):
         logo = BundleFile(
             path=config["image"].rsplit("/", 1)[-1], data=tree.get(config["image"]) or b""
         )
@@ -171,8 +174,10 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                 title=name,
                 start=start,
                 end=end,
-                description=f.text(
-                    row.get("description"), f"{at}.description", required=False, max_len=200_000
+                description=sanitise_html(
+                    f.text(
+                        row.get("description"), f"{at}.description", required=False, max_len=200_000
+                    )
                 ),
                 daily_submission_limit=f.integer(daily, f"{at}.max_submissions_per_day"),
                 total_submission_limit=f.integer(total, f"{at}.max_submissions"),

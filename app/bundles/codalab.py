@@ -16,7 +16,7 @@ from typing import Any
 from app.bundles.archive import Tree
 from app.bundles.common import check_columns, coda_program, direction_warnings, files_of, sort_key
 from app.bundles.fields import Fields, slugify, unique_column_keys, unique_slugs
-from app.bundles.html import page_from_bytes
+from app.bundles.html import page_from_bytes, sanitise_html
 from app.bundles.model import (
     Board,
     BundleFile,
@@ -47,7 +47,7 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
     description, pages = _pages(tree, f, config)
     logo = None
     image = config.get("image")
-    if isinstance(image, str) and tree.get(image) is not None:
+    if isinstance(image, str) and tree.get(image, field="image") is not None:
         logo = BundleFile(path=image.rsplit("/", 1)[-1], data=tree.get(image) or b"")
 
     columns, ranking = _leaderboard(f, config, warnings)
@@ -168,8 +168,10 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
                 title=label,
                 start=start,
                 end=end,
-                description=f.text(
-                    row.get("description"), f"{at}.description", required=False, max_len=200_000
+                description=sanitise_html(
+                    f.text(
+                        row.get("description"), f"{at}.description", required=False, max_len=200_000
+                    )
                 ),
                 daily_submission_limit=daily,
                 total_submission_limit=f.integer(
@@ -202,7 +204,7 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
 
 
 def _member(tree: Tree, f: Fields, path: str, field: str) -> Tree:
-    if not tree.exists(path) and not path.endswith(".zip"):
+    if not tree.exists(path, field=field) and not path.endswith(".zip"):
         raise f.fail(
             f"{path!r} names a dataset kept on a CodaLab server; a bundle cannot carry it", field
         )
@@ -217,7 +219,7 @@ def _pages(tree: Tree, f: Fields, config: dict[str, Any]) -> tuple[Page, tuple[P
     for name, path in html.items():
         at = f"html.{name}"
         path = f.text(path, at)
-        data = tree.get(path)
+        data = tree.get(path, field=at)
         if data is None:
             raise f.fail(f"{path!r} is not in the bundle", at)
         title = str(name).replace("_", " ").capitalize()

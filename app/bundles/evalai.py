@@ -13,7 +13,7 @@ from app.bundles.archive import Tree
 from app.bundles.common import check_columns, direction_warnings, files_of
 from app.bundles.errors import BundleError
 from app.bundles.fields import Fields, column_key, slugify, unique_column_keys, unique_slugs
-from app.bundles.html import page_from_bytes
+from app.bundles.html import page_from_bytes, sanitise_html
 from app.bundles.model import (
     Board,
     BundleFile,
@@ -193,7 +193,7 @@ def read_evalai(bundle: Tree, config_path: str) -> Competition:
                 title=name,
                 start=start,
                 end=end,
-                description=_phase_description(tree, row.get("description")),
+                description=_phase_description(tree, row.get("description"), f"{at}.description"),
                 daily_submission_limit=f.integer(
                     row.get("max_submissions_per_day"), f"{at}.max_submissions_per_day"
                 ),
@@ -257,18 +257,18 @@ def _page(
         warnings.append(f"{key} is missing; no {title.lower()} page is imported")
         return None
     path = f.text(path, key)
-    data = tree.get(path)
+    data = tree.get(path, field=key)
     if data is None:
         raise f.fail(f"{path!r} is not in the bundle", key)
     return page_from_bytes(data, title=title, path=path, kind=kind)
 
 
-def _phase_description(tree: Tree, value: Any) -> str:
+def _phase_description(tree: Tree, value: Any, field: str) -> str:
     if not isinstance(value, str):
         return ""
-    data = tree.get(value) if value.endswith((".html", ".htm", ".md")) else None
+    data = tree.get(value, field=field) if value.endswith((".html", ".htm", ".md")) else None
     if data is None:
-        return value.strip() if not value.endswith((".html", ".htm", ".md")) else ""
+        return sanitise_html(value.strip()) if not value.endswith((".html", ".htm", ".md")) else ""
     return page_from_bytes(data, title="", path=value).content.strip()
 
 
@@ -276,7 +276,7 @@ def _logo(tree: Tree, value: Any) -> BundleFile | None:
     # EvalAI ignores a missing logo or one of another type (validate_challenge_logo).
     if not isinstance(value, str) or not value.lower().endswith((".png", ".jpg", ".jpeg")):
         return None
-    data = tree.get(value.strip())
+    data = tree.get(value.strip(), field="image")
     return BundleFile(path=value.strip().rsplit("/", 1)[-1], data=data) if data else None
 
 
@@ -537,7 +537,7 @@ def _annotation(
         )
         return ()
     path = f.text(path, f"{at}.test_annotation_file")
-    data = tree.get(path)
+    data = tree.get(path, field=f"{at}.test_annotation_file")
     if data is None:
         raise f.fail(f"{path!r} is not in the bundle", f"{at}.test_annotation_file")
     return (BundleFile(path=path.rsplit("/", 1)[-1], data=data),)

@@ -247,3 +247,39 @@ def test_split_rows_without_precision_and_order_take_the_model_defaults() -> Non
     test = read_bundle(make_zip(evalai_files())).phases[1]
     assert test.splits[1].visibility == "hidden"  # its row gives neither precision nor order
     assert test.columns is not None and test.columns[0].precision == 4  # the public row's
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "field"),
+    [
+        (
+            "test_annotation_file: annotations/test_annotations_devsplit.json",
+            "test_annotation_file: ../../etc/passwd",
+            "challenge_phases[0].test_annotation_file",
+        ),
+        (
+            "evaluation_script: evaluation_script.zip",
+            "evaluation_script: /etc/evaluation_script.zip",
+            "evaluation_script",
+        ),
+        (
+            "description: templates/description.html",
+            "description: ../description.html",
+            "description",
+        ),
+    ],
+)
+def test_a_config_path_that_points_outside_the_bundle_is_refused(
+    key: str, value: str, field: str
+) -> None:
+    with pytest.raises(BundleError, match="points outside the bundle") as caught:
+        read_bundle(make_zip(evalai_files(config=EVALAI_CONFIG.replace(key, value))))
+    assert caught.value.field == field
+
+
+def test_a_phase_description_given_inline_is_sanitised() -> None:
+    config = EVALAI_CONFIG.replace(
+        "description: templates/challenge_phase_2_description.html",
+        "description: <b>Test</b><script>x()</script>",
+    )
+    assert read_bundle(make_zip(evalai_files(config=config))).phases[1].description == "<b>Test</b>"
