@@ -2,9 +2,11 @@
 as the same competition."""
 
 import io
+import runpy
 import zipfile
 from dataclasses import replace
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,10 +21,12 @@ from app.bundles import (
     MetricRef,
     Page,
     Phase,
+    Program,
     Split,
     export_codabench,
     read_bundle,
 )
+from app.bundles.runner import coda_layout, map_coda_scores, materialise, parse_scores
 from app.bundles.standalone import score as standalone
 from app.metrics.registry import get_metric
 from tests.bundles.builders import codabench_files, codalab_files, evalai_files, make_zip
@@ -191,3 +195,92 @@ def test_the_exported_scorer_splits_public_private_and_ignores_ignored_rows() ->
     sub = b"id,prediction\n1,1.5\n2,1.5\n3,2.0\n4,4.0\n5,0\n"
     scores = standalone.score({"columns": [{"key": "mae", "metric": "mae"}]}, KEY, sub)
     assert scores == {"mae": pytest.approx(0.5), "mae__private": pytest.approx(0.5)}
+
+
+def test_the_exported_program_scores_a_submission_through_the_codabench_layout(
+    tmp_path: Path,
+) -> None:
+    """Export, lay the program out as Codabench would, run our own score.py in-process (it is
+    Podium's code, not a bundle's), read scores.json as an imported program's: the catalogue's
+    numbers for the same submission."""
+    competition = catalogue_competition()
+    archive = zipfile.ZipFile(io.BytesIO(export_codabench(competition).data))
+    config = yaml.safe_load(archive.read("competition.yaml"))
+    program_dir = config["tasks"][0]["scoring_program"]
+    files = tuple(
+        BundleFile(name[len(program_dir) + 1 :], archive.read(name))
+        for name in archive.namelist()
+        if name.startswith(program_dir + "/")
+    )
+    program = Program(
+        kind="codabench",
+        files=files,
+        command=yaml.safe_load(archive.read(f"{program_dir}/metadata.yaml"))["command"],
+    )
+    submission = b"id,prediction\n1,1.0\n2,1.0\n3,2.5\n4,2.0\n5,7.0\n"
+    layout = coda_layout(
+        program,
+        competition.phases[0].answer_key,
+        submission,
+        submission_name="sub.csv",
+        root=str(tmp_path),
+    )
+    materialise(layout, tmp_path)
+    assert layout.argv[:2] == ("python3", f"{tmp_path}/program/score.py")
+    standalone.main(["score.py", layout.argv[2], layout.argv[3]], here=str(tmp_path / "program"))
+    raw, notes = parse_scores({"scores.json": (tmp_path / "output" / "scores.json").read_bytes()})
+    columns = tuple(
+        replace(c, metric=None, source_key=c.key) if c.metric else c for c in competition.columns
+    )
+    scores = map_coda_scores(raw, columns=columns).scores
+    rmse = get_metric("rmse")
+    public = rmse.score(
+        np.array([0.5, 2.0]), np.array([1.0, 2.5]), params=rmse.parse_params({}), extra={}
+    )
+    assert scores["rmse"]["public"] == pytest.approx(public)
+    assert scores["mae"]["public"] == pytest.approx(0.5)
+    assert scores["both"]["public"] == pytest.approx((public + 0.5) / 2)
+    assert notes == ()
+
+
+def test_an_exported_evalai_script_runs_under_its_codabench_wrapper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The wrapper calls evaluate() as EvalAI did and writes the public split's values under the
+    labels. The evaluate() here is the test's own, run in-process."""
+    script = {
+        "__init__.py": "from .main import evaluate\n",
+        "main.py": (
+            "from .helpers import half\n\n"
+            "def evaluate(annotation, submission, phase_codename, submission_metadata=None):\n"
+            "    with open(annotation) as a, open(submission) as s:\n"
+            "        assert phase_codename == 'test'\n"
+            "        return {'result': [{'train_split': {'Metric1': half(len(s.read())), 'Total': 1.0}},\n"
+            "                           {'test_split': {'Metric1': 0.0, 'Total': len(a.read())}}]}\n"
+        ),
+        "helpers.py": "def half(x):\n    return x / 2\n",
+    }
+    competition = read_bundle(make_zip(evalai_files(script=script)))
+    archive = zipfile.ZipFile(io.BytesIO(export_codabench(competition).data))
+    config = yaml.safe_load(archive.read("competition.yaml"))
+    task = config["tasks"][1]  # the test phase
+    program_dir = task["scoring_program"]
+    for name in archive.namelist():
+        for prefix, target in ((program_dir, "program"), (task["reference_data"], "input/ref")):
+            if name.startswith(prefix + "/"):
+                path = tmp_path / target / name[len(prefix) + 1 :]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(archive.read(name))
+    (tmp_path / "input/res").mkdir(parents=True)
+    (tmp_path / "input/res/answer.json").write_text("12345678")
+    monkeypatch.setattr("sys.argv", ["score.py", str(tmp_path / "input"), str(tmp_path / "output")])
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    monkeypatch.setattr("sys.modules", dict(__import__("sys").modules))
+    runpy.run_path(str(tmp_path / "program/score.py"), run_name="__main__")
+    raw, _ = parse_scores({"scores.json": (tmp_path / "output/scores.json").read_bytes()})
+    assert raw == {
+        "Metric1": 4.0,
+        "Total": 1.0,
+        "Metric1__test_split": 0.0,
+        "Total__test_split": 12.0,
+    }

@@ -141,10 +141,10 @@ def _only_file(folder: str, suffix: str = ".csv") -> bytes:
         return handle.read()
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str], here: str | None = None) -> None:
     input_dir = argv[1] if len(argv) > 1 else "/app/input"
     output_dir = argv[2] if len(argv) > 2 else "/app/output"
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = here or os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "podium_scoring.json")) as handle:
         config = json.load(handle)
     key = _only_file(os.path.join(input_dir, "ref"))
