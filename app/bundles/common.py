@@ -26,8 +26,18 @@ _HIGHER_IS_BETTER = re.compile(
 
 def direction_warnings(columns: Sequence[Column], *, where: str) -> list[str]:
     out = []
+    by_key = {c.key: c for c in columns}
     for column in columns:
-        if column.computed is not None or column.metric is not None:
+        if column.computed is not None:
+            inputs = {by_key[k].direction for k in column.computed.of if k in by_key}
+            if inputs and inputs != {column.direction}:
+                out.append(
+                    f"{where}: computed column {column.key!r} ({column.title}) is sorted "
+                    f"{'higher' if column.direction == 'maximize' else 'lower'} first but reads "
+                    "columns sorted the other way; Podium requires them to agree"
+                )
+            continue
+        if column.metric is not None:
             continue
         name = f"{column.title} {column.program_key}"
         lower = bool(_LOWER_IS_BETTER.search(name))

@@ -212,3 +212,13 @@ def test_a_cost_sorted_ascending_is_not_named() -> None:
     )
     competition = read(config.replace("computation_indexes: [0, 1]", "computation_indexes: [1]"))
     assert not [w for w in competition.warnings if "'score'" in w]
+
+
+def test_a_computed_column_whose_inputs_sort_the_other_way_is_named() -> None:
+    competition = read(
+        CODABENCH_CONFIG.replace(
+            "key: mean_score\n    index: 2\n    sorting: desc",
+            "key: mean_score\n    index: 2\n    sorting: asc",
+        )
+    )
+    assert any("computed column 'mean_score'" in w for w in competition.warnings)

@@ -283,3 +283,24 @@ def test_a_phase_description_given_inline_is_sanitised() -> None:
         "description: <b>Test</b><script>x()</script>",
     )
     assert read_bundle(make_zip(evalai_files(config=config))).phases[1].description == "<b>Test</b>"
+
+
+def test_a_checkbox_attribute_is_a_single_choice_and_named() -> None:
+    config = EVALAI_CONFIG.replace(
+        "      - name: TrueFalseField\n",
+        "      - name: MultipleChoiceAttribute\n        description: Sample\n        type: checkbox\n"
+        '        options: ["alpha", "beta"]\n      - name: TrueFalseField\n',
+    )
+    competition = read_bundle(make_zip(evalai_files(config=config)))
+    field = next(
+        f for f in competition.phases[0].entry_fields if f.key == "multiplechoiceattribute"
+    )
+    assert (field.type, field.options) == ("choice", ("alpha", "beta"))
+    assert any("several options" in w for w in competition.warnings)
+
+
+def test_a_radio_attribute_without_options_is_refused() -> None:
+    config = EVALAI_CONFIG.replace('        options: ["A", "B", "C"]\n', "")
+    with pytest.raises(BundleError) as caught:
+        read_bundle(make_zip(evalai_files(config=config)))
+    assert caught.value.field == "challenge_phases[0].submission_meta_attributes[1].options"
