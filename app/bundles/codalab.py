@@ -261,6 +261,8 @@ def _leaderboard(
         at = f"leaderboard.columns.{source}"
         column = f.mapping(column, at)
         owner = column.get("leaderboard")
+        if owner is None and len(labels) == 1:
+            owner = next(iter(labels))  # one leaderboard: a column without one belongs to it
         owner_label = owner.get("label") if isinstance(owner, dict) else owner
         if owner_label is None or str(owner_label).lower() not in labels:
             raise f.fail(

@@ -42,6 +42,9 @@ class Fields:
             if required:
                 raise self.fail("is required", path)
             return ""
+        if isinstance(value, date):
+            # An unquoted name that looks like a date (``name: 2021-06-01``) is read as one by YAML.
+            value = value.isoformat()
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise self.fail(f"must be text, not {_kind(value)}", path)
         text = str(value).strip()

@@ -211,6 +211,7 @@ def test_a_cost_sorted_ascending_is_not_named() -> None:
         "title: Average Cost\n    key: score\n    index: 0\n    sorting: asc",
     )
     competition = read(config.replace("computation_indexes: [0, 1]", "computation_indexes: [1]"))
+    assert {c.key: c.direction for c in competition.columns}["score"] == "minimize"
     assert not [w for w in competition.warnings if "'score'" in w]
 
 

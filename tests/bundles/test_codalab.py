@@ -159,3 +159,18 @@ def test_phases_out_of_order_are_refused_naming_the_phase() -> None:
     with pytest.raises(BundleError) as caught:
         read(CODALAB_CONFIG.replace("start_date: 2013-09-30", "start_date: 2013-01-30"))
     assert caught.value.field == "phases.2.start_date"
+
+
+def test_a_column_without_leaderboard_belongs_to_the_only_one() -> None:
+    config = CODALAB_CONFIG.replace(
+        "            leaderboard: *RESULTS\n            label: Correct\n",
+        "            label: Correct\n",
+    )
+    assert config.count("leaderboard: *RESULTS") == 1
+    competition = read(config)
+    assert [c.key for c in competition.columns] == ["correct", "difference"]
+
+
+def test_a_phase_label_that_yaml_reads_as_a_date_is_text() -> None:
+    competition = read(CODALAB_CONFIG.replace('label: "Final"', "label: 2013-09-30"))
+    assert competition.phases[1].title == "2013-09-30"
