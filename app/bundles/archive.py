@@ -188,16 +188,16 @@ def read_zip(data: bytes, *, budget: Budget, origin: str, depth: int = 0) -> Tre
 def _read_entry(
     archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: Budget, origin: str
 ) -> bytes:
-    out = bytearray()
+    out: list[bytes] = []
     try:
         with archive.open(info) as stream:
             while chunk := stream.read(CHUNK):
                 budget.take_bytes(len(chunk), origin)
-                out += chunk
+                out.append(chunk)
     except (zipfile.BadZipFile, RuntimeError, NotImplementedError, OSError, EOFError) as exc:
         # Encrypted entries, unknown compression methods and corrupt data all land here.
         raise BundleError(f"entry {info.filename!r} cannot be read ({exc})", file=origin) from None
-    return bytes(out)
+    return b"".join(out)
 
 
 def read_directory(root: Path, *, budget: Budget) -> Tree:

@@ -234,12 +234,13 @@ def export_codabench(competition: Competition) -> Export:
     files["competition.yaml"] = yaml.safe_dump(config, sort_keys=False, allow_unicode=True).encode()
 
     out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+    # Level 1: reference data is large and often compressed already (level 6: 7 s for 64 MB here).
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for path in sorted(files):
             info = zipfile.ZipInfo(path, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
-            archive.writestr(info, files[path])
+            archive.writestr(info, files[path], compresslevel=1)
     return Export(data=out.getvalue(), warnings=tuple(dict.fromkeys(warnings)))
 
 
