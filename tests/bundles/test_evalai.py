@@ -1,6 +1,7 @@
 """EvalAI challenge bundles, in the shapes EvalAI-Starters and EvalAI's upload path take."""
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -304,3 +305,14 @@ def test_a_radio_attribute_without_options_is_refused() -> None:
     with pytest.raises(BundleError) as caught:
         read_bundle(make_zip(evalai_files(config=config)))
     assert caught.value.field == "challenge_phases[0].submission_meta_attributes[1].options"
+
+
+def test_a_starters_repository_checked_out_as_a_directory(tmp_path: Path) -> None:
+    for path, data in evalai_files(script_as_dir=True).items():
+        target = tmp_path / "EvalAI-Starters" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data.encode() if isinstance(data, str) else data)
+    (tmp_path / "EvalAI-Starters/.git").mkdir()
+    (tmp_path / "EvalAI-Starters/.git/config").write_text("[core]\n")
+    competition = read_bundle(tmp_path / "EvalAI-Starters")
+    assert [p.name for p in competition.phases] == ["dev", "test"]
