@@ -13,7 +13,6 @@ from typing import Any
 
 from app.bundles.archive import Tree
 from app.bundles.common import check_columns, coda_program, direction_warnings, files_of, sort_key
-from app.bundles.errors import BundleError
 from app.bundles.extension import apply_extension
 from app.bundles.fields import Fields, column_key, slugify, unique_column_keys, unique_slugs
 from app.bundles.html import page_from_bytes, sanitise_html
@@ -401,4 +400,4 @@ def is_codabench_v2(config: dict[str, Any]) -> bool:
     return str(config.get("version", "1")).strip() in ("2", "2.0")
 
 
-__all__ = ["read_codabench", "is_codabench_v2", "BundleError"]
+__all__ = ["is_codabench_v2", "read_codabench"]

@@ -23,7 +23,7 @@ import yaml
 
 from app.bundles.extension import build_extension
 from app.bundles.fields import slugify
-from app.bundles.model import Column, Competition, Page, Phase, Program
+from app.bundles.model import Column, Competition, Page, Phase
 
 DEFAULT_DOCKER_IMAGE = "codalab/codalab-legacy:py39"
 STANDALONE_METRICS = frozenset({"rmse", "mae", "r2", "rmsle", "log_loss_binary", "roc_auc"})
@@ -311,4 +311,4 @@ def _program_dir(
     return done[identity], scorer
 
 
-__all__ = ["export_codabench", "Export", "Program"]
+__all__ = ["Export", "export_codabench"]

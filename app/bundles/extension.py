@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.bundles.archive import Tree
-from app.bundles.common import check_columns, files_of
+from app.bundles.common import check_columns
 from app.bundles.fields import Fields
 from app.bundles.model import (
     Column,
@@ -306,4 +306,4 @@ def _scorer(native: Program | None, spec: Any, tree: Tree, f: Fields, at: str) -
     raise f.fail(f"kind {kind!r} is not known", f"{at}.scorer.kind")
 
 
-__all__ = ["build_extension", "apply_extension", "files_of"]
+__all__ = ["apply_extension", "build_extension"]
