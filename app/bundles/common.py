@@ -1,0 +1,139 @@
+"""What the three readers share: building a program from its folder, checking columns, and the
+warnings about directions that look wrong (kept as the bundle says, but named)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from app.bundles.archive import Tree
+from app.bundles.errors import BundleError
+from app.bundles.model import BundleFile, Column, Program, ProgramKind
+from app.bundles.safe_yaml import load_yaml
+from app.bundles.scan import scan_program
+
+_LOWER_IS_BETTER = re.compile(
+    r"(error|loss|diff|cost|mse|rmse|mae|mape|wer|cer|ter|distance|perplexity|latency|runtime|duration|"
+    r"time|brier|deviance|regret|eer|fpr|fnr)",
+    re.IGNORECASE,
+)
+_HIGHER_IS_BETTER = re.compile(
+    r"(acc|accuracy|f1|auc|precision|recall|bleu|rouge|meteor|map|ndcg|iou|dice|r2|"
+    r"kappa|correlation|pearson|spearman|score|psnr|ssim)",
+    re.IGNORECASE,
+)
+
+
+def direction_warnings(columns: Sequence[Column], *, where: str) -> list[str]:
+    out = []
+    by_key = {c.key: c for c in columns}
+    for column in columns:
+        if column.computed is not None:
+            inputs = {by_key[k].direction for k in column.computed.of if k in by_key}
+            if inputs and inputs != {column.direction}:
+                out.append(
+                    f"{where}: computed column {column.key!r} ({column.title}) is sorted "
+                    f"{'higher' if column.direction == 'maximize' else 'lower'} first but reads "
+                    "columns sorted the other way; Podium requires them to agree"
+                )
+            continue
+        if column.metric is not None:
+            continue
+        name = f"{column.title} {column.program_key}"
+        lower = bool(_LOWER_IS_BETTER.search(name))
+        higher = bool(_HIGHER_IS_BETTER.search(name))
+        if column.direction == "maximize" and lower and not higher:
+            out.append(
+                f"{where}: column {column.key!r} ({column.title}) looks like an error or a cost but "
+                "is sorted with higher values first, as the bundle says; check its direction"
+            )
+        elif column.direction == "minimize" and higher and not lower:
+            out.append(
+                f"{where}: column {column.key!r} ({column.title}) looks like a score but is sorted "
+                "with lower values first, as the bundle says; check its direction"
+            )
+    return out
+
+
+def check_columns(columns: Sequence[Column], ranking: str, *, file: str, field: str) -> None:
+    keys = [c.key for c in columns]
+    if not columns:
+        raise BundleError("defines no column", file=file, field=field)
+    duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    if duplicates:
+        raise BundleError(f"column key {duplicates[0]!r} is used twice", file=file, field=field)
+    if ranking not in keys:
+        raise BundleError(f"the ranking column {ranking!r} is not a column", file=file, field=field)
+    for column in columns:
+        if column.computed is None:
+            continue
+        unknown = [k for k in column.computed.of if k not in keys or k == column.key]
+        if unknown:
+            raise BundleError(
+                f"computed column {column.key!r} reads {unknown[0]!r}, which is not another column",
+                file=file,
+                field=field,
+            )
+
+
+def files_of(tree: Tree) -> tuple[BundleFile, ...]:
+    return tuple(BundleFile(path=p, data=d) for p, d in sorted(tree.files.items()))
+
+
+def coda_program(
+    tree: Tree, *, kind: ProgramKind, field: str, docker_image: str | None, warnings: list[str]
+) -> Program:
+    """A Codabench / CodaLab scoring program: its files and the ``metadata`` command."""
+    markers = ("metadata", "metadata.yaml", "metadata.yml")
+    inner = tree.unwrap(markers)
+    if inner is not tree:
+        warnings.append(f"{field}: the program's files are inside a folder; that folder is used")
+    name = next((m for m in markers if m in inner.files), None)
+    if name is None:
+        raise BundleError(
+            "the scoring program has no metadata file (metadata or metadata.yaml with a command)",
+            file=inner.origin,
+            field=field,
+        )
+    meta = load_yaml(inner.files[name], file=f"{inner.origin}/{name}")
+    command = meta.get("command") if isinstance(meta, dict) else None
+    if not isinstance(command, str) or not command.strip():
+        raise BundleError(
+            "has no command: nothing would run", file=f"{inner.origin}/{name}", field="command"
+        )
+    report = scan_program(inner.files, label=f"the scoring program ({field})")
+    warnings.extend(report.warnings)
+    unknown = sorted(set(re.findall(r"\$(\w+)", command)) - KNOWN_VARIABLES)
+    if unknown:
+        warnings.append(
+            f"{field}: the command uses ${unknown[0]}, which neither Codabench nor CodaLab "
+            "substitutes; it is passed as written"
+        )
+    return Program(
+        kind=kind,
+        files=files_of(inner),
+        command=command.strip(),
+        docker_image=docker_image,
+        python2=report.is_python2,
+    )
+
+
+KNOWN_VARIABLES = frozenset(
+    {
+        "program",
+        "input",
+        "output",
+        "hidden",
+        "shared",
+        "tmp",
+        "predictions",
+        "ingestion_program",
+        "submission_program",
+    }
+)
+
+
+def sort_key(value: object) -> tuple[int, str]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (0, f"{value:020d}")
+    return (1, str(value))

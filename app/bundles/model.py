@@ -1,0 +1,162 @@
+"""A competition as a bundle describes it, after the reader and before the database.
+
+Every reader (EvalAI, Codabench v2, CodaLab v1.5) builds these frozen objects and nothing else;
+the exporter writes a Codabench bundle from them; the service turns them into rows. Nothing past a
+reader knows which format a competition came from, except through ``Program.kind``, which says how
+its scoring program must be run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+Direction = Literal["maximize", "minimize"]
+Board = Literal["public", "hidden", "blind"]
+Counts = Literal["best", "last", "chosen"]
+Visibility = Literal["public", "private", "hidden"]
+ComputedOp = Literal["mean", "sum", "min", "max"]
+FieldType = Literal["text", "boolean", "choice"]
+ProgramKind = Literal["evalai", "codabench", "codalab"]
+PageKind = Literal["terms", "evaluation", "data", "page"]
+PageFormat = Literal["html", "markdown"]
+
+
+@dataclass(frozen=True)
+class BundleFile:
+    """One file of a data member (an answer key, a scoring program), path relative to it."""
+
+    path: str
+    data: bytes = field(repr=False)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Page:
+    title: str
+    content: str  # sanitised HTML, or Markdown (rendered and sanitised where it is shown)
+    format: PageFormat = "html"
+    kind: PageKind = "page"
+
+
+@dataclass(frozen=True)
+class MetricRef:
+    """A column computed by Podium's own catalogue (only Podium's exports carry these)."""
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    def params_dict(self) -> dict[str, Any]:
+        return dict(self.params)
+
+
+@dataclass(frozen=True)
+class Computed:
+    op: ComputedOp
+    of: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Column:
+    """A leaderboard column. Exactly one of ``metric`` / ``computed`` is set, or neither: then the
+    scoring program writes the value under ``source_key`` (EvalAI label, Codabench column key)."""
+
+    key: str
+    title: str
+    direction: Direction
+    precision: int = 2
+    hidden: bool = False
+    source_key: str | None = None
+    metric: MetricRef | None = None
+    computed: Computed | None = None
+
+    @property
+    def program_key(self) -> str:
+        return self.source_key if self.source_key is not None else self.key
+
+
+@dataclass(frozen=True)
+class EntryField:
+    key: str
+    title: str
+    type: FieldType = "text"
+    options: tuple[str, ...] = ()
+    required: bool = False
+    on_board: bool = False
+
+
+@dataclass(frozen=True)
+class Split:
+    """A part of the answer key with its own board: EvalAI's dataset split, or Podium's Usage."""
+
+    key: str  # what the program returns the split's scores under (EvalAI's split codename)
+    title: str
+    visibility: Visibility
+
+
+@dataclass(frozen=True)
+class Program:
+    """An imported scoring program, run as its platform runs it (see ``app.bundles.runner``)."""
+
+    kind: ProgramKind
+    files: tuple[BundleFile, ...]
+    # Codabench / CodaLab: the ``metadata`` command, $variables as written. EvalAI: None (the
+    # package's ``evaluate()`` is called).
+    command: str | None = None
+    docker_image: str | None = None
+    python2: bool = False
+
+    def file(self, path: str) -> BundleFile | None:
+        return next((f for f in self.files if f.path == path), None)
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str  # a slug
+    title: str
+    start: datetime | None
+    end: datetime | None  # None: open-ended (a last phase without an end)
+    description: str = ""
+    daily_submission_limit: int | None = None
+    total_submission_limit: int | None = None
+    board: Board = "public"
+    counts: Counts = "best"
+    final_selection_limit: int | None = None
+    entry_fields: tuple[EntryField, ...] = ()
+    # Columns of this phase when they differ from the competition's (EvalAI: one schema a phase).
+    columns: tuple[Column, ...] | None = None
+    ranking: str | None = None  # the ranking column of ``columns`` when they are overridden
+    splits: tuple[Split, ...] = ()
+    answer_key: tuple[BundleFile, ...] = ()
+    scorer: Program | None = None
+    # What the program is told the phase is called (EvalAI's codename passed to evaluate()).
+    program_phase: str | None = None
+    execution_time_limit: int | None = None  # seconds
+
+
+@dataclass(frozen=True)
+class Competition:
+    title: str
+    slug: str
+    description: Page
+    pages: tuple[Page, ...]
+    columns: tuple[Column, ...]
+    ranking: str
+    phases: tuple[Phase, ...]
+    source_format: Literal["evalai", "codabench", "codalab"]
+    logo: BundleFile | None = None
+    docker_image: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    def phase_columns(self, phase: Phase) -> tuple[tuple[Column, ...], str]:
+        if phase.columns is not None:
+            return phase.columns, phase.ranking or phase.columns[0].key
+        return self.columns, self.ranking
+
+    def page(self, kind: PageKind) -> Page | None:
+        return next((p for p in self.pages if p.kind == kind), None)
