@@ -8,14 +8,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.metric import metric_for
-from app.models import Competition, Score, Submission, Team
+from app.models import Competition, Phase, Score, Submission, Team
 
 
 def best_public_over_time(
-    session: Session, *, competition: Competition, team_names: list[str]
+    session: Session, *, competition: Competition, team_names: list[str], phase: Phase | None = None
 ) -> dict[str, list[tuple[datetime, float]]]:
-    """For each named team, (time, best public score so far) at each submission that improved it."""
-    key = competition.board_key
+    """For each named team, (time, best public score so far) at each submission that improved it,
+    on the board of ``phase`` (default: the current one)."""
+    key = phase.board_key if phase is not None else competition.board_key
     if key is None or not team_names:
         return {}
     maximize = metric_for(competition).greater_is_better

@@ -2,42 +2,29 @@
 through the services the API uses and renders one template."""
 
 import re
-from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
-from sqlalchemy.orm import Session
 
 from app.competitions.service import list_competitions, sample_submission_csv, to_public
-from app.config import Settings
 from app.datafiles import service as datafiles
 from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep
-from app.errors import AppError, Forbidden
-from app.evaluation.rounding import rounded
-from app.honest.analysis.schemas import ShakeupPublic
-from app.honest.analysis.service import shakeup_report
-from app.honest.board.board import hides_public_scores
+from app.errors import Forbidden
 from app.http.headers import content_disposition
-from app.leaderboard.history import best_public_over_time
-from app.leaderboard.service import MAX_PAGE, leaderboard
 from app.metrics.docs import render_markdown as metrics_markdown
-from app.models import Competition, User
-from app.models.types import MAX_INT, RowId
+from app.models.types import RowId
 from app.teams.service import find_team, team_counts
-from app.web.charts import PALETTE, score_over_time
+from app.web.boards import board_page
 from app.web.competition import VISITOR, PageCompetition, tab_context
 from app.web.markdown import render_markdown
 from app.web.session import WebUser
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
-
-BOARD_PAGE_SIZE = 50
-CHART_TEAMS = 10
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -116,82 +103,29 @@ def leaderboard_page(
     user: WebUser,
     board: Literal["public", "private"] = "public",
     page: Annotated[RowId, Query()] = 1,
+    phase: Annotated[str | None, Query(max_length=64)] = None,
+    sort: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
     context = tab_context(session, competition, user, "leaderboard")
     # A host sees full precision and the private board at any time; everyone else what a
     # participant sees, whatever their role elsewhere.
     viewer = user if context["is_host"] and user is not None else VISITOR
-    closed = competition.is_past_deadline(datetime.now(UTC))
-    private_open = closed or context["is_host"]
-    if board == "private" and not private_open:
-        board = "public"
-    page = max(page, 1)
-    # A page past the last is an empty page; its offset stays within the database's integers.
-    offset = min((page - 1) * BOARD_PAGE_SIZE, MAX_INT)
-    # The page is read from the standings (a fixed cost whatever the board's size); the public
-    # board's head gives the chart's teams and, beside a private page, each team's public rank.
-    public = leaderboard(
+    shown = board_page(
         session,
         competition=competition,
-        board="public",
-        user=viewer,
-        limit=MAX_PAGE if board == "private" else BOARD_PAGE_SIZE,
-        offset=0 if board == "private" else offset,
+        viewer=viewer,
+        is_host=context["is_host"],
+        board=board,
+        page=page,
+        phase_name=phase,
+        sort=sort,
+        settings=settings,
     )
-    shown = public
-    moves: dict[str, int | None] = {}
-    if board == "private":
-        shown = leaderboard(
-            session,
-            competition=competition,
-            board="private",
-            user=viewer,
-            limit=BOARD_PAGE_SIZE,
-            offset=offset,
-        )
-        moves = {row.team: row.rank for row in public.rows}
     mine = find_team(session, competition=competition, user=user) if user else None
-    pages = max(1, -(-shown.total // BOARD_PAGE_SIZE))
-    rows = shown.rows
-    head = public
-    if board == "public" and offset > 0:
-        head = leaderboard(
-            session, competition=competition, board="public", user=viewer, limit=2 * CHART_TEAMS
-        )
-    top = [row.team for row in head.rows if not row.baseline][:CHART_TEAMS]
-    series = best_public_over_time(session, competition=competition, team_names=top)
-    if public.score_decimals is not None:
-        series = {
-            team: [(t, rounded(v, public.score_decimals)) for t, v in points]
-            for team, points in series.items()
-        }
-    chart = score_over_time(
-        series,
-        maximize=public.direction == "maximize",
-        metric=public.metric,
-        end=min(datetime.now(UTC), competition.deadline or datetime.now(UTC)),
-    )
-    if hides_public_scores(competition, context["is_host"]):
-        # The history holds exact public scores: on a Ladder board only hosts may see them.
-        chart, series = None, {}
     return render(
         request,
         "leaderboard.html",
-        {
-            **context,
-            "board": shown,
-            "rows": rows,
-            "page": page,
-            "pages": pages,
-            "moves": moves,
-            "private_open": private_open,
-            "closed": closed,
-            "my_team": mine.name if mine else None,
-            "chart": chart,
-            "honest": any(row.interval or row.band for row in rows),
-            "shake": _shakeup(session, competition, viewer, settings) if closed else None,
-            "legend": [(team, PALETTE[i % len(PALETTE)]) for i, team in enumerate(series)],
-        },
+        {**context, **shown, "my_team": mine.name if mine else None},
     )
 
 
@@ -207,13 +141,3 @@ def _metrics_page() -> Markup:
 @router.get("/metrics", response_class=HTMLResponse)
 def metrics(request: Request, _user: WebUser) -> Response:
     return render(request, "metrics.html", {"body": _metrics_page()})
-
-
-def _shakeup(
-    session: Session, competition: Competition, viewer: User, settings: Settings
-) -> ShakeupPublic | None:
-    """The shake-up report under the leaderboard once the competition is over."""
-    try:
-        return shakeup_report(session, competition=competition, user=viewer, settings=settings)
-    except AppError:
-        return None  # no key yet: nothing to report

@@ -138,7 +138,7 @@ def test_leaderboard_marks_your_team_and_baselines_and_pages(client, person, bro
     assert "ada" in mine and 'badge mine">you<' in mine
     assert 'badge baseline">baseline<' in text
     assert "higher is better" in text and "Submission time (UTC)" in text  # the chart
-    monkeypatch.setattr("app.web.pages.BOARD_PAGE_SIZE", 1)
+    monkeypatch.setattr("app.web.boards.BOARD_PAGE_SIZE", 1)
     second = browser().get("/c/churn/leaderboard?page=2").text
     assert "Page 2 of 3" in second and "bob" not in second.split("<tbody>")[1].split("</tbody>")[0]
 

@@ -1,5 +1,8 @@
-from fastapi import APIRouter
+from typing import Annotated
 
+from fastapi import APIRouter, Query
+
+from app.competitions.phases import board_phase
 from app.deps import CompetitionDep, CurrentUser, IdQuery, SessionDep, SettingsDep
 from app.honest.analysis import service
 from app.honest.analysis.schemas import ComparisonPublic, ShakeupPublic
@@ -17,7 +20,18 @@ def compare_submissions(
 
 @router.get("/competitions/{slug}/shakeup", response_model=ShakeupPublic)
 def shakeup(
-    competition: CompetitionDep, user: CurrentUser, session: SessionDep, settings: SettingsDep
+    competition: CompetitionDep,
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    phase: Annotated[str | None, Query(max_length=64)] = None,
 ) -> ShakeupPublic:
-    """How far the private board moved from the public one, and whether it was overfit."""
-    return service.shakeup_report(session, competition=competition, user=user, settings=settings)
+    """How far a phase's private board moved from its public one (default: the current
+    phase), and whether it was overfit."""
+    return service.shakeup_report(
+        session,
+        competition=competition,
+        user=user,
+        settings=settings,
+        phase=board_phase(competition, phase),
+    )

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.auth.hosts import is_host
 from app.config import Settings
-from app.errors import Conflict, Forbidden, NotFound
+from app.errors import Conflict, Forbidden, NotFound, Unprocessable
 from app.evaluation.keys import key_table, stored_predictions
 from app.evaluation.metric import is_custom, metric_for
 from app.evaluation.rounding import rounded, shown_decimals
@@ -23,18 +23,18 @@ from app.honest.engine.compare import compare
 from app.honest.engine.plans import make_plan, supports_intervals
 from app.honest.engine.replicates import Replicates
 from app.honest.engine.shakeup import null_gaps, shakeup
-from app.leaderboard.service import standings
-from app.models import AnswerKey, Competition, Score, Submission, Team, User
+from app.leaderboard.service import refuse_hidden_board, standings
+from app.models import AnswerKey, Competition, Phase, Score, Submission, Team, User
 from app.scoring.intake import IGNORED, PUBLIC
 from app.teams.service import find_team
 
 RESPLITS = 1000
 
 
-def _board_key(competition: Competition) -> AnswerKey:
-    key = competition.board_key
+def _board_key(phase: Phase) -> AnswerKey:
+    key = phase.board_key
     if key is None:
-        raise Conflict("the competition has no answer key yet")
+        raise Conflict(f"phase '{phase.name}' has no answer key yet")
     return key
 
 
@@ -52,22 +52,30 @@ def _scores(session: Session, key_id: int, ids: list[int]) -> dict[int, Score]:
 def compare_submissions(
     session: Session, *, competition: Competition, user: User, a: int, b: int
 ) -> ComparisonPublic:
-    """Hosts compare any pair on both splits; a participant two of their team's submissions on
-    the public split, and not on a Ladder board (the difference would give the scores away)."""
+    """Hosts compare any pair of one phase on both splits; a participant two of their team's
+    submissions on the public split, and not on a Ladder board nor on a blind or hidden phase's
+    (the difference would give the scores away)."""
     host = is_host(session, competition, user)
     team = None if host else find_team(session, competition=competition, user=user)
+    phases = set()
     for sid in (a, b):
         submission = session.get(Submission, sid)
         visible = submission is not None and submission.competition_id == competition.id
         if not visible or (not host and (team is None or submission.team_id != team.id)):  # type: ignore[union-attr]
             raise NotFound(f"no submission {sid} in this competition")
+        phases.add(submission.phase)  # type: ignore[union-attr]
+    if len(phases) > 1:
+        raise Unprocessable("submissions of two phases are scored on two keys: compare within one")
+    phase = phases.pop()
+    if not host:
+        refuse_hidden_board(phase, datetime.now(UTC))
     if not host and uses_ladder(competition):
         raise Forbidden(
             "this competition's public board is a Ladder: exact comparisons are for its hosts"
         )
     if not competition.score_intervals:
         raise Conflict("score intervals are turned off for this competition")
-    key = _board_key(competition)
+    key = _board_key(phase)
     found = stats_of(session, key_id=key.id, submission_ids=[a, b])
     scores = _scores(session, key.id, [a, b])
     if a not in found or b not in found:
@@ -120,15 +128,26 @@ _lock = threading.Lock()
 
 
 def shakeup_report(
-    session: Session, *, competition: Competition, user: User, settings: Settings
+    session: Session,
+    *,
+    competition: Competition,
+    user: User,
+    settings: Settings,
+    phase: Phase | None = None,
 ) -> ShakeupPublic:
-    """The shake-up of the final boards: hosts any time, everyone after the deadline (with its
-    score-valued figures rounded to the competition's decimals)."""
+    """The shake-up of a phase's final boards (default: the current phase): hosts any time,
+    everyone once the phase has ended (with its score-valued figures rounded to the
+    competition's decimals), never a participant on a hidden phase's board."""
+    phase = phase or competition.current_phase
+    assert phase is not None  # every competition has a phase
     host = is_host(session, competition, user)
-    if not host and not competition.is_past_deadline(datetime.now(UTC)):
-        raise Forbidden("the shake-up report opens after the deadline")
+    now = datetime.now(UTC)
+    if not host:
+        refuse_hidden_board(phase, now)
+        if not phase.has_ended(now):
+            raise Forbidden("the shake-up report opens after the deadline")
     return _rounded_report(
-        _shakeup(session, competition=competition, settings=settings),
+        _shakeup(session, competition=competition, settings=settings, key=_board_key(phase)),
         shown_decimals(competition, host=host),
     )
 
@@ -153,9 +172,10 @@ def _rounded_report(report: ShakeupPublic, decimals: int | None) -> ShakeupPubli
     return report.model_copy(update={"rows": rows, **figures})
 
 
-def _shakeup(session: Session, *, competition: Competition, settings: Settings) -> ShakeupPublic:
-    """The full-precision report, kept per set of final submissions."""
-    key = _board_key(competition)
+def _shakeup(
+    session: Session, *, competition: Competition, settings: Settings, key: AnswerKey
+) -> ShakeupPublic:
+    """The full-precision report on one key version, kept per set of final submissions."""
     metric = metric_for(competition)
     public = {
         s.team_id: s

@@ -96,8 +96,9 @@ def ladder_scores(
 def submission_ladder(
     session: Session, *, submission: Submission, competition: Competition
 ) -> tuple[float | None, bool | None]:
-    """What the Ladder showed the team after this submission, and whether it moved the board."""
-    key = competition.board_key
+    """What the Ladder showed the team after this submission, and whether it moved the board
+    (the board of the submission's own phase)."""
+    key = submission.phase.board_key
     if key is None:
         return None, None
     # A submission list asks once per submission: replay each team once per session.
