@@ -5,29 +5,31 @@ to its page; a refusal comes back as the service's own message."""
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Request, Response, UploadFile
+from fastapi import APIRouter, Form, Query, Request, Response, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse
 from sqlalchemy.orm import Session
 
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.errors import Unprocessable, error_response
-from app.models import Competition, User
+from app.models import Competition, Phase, User
 from app.pagination import MAX_LIMIT, Page
 from app.submissions import selection, service, visibility
-from app.submissions.quota import quota_for
 from app.teams import merge
 from app.teams import service as teams
 from app.teams.merge import merge_allowance
 from app.web.competition import PageCompetition, tab_context
 from app.web.errors import wants_json
 from app.web.forms import MemberForm, chosen, form_post
+from app.web.own import own_page, submissions_page
 from app.web.session import SignedInUser, redirect
 from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 
 
-def _own_submissions(session: Session, competition: Competition, user: User) -> list[Any]:
+def _own_submissions(
+    session: Session, competition: Competition, user: User, phase: Phase
+) -> list[Any]:
     team = teams.find_team(session, competition=competition, user=user)
     if team is None:
         return []
@@ -36,39 +38,50 @@ def _own_submissions(session: Session, competition: Competition, user: User) -> 
     return [
         visibility.view(session, submission=s, competition=competition, user=user)
         for s in rows
-        if s.team_id == team.id
+        if s.team_id == team.id and s.phase_id == phase.id
     ]
+
+
+PhaseQuery = Annotated[str | None, Query(max_length=64)]
 
 
 @router.get("/c/{slug}/submissions", response_class=HTMLResponse)
 def my_submissions(
-    request: Request, competition: PageCompetition, session: SessionDep, user: SignedInUser
+    request: Request,
+    competition: PageCompetition,
+    session: SessionDep,
+    user: SignedInUser,
+    phase: PhaseQuery = None,
 ) -> Response:
-    team = teams.find_team(session, competition=competition, user=user)
+    context = tab_context(session, competition, user, "submissions")
+    shown = own_page(session, competition=competition, user=user, phase_name=phase)
+    page = submissions_page(
+        competition, shown.phase, is_host=context["is_host"], now=datetime.now(UTC)
+    )
     return render(
         request,
         "submissions.html",
         {
-            **tab_context(session, competition, user, "submissions"),
-            "submissions": _own_submissions(session, competition, user),
-            "quota": quota_for(session, competition=competition, team=team, now=datetime.now(UTC)),
-            "team": team,
+            **context,
+            **page,
+            "submissions": _own_submissions(session, competition, user, shown.phase),
+            "quota": shown.quota,
+            "team": shown.team,
         },
     )
 
 
 @router.get("/c/{slug}/submissions.json")
 def my_submissions_json(
-    competition: PageCompetition, session: SessionDep, user: SignedInUser
+    competition: PageCompetition, session: SessionDep, user: SignedInUser, phase: PhaseQuery = None
 ) -> JSONResponse:
     """What the page script polls while a submission is queued or scoring."""
-    rows = _own_submissions(session, competition, user)
-    team = teams.find_team(session, competition=competition, user=user)
-    quota = quota_for(session, competition=competition, team=team, now=datetime.now(UTC))
+    shown = own_page(session, competition=competition, user=user, phase_name=phase)
+    rows = _own_submissions(session, competition, user, shown.phase)
     return JSONResponse(
         {
             "submissions": [row.model_dump(mode="json") for row in rows],
-            "quota": quota.model_dump(mode="json"),
+            "quota": shown.quota.model_dump(mode="json"),
         }
     )
 
@@ -80,6 +93,7 @@ def upload(
     file: UploadFile | None = None,
     description: Annotated[str, Form(max_length=1000)] = "",
     baseline: Annotated[bool, Form()] = False,
+    phase: Annotated[str, Form(max_length=64)] = "",
 ) -> Response:
     chosen_file = chosen(file, "a file")
     upload = service.create_submission(
@@ -92,6 +106,7 @@ def upload(
         settings=settings,
         queue=form.request.app.state.scoring_queue,
         baseline=baseline,
+        phase_name=phase or None,
     )
     submission, script = upload.submission, wants_json(form.request)
     if upload.refusal is not None:

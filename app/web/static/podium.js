@@ -90,8 +90,10 @@ function setupUpload() {
   });
 }
 
-function fmtScore(value, decimals) {
-  return value === null || value === undefined ? "—" : Number(value).toFixed(decimals);
+function fmtScore(value, digits) {
+  // digits null: every digit (a host's view), as the server writes it.
+  if (value === null || value === undefined) return "—";
+  return digits === null || digits === undefined ? String(Number(Number(value).toPrecision(6))) : Number(value).toFixed(digits);
 }
 
 function cell(tag, cls, text) {
@@ -106,14 +108,32 @@ function fmtWhen(iso) {
   return d.toISOString().slice(0, 16).replace("T", " ") + " UTC";
 }
 
-function renderRows(table, rows) {
-  const slug = table.dataset.slug, csrf = table.dataset.csrf, decimals = Number(table.dataset.decimals);
-  const revealed = rows.some((r) => "private_score" in r);
+function scoreValue(s, col, first, which) {
+  // Each column's value; a Ladder view (no columns) holds the ranking column's in public_score.
+  if (s.scores && Object.keys(s.scores).length) return (s.scores[col.key] || {})[which];
+  if (!first) return null;
+  return which === "public" ? s.public_score : s.private_score;
+}
+
+function renderHead(table, columns, revealed, selectable) {
+  const one = columns.length === 1;
   const head = table.tHead.rows[0];
-  if (revealed && head.cells.length < 7) head.insertBefore(cell("th", "num", "Private"), head.lastElementChild);
+  head.replaceChildren(cell("th", "num", "#"), cell("th", "hide-narrow", "Submitted"),
+    cell("th", "hide-narrow", "Description"), cell("th", "", "Status"));
+  for (const col of columns) head.append(cell("th", "num", one ? "Public" : col.title));
+  if (revealed) for (const col of columns) head.append(cell("th", "num", one ? "Private" : col.title + " private"));
+  if (selectable) head.append(cell("th", "", "Final"));
+}
+
+function renderRows(table, rows) {
+  const slug = table.dataset.slug, csrf = table.dataset.csrf;
+  const columns = JSON.parse(table.dataset.scoreColumns || "[]");
+  const selectable = table.dataset.selectable === "true";
+  const revealed = rows.some((r) => "private_score" in r);
+  renderHead(table, columns, revealed, selectable);
   const body = table.tBodies[0];
   body.replaceChildren();
-  if (!rows.length) { const tr = body.insertRow(); tr.className = "empty"; const td = cell("td", "muted", "No submissions yet."); td.colSpan = 7; tr.append(td); return; }
+  if (!rows.length) { const tr = body.insertRow(); tr.className = "empty"; const td = cell("td", "muted", "No submissions yet."); td.colSpan = 6 + columns.length; tr.append(td); return; }
   for (const s of rows) {
     const tr = body.insertRow();
     tr.dataset.id = s.id; tr.dataset.status = s.status;
@@ -124,8 +144,14 @@ function renderRows(table, rows) {
     const status = cell("td", "status");
     status.append(cell("span", "badge " + s.status, s.status));
     if (s.error) status.append(cell("div", "error-text", s.error));
-    tr.append(status, cell("td", "num public", fmtScore(s.public_score, decimals)));
-    if (revealed) tr.append(cell("td", "num", fmtScore(s.private_score, decimals)));
+    tr.append(status);
+    for (const which of revealed ? ["public", "private"] : ["public"]) {
+      columns.forEach((col, i) => {
+        const first = i === 0;
+        tr.append(cell("td", first && which === "public" ? "num public" : "num", fmtScore(scoreValue(s, col, first, which), col.digits)));
+      });
+    }
+    if (!selectable) continue;
     const sel = cell("td", "select");
     if (s.status === "scored" && !s.late) {
       const f = document.createElement("form");

@@ -1,0 +1,67 @@
+"""What My submissions shows of one phase: its tabs, the columns a team's scores come in (each
+with its digits), the phases an upload may go to, and the phase's quota. The scores themselves
+come from :mod:`app.submissions.visibility`, which already shows nothing of a score in a blind
+phase before it ends."""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.competitions.phases import board_phase
+from app.evaluation.columns import columns_for
+from app.evaluation.rounding import shown_decimals
+from app.models import Competition, Phase, Team, User
+from app.models.phase import COUNTS_BEST, COUNTS_CHOSEN
+from app.submissions.quota import quota_for
+from app.submissions.schemas import QuotaPublic
+from app.teams.service import find_team
+from app.web.boards import digits, phase_tabs
+
+
+@dataclass(frozen=True)
+class OwnPage:
+    phase: Phase
+    team: Team | None
+    quota: QuotaPublic
+
+
+def own_page(
+    session: Session, *, competition: Competition, user: User, phase_name: str | None
+) -> OwnPage:
+    """The phase My submissions shows (named, else the current one), the caller's team and its
+    quota in that phase."""
+    phase = board_phase(competition, phase_name)
+    team = find_team(session, competition=competition, user=user)
+    quota = quota_for(
+        session, competition=competition, team=team, now=datetime.now(UTC), phase=phase
+    )
+    return OwnPage(phase, team, quota)
+
+
+def submissions_page(
+    competition: Competition, phase: Phase, *, is_host: bool, now: datetime
+) -> dict[str, Any]:
+    """The page's facts beside the rows: tabs, score columns, counting rule, upload phases."""
+    decimals = shown_decimals(competition, host=is_host)
+    columns = [
+        {"key": c.key, "title": c.title or c.key, "digits": digits(c.precision, decimals)}
+        for c in columns_for(competition, phase)
+        if is_host or not c.hidden
+    ]
+    phases = list(competition.phases)
+    # Hosts' baselines may go into any phase; everyone else's into one open now.
+    targets = phases if is_host else [p for p in phases if p.is_open(now)]
+    return {
+        "phase": phase,
+        "phase_tabs": phase_tabs(competition, phase, f"/c/{competition.slug}/submissions", now),
+        "several_phases": len(phases) > 1,
+        "score_columns": columns,
+        "selectable": phase.counts == COUNTS_CHOSEN,
+        "counts_best": phase.counts == COUNTS_BEST,
+        "upload_phases": targets if len(targets) > 1 else [],
+        "default_upload": phase.name if phase in targets else None,
+        "poll": f"/c/{competition.slug}/submissions.json"
+        + (f"?phase={phase.name}" if len(phases) > 1 else ""),
+    }
