@@ -14,6 +14,7 @@ from typing import TypeVar
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.competitions.phases import ranking_column
 from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
 from app.datafiles import service as datafiles
@@ -21,7 +22,7 @@ from app.errors import NotFound, PayloadTooLarge, TooManyRequests
 from app.jobs.queue import ScoringQueue
 from app.kaggle import schemas as k
 from app.kaggle.signing import sign, verify
-from app.leaderboard.service import leaderboard
+from app.leaderboard.service import MAX_PAGE, BoardBlind, BoardHidden, leaderboard
 from app.leaderboard.spreadsheet import safe_row
 from app.models import Competition, DataFile, Submission, SubmissionStatus, Team, User
 from app.models.competition import ARCHIVED
@@ -88,10 +89,17 @@ def _competition(session: Session, user: User, c: Competition, ctx: Context) -> 
     team = find_team(session, competition=c, user=user)
     rank = None
     if team is not None:
-        board = leaderboard(session, competition=c, board="public", user=user)
-        rank = next((row.rank for row in board.rows if row.team == team.name), None)
+        try:
+            board = leaderboard(session, competition=c, board="public", user=user, limit=1)
+        except (BoardBlind, BoardHidden):
+            pass  # a rank would tell a blind (or hidden) board's order: none
+        else:
+            rank = board.own_row.rank if board.own_row is not None else None
     teams = session.scalar(select(func.count(Team.id)).where(Team.competition_id == c.id))
     host = session.get(User, c.created_by_id)
+    # The current phase's rules: its quota and its ranking column.
+    phase = c.current_phase
+    ranking = ranking_column(c, phase)
     return k.ApiCompetition(
         id=c.id,
         ref=c.slug,
@@ -105,9 +113,11 @@ def _competition(session: Session, user: User, c: Competition, ctx: Context) -> 
         user_rank=rank,
         merger_deadline=c.team_merge_deadline,
         enabled_date=c.start,
-        max_daily_submissions=c.daily_submission_limit,
+        max_daily_submissions=phase.daily_submission_limit
+        if phase is not None
+        else c.daily_submission_limit,
         max_team_size=c.max_team_size,
-        evaluation_metric=c.metric_name,
+        evaluation_metric=ranking.metric.name if ranking.metric is not None else ranking.key,
         submissions_disabled=c.board_key is None or c.status == ARCHIVED,
         host_name=host.name if host else "",
         date_created=c.created_at,
@@ -402,7 +412,9 @@ class _BoardRow:
 
 
 def _board_rows(session: Session, user: User, competition: Competition) -> list[_BoardRow]:
-    board = leaderboard(session, competition=competition, board="public", user=user)
+    """The current phase's public board by its ranking column (a blind phase's is refused with
+    ``board_blind`` until it ends, a hidden one's with ``board_hidden``, as on the API)."""
+    board = leaderboard(session, competition=competition, board="public", user=user, limit=MAX_PAGE)
     names = [row.team for row in board.rows]
     ids: dict[str, int] = {
         name: team_id
@@ -418,7 +430,8 @@ def _board_rows(session: Session, user: User, competition: Competition) -> list[
             team_id=ids.get(row.team, 0),
             team_name=row.team,
             date=row.last_submission_at,
-            score=_score(row.score),
+            # The ranking column at its precision (the row's score on a Ladder board).
+            score=_score(row.scores.get(board.sort, row.score) if board.sort else row.score),
             entries=row.entries,
         )
         for row in board.rows
