@@ -332,3 +332,69 @@ def test_private_board_after_the_deadline(server, signed_in):
     page.set_viewport_size({"width": 1200, "height": 900})
     shot(page, "leaderboard-private")
     assert re.search(r"higher is better", page.locator("svg.chart").inner_html())
+
+
+# A regression key for a board of two columns: six rows, four public.
+REG_KEY = csv_bytes(
+    ["id", "y", "Usage"],
+    *[
+        [i, y, u]
+        for i, y, u in zip(
+            "abcdef", (1, 2, 3, 4, 5, 6), ["Public"] * 4 + ["Private"] * 2, strict=True
+        )
+    ],
+)
+
+
+def _reg(*values: float) -> bytes:
+    return csv_bytes(["id", "y"], *[[i, v] for i, v in zip("abcdef", values, strict=True)])
+
+
+def test_a_board_of_two_columns_with_phase_tabs_sorts_by_a_header(server, signed_in):
+    """The docs' figure docs/img/board-phases.png is tests/artifacts/leaderboard-phases.png."""
+    now = datetime.now(UTC)
+    body = {
+        "slug": "phases",
+        "title": "House prices",
+        "columns": [
+            {"key": "rmse", "title": "RMSE", "metric": {"name": "rmse"}},
+            {"key": "mae", "title": "MAE", "metric": {"name": "mae"}, "precision": 3},
+        ],
+        "phases": [
+            {"name": "dev", "title": "Development", "start": (now - timedelta(days=5)).isoformat(),
+             "end": (now + timedelta(days=9)).isoformat()},
+            {"name": "final", "title": "Final", "start": (now + timedelta(days=9)).isoformat(),
+             "end": (now + timedelta(days=16)).isoformat(), "board": "blind"},
+        ],
+    }  # fmt: skip
+    assert server.api("POST", "/competitions", "host", json=body).status_code == 201
+    for phase in ("dev", "final"):
+        files = {"file": ("key.csv", REG_KEY, "text/csv")}
+        response = server.api(
+            "PUT", f"/competitions/phases/phases/{phase}/answer-key", "host", files=files
+        )
+        assert response.status_code == 201, response.text
+    # Alice: the best RMSE; bob: the best MAE (one big error, three exact rows); carol: behind.
+    for user, values in (
+        ("alice", (1.3, 2.3, 2.7, 4.3, 5, 6)),
+        ("bob", (1, 2, 3, 4.9, 5, 6)),
+        ("carol", (1.5, 2.5, 3.4, 4.5, 5, 6)),
+    ):
+        files = {"file": ("sub.csv", _reg(*values), "text/csv")}
+        response = server.api("POST", "/competitions/phases/submissions", user, files=files)
+        assert response.status_code == 202, response.text
+    server.wait_scored("phases", "host")
+    page = signed_in("alice")
+    page.goto(f"{server.url}/c/phases/leaderboard")
+    tabs = page.locator("nav.phase-tabs")
+    sync_api.expect(tabs.locator("a[aria-current=page]")).to_contain_text("Development")
+    sync_api.expect(tabs).to_contain_text("upcoming")
+    first = page.locator("table.board tbody tr").first
+    sync_api.expect(first).to_contain_text("alice")
+    page.click("table.board th a:has-text('MAE')")
+    sync_api.expect(page.locator("th[aria-sort]")).to_contain_text("MAE")
+    sync_api.expect(page.locator("table.board tbody tr").first).to_contain_text("bob")
+    assert "sort=mae" in page.url
+    shot(page, "leaderboard-phases")
+    page.click("nav.phase-tabs a:has-text('Final')")
+    sync_api.expect(page.locator(".notice.blind")).to_contain_text("scores appear when")
