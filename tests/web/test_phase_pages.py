@@ -111,6 +111,9 @@ def test_the_board_has_phase_tabs_with_dates_and_state_and_a_column_each(client,
     assert "0.26163" in rows  # RMSE at the competition's 5 decimals
     assert "0.18" in rows or "0.19" in rows  # MAE at its precision, 2 digits
     assert "0.185" not in rows
+    overview = browser().get("/c/reg").text
+    phases = overview.split('class="table phases"')[1].split("</table>")[0]
+    assert "Development" in phases and "phase-open" in phases and "phase-upcoming" in phases
 
 
 def test_a_header_sorts_by_its_column_and_the_page_says_so(client, people, browser):
@@ -200,6 +203,7 @@ def test_a_hidden_board_is_for_hosts_and_each_team_sees_its_own_scores(client, p
     theirs = browser("bob").get("/c/reg/submissions").text
     assert "No submissions yet" in theirs
     _no_score(theirs)
+    assert browser("bob").get("/c/reg/submissions.json").json()["submissions"] == []
     assert "0.26163" in _tbody(browser("host").get("/c/reg/leaderboard").text)
 
 
@@ -287,3 +291,24 @@ def test_compare_and_shakeup_refuse_a_hidden_phase_to_participants(client, peopl
         f"{API}/competitions/reg/compare", params={"a": first, "b": second}, headers=bob.headers
     )
     assert theirs.status_code == 404
+
+
+def test_compare_takes_two_submissions_of_one_phase(client, people, session_factory):
+    host, alice, _bob = people
+    _competition(
+        client,
+        host,
+        phases=[{"name": "dev", "start": PAST, "end": NEXT_WEEK}, {"name": "final", "end": LATER}],
+    )
+    first = _submit(client, alice, ALICE)
+    switch = datetime.now(UTC) - timedelta(minutes=1)
+    _set_phase(session_factory, "dev", end=switch)
+    _set_phase(session_factory, "final", start=switch)
+    second = _submit(client, alice, BOB)
+    for caller in (host, alice):
+        compare = client.get(
+            f"{API}/competitions/reg/compare",
+            params={"a": first, "b": second},
+            headers=caller.headers,
+        )
+        assert compare.status_code == 422 and "two phases" in compare.json()["detail"]
