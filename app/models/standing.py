@@ -50,7 +50,7 @@ class Standing(Base):
     tie_key: Mapped[str] = mapped_column(String(400), default="", server_default="")
     submitted_at: Mapped[datetime] = mapped_column(UTCDateTime())
     baseline: Mapped[bool] = mapped_column(Boolean, default=False)
-    # The team's whole history in the competition, failed and hidden entries included.
+    # The team's scored submissions in the key's phase (hidden ones included, failed ones not).
     entries: Mapped[int] = mapped_column(Integer)
     last_submission_at: Mapped[datetime] = mapped_column(UTCDateTime())
 

@@ -49,6 +49,7 @@ def create_submission(
     description: Annotated[str, Form(max_length=1000)] = "",
     baseline: Annotated[bool, Form()] = False,
     phase: Annotated[str | None, Form(max_length=64)] = None,
+    details: Annotated[str | None, Form(max_length=16_384)] = None,
 ) -> SubmissionAccepted | JSONResponse:
     """File a submission into the phase open now, or the one the form field ``phase`` names
     (needed when several are open)."""
@@ -63,6 +64,7 @@ def create_submission(
         queue=request.app.state.scoring_queue,
         baseline=baseline,
         phase_name=phase or None,
+        details=details,
     )
     if upload.refusal is not None:
         # Answered, not raised: the failed submission is committed into the team's history.

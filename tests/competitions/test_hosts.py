@@ -26,6 +26,13 @@ HOST_ROUTES = [
     ("GET", "/competitions/churn/answer-key/versions", {}),
     (
         "PUT",
+        "/competitions/churn/phases/main/answer-key",
+        {"files": {"file": ("k.csv", KEY, "text/csv")}},
+    ),
+    ("GET", "/competitions/churn/phases/main/answer-key/versions", {}),
+    ("PATCH", "/competitions/churn/phases/main", {"json": {"title": "Main"}}),
+    (
+        "PUT",
         "/competitions/churn/custom-metric",
         {
             "files": {"file": ("m.py", b"def score(*a, **k):\n    return 1.0\n", "text/plain")},
@@ -62,6 +69,7 @@ OPEN_ROUTES = {
     ("GET", "/competitions"),
     ("GET", "/competitions/{slug}"),
     ("GET", "/competitions/{slug}/sample-submission"),
+    ("GET", "/competitions/{slug}/phases"),  # what the competition page shows
     ("GET", "/competitions/{slug}/leaderboard"),  # without a token too (the public board)
     ("GET", "/competitions/{slug}/leaderboard.csv"),
     ("GET", "/competitions/{slug}/compare"),  # hosts any pair; a participant their own team's
@@ -94,6 +102,7 @@ def _template(path: str) -> str:
         .replace("/bans/alice", "/bans/{team}")
         .replace("/hosts/carol", "/hosts/{user_name}")
         .replace("/files/train.csv", "/files/{name}")
+        .replace("/phases/main", "/phases/{phase}")
     )
 
 
