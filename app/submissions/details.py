@@ -59,7 +59,7 @@ def parse_details(raw: str | dict[str, Any] | None, fields: list[dict[str, Any]]
             given = json.loads(raw)
         except ValueError:
             raise Unprocessable(
-                "details: not a JSON object, e.g. {\"method_name\": \"...\"}",
+                'details: not a JSON object, e.g. {"method_name": "..."}',
                 extra={"field": "details"},
             ) from None
     elif isinstance(raw, dict):
