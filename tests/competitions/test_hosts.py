@@ -54,6 +54,8 @@ HOST_ROUTES = [
     ("DELETE", f"/submissions/{SUBMISSION}/hide", {}),
     ("GET", f"/submissions/{SUBMISSION}/scores", {}),
     ("GET", "/competitions/churn/checklist", {}),
+    ("GET", "/competitions/churn/submissions.csv", {}),
+    ("GET", "/competitions/churn/submissions.zip", {}),
     ("POST", "/competitions/churn/publish", {}),  # 409 for the hosts: it is not a draft
     # The owner's (or an admin's) alone, like changing the hosts; 409 once archived or with
     # submissions.
