@@ -512,3 +512,30 @@ def test_hosts_download_a_phases_submissions_as_csv_and_zip(client, host, alice,
             refused = client.get(f"{API}/competitions/reg/{name}", headers=caller.headers)
             assert refused.status_code in (403, 404)
     assert client.get(f"{API}/competitions/reg/submissions.csv").status_code == 401
+
+
+def test_a_phases_key_is_fixed_rescored_and_published_on_its_own(client, host, alice):
+    _two_phases(client, host)
+    _submit(client, alice, _preds(2, 2, 3, 4))
+    fixed = csv_bytes(
+        ["id", "y", "Usage"],
+        ["a", 2.0, "Public"],
+        ["b", 2.0, "Public"],
+        ["c", 3.0, "Private"],
+        ["d", 4.0, "Private"],
+    )
+    assert _key(client, host, phase="dev", content=fixed).json()["version"] == 2
+    started = client.post(f"{API}/competitions/reg/rescore?phase=dev", headers=host.headers)
+    assert started.status_code == 202 and started.json()["queued"] == 1
+    # The final phase has one version only: nothing to move to.
+    other = client.post(f"{API}/competitions/reg/rescore?phase=final", headers=host.headers)
+    assert other.status_code == 409
+    preview = client.get(f"{API}/competitions/reg/rescore/preview?phase=dev", headers=host.headers)
+    assert preview.json()["public"][0]["new_score"] == 0.0
+    published = client.post(
+        f"{API}/competitions/reg/rescore/publish?phase=dev", headers=host.headers
+    )
+    assert published.status_code == 200 and published.json()["version"] == 2
+    assert _board(client, alice, phase="dev").json()["rows"][0]["score"] == 0.0
+    refused = client.post(f"{API}/competitions/reg/rescore?phase=dev", headers=alice.headers)
+    assert refused.status_code in (403, 404)
