@@ -25,8 +25,10 @@ from sqlalchemy import (
     Integer,
     String,
     bindparam,
+    case,
     cast,
     func,
+    literal,
     literal_column,
     null,
     select,
@@ -143,9 +145,18 @@ def _is_host(session: Session, competition: Competition, user: User | None) -> b
 
 
 _ORDER = (Standing.order_key, Standing.tie_key, Standing.submitted_at, Standing.submission_id)
+# What a row is called: its team's name, or for a baseline its upload's description (each
+# baseline is an entry of its own, labelled by the host).
+_LABEL = case(
+    (
+        Standing.baseline.is_(True),
+        func.coalesce(func.nullif(Submission.description, ""), literal("Baseline")),
+    ),
+    else_=Team.name,
+)
 _COLUMNS = (
     Standing.team_id,
-    Team.name,
+    _LABEL.label("name"),
     Standing.score,
     Standing.baseline,
     Standing.entries,
@@ -183,6 +194,7 @@ def standings(
     rows = session.execute(
         select(*_COLUMNS)
         .join(Team, Team.id == Standing.team_id)
+        .join(Submission, Submission.id == Standing.submission_id)
         .where(_on_board(key_id, board))
         .order_by(*_ORDER)
     )
@@ -236,6 +248,7 @@ def _page_statement():  # type: ignore[no-untyped-def]
         .select_from(spot)
         .join(Standing, Standing.id == spot.c.id)
         .join(Team, Team.id == Standing.team_id)
+        .join(Submission, Submission.id == Standing.submission_id)
     )
     other = aliased(Standing)
     ahead = (
@@ -256,6 +269,7 @@ def _page_statement():  # type: ignore[no-untyped-def]
         ),
         select(kind(str(_OWN)), *_COLUMNS, ahead)
         .join(Team, Team.id == Standing.team_id)
+        .join(Submission, Submission.id == Standing.submission_id)
         .where(*_BOARD, Standing.team_id == bindparam("own_team_id", type_=Integer)),
         select(kind(str(_TOTAL)), *nothing, *[null()] * len(_ORDER), func.count()).where(*_BOARD),
     )
@@ -580,12 +594,13 @@ def _iso(value: datetime | str) -> str:
 _CSV_ROWS = (
     select(
         Standing.baseline,
-        Team.name,
+        _LABEL,
         Standing.score,
         Standing.entries,
         type_coerce(Standing.last_submission_at, String),
     )
     .join(Team, Team.id == Standing.team_id)
+    .join(Submission, Submission.id == Standing.submission_id)
     .where(
         Standing.answer_key_id == bindparam("key_id", type_=Integer),
         Standing.board == bindparam("board", type_=String),

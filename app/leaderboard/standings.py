@@ -140,7 +140,9 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
         .cte("eligible")
     )
     e = eligible.c
-    per_team = (e.key_id, e.team_id)
+    # A team's submissions compete for one row; each baseline stands on its own row.
+    entry = case((e.baseline.is_(True), e.submission_id), else_=literal(0))
+    per_team = (e.key_id, e.team_id, entry)
 
     def newest_with(column):  # type: ignore[no-untyped-def]
         # The latest submission scored on that split ("last"): unscored rows after the rest.
@@ -203,7 +205,11 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
         pool.c,
         func.row_number()
         .over(
-            partition_by=(pool.c.key_id, pool.c.team_id),
+            partition_by=(
+                pool.c.key_id,
+                pool.c.team_id,
+                case((pool.c.baseline.is_(True), pool.c.submission_id), else_=literal(0)),
+            ),
             order_by=(
                 best_first(pool.c.private),
                 pool.c.private_tie,

@@ -17,7 +17,8 @@ from app.models.types import UTCDateTime
 class Standing(Base):
     __tablename__ = "standings"
     __table_args__ = (
-        UniqueConstraint("answer_key_id", "board", "team_id"),
+        # One row per team, and one per baseline (each baseline stands on its own, unranked).
+        UniqueConstraint("answer_key_id", "board", "submission_id"),
         # A board page walks the rows of one (key, board) in rank order, straight off this index.
         Index(
             "ix_standings_board_order",

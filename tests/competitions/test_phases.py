@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import select, update
 
 from app.models import AuditEntry, Competition, Phase
+from app.teams.service import list_teams, team_counts
 from tests.helpers import API, csv_bytes
 
 NOW = datetime.now(UTC)
@@ -539,3 +540,33 @@ def test_a_phases_key_is_fixed_rescored_and_published_on_its_own(client, host, a
     assert _board(client, alice, phase="dev").json()["rows"][0]["score"] == 0.0
     refused = client.post(f"{API}/competitions/reg/rescore?phase=dev", headers=alice.headers)
     assert refused.status_code in (403, 404)
+
+
+# -- baselines --------------------------------------------------------------------------------
+
+
+def test_each_baseline_stands_on_every_board_labelled_and_unranked(
+    client, host, alice, bob, session_factory
+):
+    _two_phases(client, host)
+    for label, content in (
+        ("Mean predictor", _preds(2.5, 2.5, 2.5, 2.5)),
+        ("", _preds(1, 2, 3, 5)),
+    ):
+        baseline = _submit(client, host, content, description=label, baseline="true")
+        assert baseline.status_code == 202, baseline.text
+    _submit(client, alice, _preds(1, 2, 3, 4))
+    _submit(client, bob, _preds(3, 3, 3, 4))
+    for board in ("public", "private"):
+        rows = _board(client, host, board=board).json()["rows"]
+        labelled = {r["team"]: r["rank"] for r in rows}
+        assert labelled["Mean predictor"] is None and labelled["Baseline"] is None
+        assert sorted(r["rank"] for r in rows if r["rank"] is not None) == [1, 2]
+    csv = client.get(f"{API}/competitions/reg/leaderboard.csv", headers=alice.headers).text
+    assert ",Mean predictor," in csv
+    # A baseline is not a team: counted (pages, kaggle list) and listed (Teams tab) are two.
+    with session_factory() as session:
+        competition = session.scalar(select(Competition).where(Competition.slug == "reg"))
+        assert team_counts(session, competition_ids=[competition.id]) == {competition.id: 2}
+        listed = list_teams(session, competition=competition)
+        assert [team.name for team, _members in listed] == ["alice", "bob"]
