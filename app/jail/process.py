@@ -14,8 +14,9 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
+from io import BufferedReader
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, Any
 
 _CHUNK = 65536
 
@@ -70,7 +71,9 @@ def kill_group(pgid: int) -> None:
 class BoundedReader(threading.Thread):
     """Reads a pipe to its end, keeping at most ``limit`` bytes (the rest is read and dropped)."""
 
-    def __init__(self, stream: BinaryIO, limit: int, *, name: str = "podium-jail-result") -> None:
+    def __init__(
+        self, stream: BufferedReader, limit: int, *, name: str = "podium-jail-result"
+    ) -> None:
         super().__init__(daemon=True, name=name)
         self._stream, self._limit = stream, limit
         self._chunks: list[bytes] = []
@@ -95,7 +98,7 @@ class HeadTailReader(threading.Thread):
     """Reads a pipe to its end, keeping its first ``head`` bytes and its last ``tail`` bytes:
     where a long log went wrong is usually at its start or at its end."""
 
-    def __init__(self, stream: BinaryIO, *, head: int, tail: int) -> None:
+    def __init__(self, stream: BufferedReader, *, head: int, tail: int) -> None:
         super().__init__(daemon=True, name="podium-jail-log")
         self._stream, self._head_limit, self._tail_limit = stream, head, tail
         self._head = bytearray()
@@ -130,7 +133,7 @@ class FileSink(threading.Thread):
     """Copies a pipe into ``path``, at most ``limit`` bytes; past that it drains and drops the
     rest and sets ``overflowed`` (the file then holds only the first ``limit`` bytes)."""
 
-    def __init__(self, stream: BinaryIO, path: Path, limit: int) -> None:
+    def __init__(self, stream: BufferedReader, path: Path, limit: int) -> None:
         super().__init__(daemon=True, name="podium-jail-file")
         self._stream, self._path, self._limit = stream, path, limit
         self.written = 0
