@@ -73,6 +73,15 @@ def _run(tmp: Path, source: str, limits: CodeLimits = LIMITS) -> tuple[float, Pa
     return took, outcome.output
 
 
+def _outside(command: list[str], runs: int) -> list[float]:
+    seconds = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, check=True, stdin=subprocess.DEVNULL)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
 def _bare_jail(command: list[str], runs: int) -> list[float]:
     argv = jail_command(command, files={}, env={"PATH": "/usr/bin:/bin"})
     seconds = []
@@ -99,7 +108,13 @@ def main() -> None:
         bwrap = _bare_jail(["/bin/true"], args.runs)
         print(f"  of which bubblewrap + /bin/true  : {_percentiles(bwrap)}")
         python = _bare_jail([sys.executable, "-I", "-S", "-c", "pass"], args.runs)
-        print(f"  of which a bare python -S inside : {_percentiles(python)}")
+        print(f"  a bare python -S inside the jail : {_percentiles(python)}")
+        site = _bare_jail([sys.executable, "-c", "pass"], args.runs)
+        print(f"  python with site-packages inside : {_percentiles(site)}")
+        # The yardstick: how fast this machine starts Python at all right now (a busy machine
+        # inflates every figure above by about the same factor).
+        bare = _outside([sys.executable, "-I", "-S", "-c", "pass"], args.runs)
+        print(f"  python -S with no jail, for scale: {_percentiles(bare)}")
 
         took, output = _run(tmp, PREDICT.format(rows=args.rows))
         assert output is not None

@@ -21,6 +21,7 @@ root-made jail is used with a ``pids`` control group of its own as the limit
 the log.
 """
 
+import functools
 import hashlib
 import json
 import logging
@@ -59,15 +60,17 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap") or ("/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None)
 
 
-def _python_dirs() -> list[str]:
-    """The Python install, the virtual environment and every site-packages, outermost first."""
+@functools.cache
+def _python_dirs() -> tuple[str, ...]:
+    """The Python install, the virtual environment and every site-packages, outermost first
+    (asked once per process: the interpreter does not move)."""
     candidates = [sys.base_prefix, sys.prefix, *site.getsitepackages()]
     candidates += [str(Path(sys.executable).resolve().parent.parent)]
     chosen: list[str] = []
     for path in sorted({os.path.realpath(p) for p in candidates if os.path.isdir(p)}, key=len):
         if not any(path == c or path.startswith(c.rstrip("/") + "/") for c in chosen):
             chosen.append(path)
-    return chosen
+    return tuple(chosen)
 
 
 def _open_to_others(path: Path) -> bool:

@@ -9,6 +9,7 @@ the child on a full pipe.
 """
 
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -50,15 +51,33 @@ def wait_then_kill(process: "subprocess.Popen[bytes]", timeout: float) -> bool:
     whether the time ran out."""
     timed_out = False
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        timed_out = not _exits_within(process, timeout)
     finally:
         # Also after a normal exit: nothing the code started may outlive its run. In the jail,
         # killing bubblewrap takes the whole PID namespace with it.
         kill_group(process.pid)
         process.wait()
     return timed_out
+
+
+def _exits_within(process: "subprocess.Popen[bytes]", timeout: float) -> bool:
+    """Whether the process ends within ``timeout`` seconds. Woken by the kernel through a pidfd
+    the moment it ends (``Popen.wait(timeout)`` polls, up to 50 ms late: a tenth of a short run),
+    else by ``Popen.wait``."""
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3, or already reaped
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(max(0, int(timeout * 1000))))
+    finally:
+        os.close(pidfd)
 
 
 def kill_group(pgid: int) -> None:
