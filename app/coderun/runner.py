@@ -180,10 +180,10 @@ def _run(
     provenance: Provenance,
 ) -> CodeRunOutcome:
     working_bytes = limits.working_mb * MIB
-    # The working folder and /tmp are in memory, charged to the run's memory group: they count
+    # The working folder, /tmp and /dev/shm are in memory, charged to the run's memory group: they count
     # on top of memory_mb, so that the code itself has memory_mb whatever it writes.
     group = run_cgroup(
-        memory_bytes=limits.memory_mb * MIB + working_bytes + TMP_BYTES,
+        memory_bytes=limits.memory_mb * MIB + working_bytes + 2 * TMP_BYTES,
         cpus=limits.cpus,
         processes=max_processes + 8,  # bubblewrap and the shells that start it count as well
     )

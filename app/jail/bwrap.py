@@ -169,7 +169,7 @@ def jail_command(
     code: Binds = (),
     writable: Mapping[str, int] | None = None,
     dirs: Sequence[str] = (),
-    tmp_bytes: int = TMP_BYTES,
+    tmp_bytes: int = TMP_BYTES,  # each of /tmp and /dev/shm
     chdir: str = "/tmp",
     hostname: str = "podium-metric",
 ) -> list[str]:
@@ -206,6 +206,13 @@ def jail_command(
         "/proc",
         "--dev",
         "/dev",
+        # bubblewrap's /dev is a writable tmpfs of half the machine's memory, /dev/shm in it:
+        # a bounded one for shared memory (multiprocessing, joblib), and /dev read-only below.
+        # Files in a tmpfs are not address space: RLIMIT_AS would not stop them.
+        "--size",
+        str(tmp_bytes),
+        "--tmpfs",
+        "/dev/shm",
         "--size",
         str(tmp_bytes),
         "--tmpfs",
@@ -219,7 +226,7 @@ def jail_command(
     for inside, size in (writable or {}).items():
         # A size-capped tmpfs: the kernel refuses the write past it (ENOSPC), however many files.
         args += ["--perms", "0755", "--size", str(size), "--tmpfs", inside]
-    args += ["--remount-ro", "/", "--chdir", chdir]
+    args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", chdir]
     for name, value in env.items():
         args += ["--setenv", name, value]
     args += ["--", *command]
