@@ -25,6 +25,13 @@ KAGGLE_WORDS: dict[str, str] = {
     "invalid_output": "Submission Scoring Error",
 }
 
+
+class RunnerError(RuntimeError):
+    """The platform's side of a run failed (the notebook kernel never started, the runner in the
+    jail crashed): not the participant's doing, so the caller retries or refunds. The message is
+    for the host and the logs."""
+
+
 LOG_HEAD_BYTES = 8 * 1024
 LOG_TAIL_BYTES = 64 * 1024
 

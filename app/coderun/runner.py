@@ -26,11 +26,19 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from io import BufferedReader
 from pathlib import Path
 
 from app.coderun.code import Entry, InvalidCode, unpack_code
 from app.coderun.limits import CodeLimits
-from app.coderun.outcome import LOG_HEAD_BYTES, LOG_TAIL_BYTES, CodeRunOutcome, Provenance, RunLog
+from app.coderun.outcome import (
+    LOG_HEAD_BYTES,
+    LOG_TAIL_BYTES,
+    CodeRunOutcome,
+    Provenance,
+    RunLog,
+    RunnerError,
+)
 from app.coderun.runtime import runtime_fingerprint
 from app.coderun.verdict import Facts, read_status, verdict
 from app.jail.bwrap import (
@@ -87,7 +95,8 @@ def run_code(
     failure of the participant's code is an outcome, never an exception. Raises
     :class:`~app.jail.bwrap.JailUnavailable` where the jail cannot run here (a failure of the
     platform: refund), :class:`~app.coderun.code.InvalidCode` for code that upload should have
-    refused, and ``ValueError`` for a slug or input name the layout cannot hold.
+    refused, :class:`~app.coderun.outcome.RunnerError` where the runner in the jail failed (the
+    platform's failure too), and ``ValueError`` for a slug or input name the layout cannot hold.
     """
     check_jail()
     if not _SLUG.match(slug):
@@ -180,8 +189,8 @@ def _run(
     provenance: Provenance,
 ) -> CodeRunOutcome:
     working_bytes = limits.working_mb * MIB
-    # The working folder, /tmp and /dev/shm are in memory, charged to the run's memory group: they count
-    # on top of memory_mb, so that the code itself has memory_mb whatever it writes.
+    # The working folder, /tmp and /dev/shm are in memory, charged to the run's memory group:
+    # they count on top of memory_mb, so that the code itself has memory_mb whatever it writes.
     group = run_cgroup(
         memory_bytes=limits.memory_mb * MIB + working_bytes + 2 * TMP_BYTES,
         cpus=limits.cpus,
@@ -241,10 +250,15 @@ def _run(
                 pass_fds=(status_write, output_write),
                 user=jail_user(code=_CODE),
             )
+        except BaseException:
+            os.close(status_read)
+            os.close(output_read)
+            raise
         finally:
             os.close(status_write)
             os.close(output_write)
-        log = HeadTailReader(process.stdout, head=LOG_HEAD_BYTES, tail=LOG_TAIL_BYTES)  # type: ignore[arg-type]
+        stdout: BufferedReader = process.stdout  # type: ignore[assignment]
+        log = HeadTailReader(stdout, head=LOG_HEAD_BYTES, tail=LOG_TAIL_BYTES)
         status = BoundedReader(
             os.fdopen(status_read, "rb"), _STATUS_BYTES, name="podium-run-status"
         )
@@ -258,19 +272,21 @@ def _run(
         if group is not None:
             group.remove()
     run_log = RunLog(head=log.head(), tail=log.tail(), total_bytes=log.total)
-    found = verdict(
-        read_status(status.data()),
-        Facts(
-            timed_out=timed_out,
-            oom_kills=oom_kills,
-            returncode=process.returncode,
-            received=None if sink.overflowed else sink.written,
-            log=run_log,
-            memory_by_rlimit="memory" not in held,
-        ),
-        limits=limits,
-        max_output_bytes=max_output_bytes,
+    facts = Facts(
+        timed_out=timed_out,
+        oom_kills=oom_kills,
+        returncode=process.returncode,
+        received=None if sink.overflowed else sink.written,
+        log=run_log,
+        memory_by_rlimit="memory" not in held,
     )
+    try:
+        found = verdict(
+            read_status(status.data()), facts, limits=limits, max_output_bytes=max_output_bytes
+        )
+    except RunnerError:
+        output.unlink(missing_ok=True)  # nothing half-written is left for the caller
+        raise
     if found.failure is not None:
         output.unlink(missing_ok=True)
     return CodeRunOutcome(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.coderun.limits import CodeLimits
-from app.coderun.outcome import Failure, RunLog
+from app.coderun.outcome import Failure, RunLog, RunnerError
 
 # Under RLIMIT_AS an allocation fails inside the code: Python's MemoryError (numpy's "Unable to
 # allocate"), C's ENOMEM, C++'s bad_alloc.
@@ -52,6 +52,7 @@ def read_status(data: bytes) -> dict[str, Any] | None:
 def verdict(
     status: dict[str, Any] | None, facts: Facts, *, limits: CodeLimits, max_output_bytes: int
 ) -> Verdict:
+    """The run's verdict; raises :class:`RunnerError` where the platform's side failed."""
     state = status.get("status") if status else None
     if state == "delivered" and status and facts.received == status.get("bytes"):
         # Complete and confirmed before the end: a kill at the very deadline does not undo it.
@@ -96,8 +97,14 @@ def verdict(
         message = f"{where} raised {ename}: {evalue}"[:_MESSAGE_CHARS]
         return Verdict("runtime_error", message, cell=cell)
     if state == "kernel_died":
-        if says_memory:
-            return Verdict("memory", memory)
+        if facts.memory_by_rlimit:
+            # Under RLIMIT_AS a kernel dies silently when an allocation fails in C code (pandas'
+            # import alone maps hundreds of MB): memory is by far the likeliest cause.
+            return Verdict(
+                "memory",
+                f"the notebook's kernel died under the address-space limit of "
+                f"{limits.memory_mb} MB",
+            )
         return Verdict("runtime_error", "the notebook's kernel died")
     if state == "no_output":
         reason = status.get("reason") or (
@@ -113,7 +120,7 @@ def verdict(
     if state == "delivered":
         return Verdict("runtime_error", "the run was stopped while it handed back submission.csv")
     detail = str(status.get("message", state))[:_MESSAGE_CHARS]
-    return Verdict("runtime_error", f"the run could not be completed: {detail}")
+    raise RunnerError(f"the runner in the jail failed: {detail}\n{facts.log.text()[-4000:]}")
 
 
 def _says_memory(log: RunLog) -> bool:

@@ -12,9 +12,9 @@ A process limit stops a fork bomb. Linux does not enforce ``RLIMIT_NPROC`` for u
 made by a root server maps its uid to 0 outside. So a root server starts bubblewrap as uid 65534
 (:func:`jail_user`): the jail is the same, made without privilege, and the child's limit holds;
 it then reads only what anyone may read, so callers copy other input files in
-(:func:`visible_to_jail`). Where the Python install or the caller's code lies in a directory only root
-may enter (``/root/.pyenv``), root binds each of them first on an empty directory anyone may
-reach, in a mount namespace of bubblewrap's own, and only then becomes uid 65534 and starts it
+(:func:`visible_to_jail`). Where the Python install or the caller's code lies in a directory
+only root may enter (``/root/.pyenv``), root binds each of them first on an empty directory anyone
+may reach, in a mount namespace of bubblewrap's own, and only then becomes uid 65534 and starts it
 (:func:`_staged`). Where that jail cannot start (unprivileged user namespaces are off), the
 root-made jail is used with a ``pids`` control group of its own as the limit
 (:func:`pids_cgroup`), where one can be made; else the jail has no process limit, and says so in

@@ -240,7 +240,8 @@ def test_the_code_cannot_read_the_answer_key_data_directory_environ_or_server_en
         attempt("own environment", lambda: repr(dict(os.environ)))
         for p in os.listdir("/proc"):
             if p.isdigit():
-                attempt("environ of " + p, lambda: open(f"/proc/{{p}}/environ", "rb").read().decode())
+                attempt("environ of " + p,
+                        lambda: open(f"/proc/{{p}}/environ", "rb").read().decode())
         open("submission.csv", "w").write("id,y\\n")
     """
     control = outside(attack)

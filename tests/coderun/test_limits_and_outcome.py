@@ -19,7 +19,8 @@ def test_a_limit_past_the_servers_maximum_is_named_with_its_setting():
     assert problems == [
         "code_limits.wall_seconds is 600; this server allows at most 60 "
         "(PODIUM_CODE_MAX_WALL_SECONDS)",
-        "code_limits.memory_mb is 2048; this server allows at most 1024 (PODIUM_CODE_MAX_MEMORY_MB)",
+        "code_limits.memory_mb is 2048; this server allows at most 1024 "
+        "(PODIUM_CODE_MAX_MEMORY_MB)",
     ]
 
 

@@ -1,7 +1,9 @@
 """Each rule that names a run's failure, from what the host saw and the runner reported."""
 
+import pytest
+
 from app.coderun.limits import CodeLimits
-from app.coderun.outcome import RunLog
+from app.coderun.outcome import RunLog, RunnerError
 from app.coderun.verdict import Facts, read_status, verdict
 
 LIMITS = CodeLimits(wall_seconds=5, memory_mb=256, cpus=1, working_mb=16)
@@ -81,3 +83,17 @@ def test_the_status_channel_is_read_defensively():
     assert read_status(b"") is None
     assert read_status(b"[1, 2]") is None
     assert read_status(b'{"status": "no_output"}') == {"status": "no_output"}
+
+
+def test_a_dead_kernel_is_memory_only_under_an_address_space_limit():
+    status = {"status": "kernel_died"}
+    assert _judge(status, memory_by_rlimit=True).failure == "memory"
+    assert _judge(status, memory_by_rlimit=False).failure == "runtime_error"
+
+
+def test_a_failure_of_the_runner_itself_is_the_platforms():
+    with pytest.raises(RunnerError, match="Kernel didn't respond"):
+        _judge({"status": "wrapper_error", "message": "RuntimeError: Kernel didn't respond"})
+    # ... but not when the clock or the memory limit explains it.
+    assert _judge({"status": "wrapper_error"}, timed_out=True).failure == "timeout"
+    assert _judge({"status": "wrapper_error"}, oom_kills=1).failure == "memory"
