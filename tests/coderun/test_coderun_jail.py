@@ -452,3 +452,23 @@ def test_a_setsid_survivor_is_gone_after_the_run(run, outside):
     assert_normal(outcome)
     assert processes_with_argument(marker, settle_seconds=5) == []
     assert_normal(run(WRITE_SUBMISSION))
+
+
+def test_in_the_root_made_jail_the_pids_group_stops_a_fork_bomb(run, monkeypatch):
+    """Where the uid-65534 jail cannot start, the jail is made by root and RLIMIT_NPROC does not
+    hold (its uid is root outside): the run's pids control group is then the limit."""
+    if os.geteuid() != 0:
+        skip_or_fail("a root server's fallback jail: this test runs as root (as CI's container)")
+    from app.jail import bwrap, cgroups
+
+    probe = cgroups._make_child("pids", f"podium-probe-{uuid.uuid4().hex}")
+    if probe is None:
+        skip_or_fail("no pids control group can be made here")
+    probe.rmdir()
+    monkeypatch.setattr(bwrap, "_passed", ["root-made"])
+    marker = _marker()
+    outcome = run(FORK_BOMB.format(marker=marker), max_processes=32)
+    assert outcome.enforced["processes"] == "cgroup"
+    assert outcome.failure == "runtime_error"
+    assert "BlockingIOError" in outcome.log.text() and "BREACH" not in outcome.log.text()
+    assert processes_with_argument(marker, settle_seconds=5) == []
