@@ -33,7 +33,9 @@ def _undumpable() -> None:
 
 
 def _limit_self(job: dict[str, Any]) -> None:
-    limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_NPROC, job["max_processes"])]
+    limits = [(resource.RLIMIT_CORE, 0)]
+    if job.get("max_processes"):
+        limits.append((resource.RLIMIT_NPROC, job["max_processes"]))
     if job.get("address_space"):
         limits.append((resource.RLIMIT_AS, job["address_space"]))
     for limit, value in limits:

@@ -219,7 +219,9 @@ def _run(
         "status_fd": status_write,
         "output_fd": output_write,
         "max_output_bytes": max_output_bytes,
-        "max_processes": max_processes,
+        # The run's own pids group where there is one: RLIMIT_NPROC counts every process of uid
+        # 65534 on the machine, so one run's fork bomb would starve the runs beside it.
+        "max_processes": None if "processes" in held else max_processes,
         "address_space": None if "memory" in held else limits.memory_mb * MIB,
     }
     argv = jail_command(
@@ -304,7 +306,7 @@ def _run(
 
 
 def _process_limit(held: set[str]) -> str:
+    if "processes" in held:
+        return "cgroup"
     # RLIMIT_NPROC holds unless the jail's uid is root outside it (the root-made jail).
-    nproc = unprivileged() or os.geteuid() != 0
-    kinds = (["rlimit_nproc"] if nproc else []) + (["cgroup"] if "processes" in held else [])
-    return "+".join(kinds) or "none"
+    return "rlimit_nproc" if unprivileged() or os.geteuid() != 0 else "none"

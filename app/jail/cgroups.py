@@ -10,6 +10,7 @@ controller) and v2 (one hierarchy) are handled.
 
 import logging
 import os
+import signal
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -78,6 +79,18 @@ class Cgroup:
             return 0
 
     def remove(self) -> None:
+        """Kill whatever is still in the groups (nothing should be: the jail's PID namespace died
+        with bubblewrap; this is the second lock on the door), then remove them."""
+        for path in self.paths:
+            try:
+                pids = (path / "cgroup.procs").read_text().split()
+            except OSError:
+                pids = []
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError, ValueError):
+                    pass
         for path in self.paths:
             _remove(path)
 

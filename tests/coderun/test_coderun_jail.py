@@ -472,3 +472,13 @@ def test_in_the_root_made_jail_the_pids_group_stops_a_fork_bomb(run, monkeypatch
     assert outcome.failure == "runtime_error"
     assert "BlockingIOError" in outcome.log.text() and "BREACH" not in outcome.log.text()
     assert processes_with_argument(marker, settle_seconds=5) == []
+
+
+def test_without_control_groups_rlimit_nproc_stops_the_fork_bomb(run, monkeypatch):
+    monkeypatch.setattr(runner, "run_cgroup", lambda **limits: None)
+    marker = _marker()
+    outcome = run(FORK_BOMB.format(marker=marker), max_processes=32)
+    assert outcome.enforced["processes"] == "rlimit_nproc"
+    assert outcome.failure == "runtime_error"
+    assert "BlockingIOError" in outcome.log.text() and "BREACH" not in outcome.log.text()
+    assert processes_with_argument(marker, settle_seconds=5) == []
