@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from io import BufferedReader
 from pathlib import Path
+from typing import Any
 
 from app.coderun.code import Entry, InvalidCode, unpack_code
 from app.coderun.limits import CodeLimits
@@ -51,7 +52,7 @@ from app.jail.bwrap import (
     unprivileged,
     visible_to_jail,
 )
-from app.jail.cgroups import run_cgroup
+from app.jail.cgroups import Cgroup, run_cgroup
 from app.jail.process import BoundedReader, FileSink, HeadTailReader, start, wait_then_kill
 
 MIB = 1024**2
@@ -188,21 +189,71 @@ def _run(
     max_processes: int,
     provenance: Provenance,
 ) -> CodeRunOutcome:
-    working_bytes = limits.working_mb * MIB
     # The working folder, /tmp and /dev/shm are in memory, charged to the run's memory group:
     # they count on top of memory_mb, so that the code itself has memory_mb whatever it writes.
     group = run_cgroup(
-        memory_bytes=limits.memory_mb * MIB + working_bytes + 2 * TMP_BYTES,
+        memory_bytes=(limits.memory_mb + limits.working_mb) * MIB + 2 * TMP_BYTES,
         cpus=limits.cpus,
         processes=max_processes + 8,  # bubblewrap and the shells that start it count as well
     )
     held = group.held if group else set()
-    enforced = {
-        "memory": "cgroup" if "memory" in held else "rlimit_as",
-        "cpus": "cgroup" if "cpus" in held else "none",
-        "processes": _process_limit(held),
-        "working": "tmpfs",
-    }
+    try:
+        facts, status, seconds = _jailed(
+            entry=entry,
+            files=files,
+            slug=slug,
+            limits=limits,
+            output=output,
+            max_output_bytes=max_output_bytes,
+            # The run's own pids group where there is one: RLIMIT_NPROC counts every process of
+            # uid 65534 on the machine, so one run's fork bomb would starve the runs beside it.
+            max_processes=None if "processes" in held else max_processes,
+            address_space=None if "memory" in held else limits.memory_mb * MIB,
+            group=group,
+        )
+    finally:
+        if group is not None:
+            group.remove()
+    try:
+        found = verdict(status, facts, limits=limits, max_output_bytes=max_output_bytes)
+    except RunnerError:
+        output.unlink(missing_ok=True)  # nothing half-written is left for the caller
+        raise
+    if found.failure is not None:
+        output.unlink(missing_ok=True)
+    return CodeRunOutcome(
+        output=output if found.failure is None else None,
+        failure=found.failure,
+        message=found.message,
+        log=facts.log,
+        provenance=provenance,
+        limits=limits,
+        seconds=seconds,
+        exit_code=found.exit_code,
+        cell=found.cell,
+        enforced={
+            "memory": "cgroup" if "memory" in held else "rlimit_as",
+            "cpus": "cgroup" if "cpus" in held else "none",
+            "processes": _process_limit(held),
+            "working": "tmpfs",
+        },
+    )
+
+
+def _jailed(
+    *,
+    entry: Entry,
+    files: dict[str, Path],
+    slug: str,
+    limits: CodeLimits,
+    output: Path,
+    max_output_bytes: int,
+    max_processes: int | None,
+    address_space: int | None,
+    group: Cgroup | None,
+) -> tuple[Facts, dict[str, Any] | None, float]:
+    """Start the runner in the jail, read its log, status and file, and kill everything at the
+    end or at the wall limit; return what was seen."""
     env = {
         "PODIUM_INPUT_DIR": f"{INPUT_ROOT}/{slug}",
         "HOME": "/tmp",
@@ -219,90 +270,55 @@ def _run(
         "status_fd": status_write,
         "output_fd": output_write,
         "max_output_bytes": max_output_bytes,
-        # The run's own pids group where there is one: RLIMIT_NPROC counts every process of uid
-        # 65534 on the machine, so one run's fork bomb would starve the runs beside it.
-        "max_processes": None if "processes" in held else max_processes,
-        "address_space": None if "memory" in held else limits.memory_mb * MIB,
+        "max_processes": max_processes,
+        "address_space": address_space,
     }
-    argv = jail_command(
-        # A script's runner needs only the standard library: no site-packages to scan (-S).
-        [
-            sys.executable,
-            "-I",
-            *(["-S"] if entry.kind == "script" else []),
-            _WRAPPER,
-            json.dumps(job),
-        ],
-        files=files,
-        env=env,
-        code=_CODE,
-        dirs=[f"{INPUT_ROOT}/{slug}"],
-        writable={WORKING_DIR: working_bytes},
-        chdir=WORKING_DIR,
-        hostname="podium-run",
-    )
+    # A script's runner needs only the standard library: no site-packages to scan (-S).
+    python = [sys.executable, "-I", *(["-S"] if entry.kind == "script" else [])]
     began = time.monotonic()
     try:
-        try:
-            process = start(
-                group.wrap(argv) if group else argv,
-                env={},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                pass_fds=(status_write, output_write),
-                user=jail_user(code=_CODE),
-            )
-        except BaseException:
-            os.close(status_read)
-            os.close(output_read)
-            raise
-        finally:
-            os.close(status_write)
-            os.close(output_write)
-        stdout: BufferedReader = process.stdout  # type: ignore[assignment]
-        log = HeadTailReader(stdout, head=LOG_HEAD_BYTES, tail=LOG_TAIL_BYTES)
-        status = BoundedReader(
-            os.fdopen(status_read, "rb"), _STATUS_BYTES, name="podium-run-status"
+        argv = jail_command(
+            [*python, _WRAPPER, json.dumps(job)],
+            files=files,
+            env=env,
+            code=_CODE,
+            dirs=[f"{INPUT_ROOT}/{slug}"],
+            writable={WORKING_DIR: limits.working_mb * MIB},
+            chdir=WORKING_DIR,
+            hostname="podium-run",
         )
-        sink = FileSink(os.fdopen(output_read, "rb"), output, max_output_bytes)
-        timed_out = wait_then_kill(process, limits.wall_seconds)
-        seconds = time.monotonic() - began
-        for reader in (log, status, sink):
-            reader.join(timeout=5)
-        oom_kills = group.oom_kills() if group else 0
+        process = start(
+            group.wrap(argv) if group else argv,
+            env={},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            pass_fds=(status_write, output_write),
+            user=jail_user(code=_CODE),
+        )
+    except BaseException:
+        os.close(status_read)
+        os.close(output_read)
+        raise
     finally:
-        if group is not None:
-            group.remove()
-    run_log = RunLog(head=log.head(), tail=log.tail(), total_bytes=log.total)
+        os.close(status_write)  # the jail holds its own copies
+        os.close(output_write)
+    stdout: BufferedReader = process.stdout  # type: ignore[assignment]
+    log = HeadTailReader(stdout, head=LOG_HEAD_BYTES, tail=LOG_TAIL_BYTES)
+    status = BoundedReader(os.fdopen(status_read, "rb"), _STATUS_BYTES, name="podium-run-status")
+    sink = FileSink(os.fdopen(output_read, "rb"), output, max_output_bytes)
+    timed_out = wait_then_kill(process, limits.wall_seconds)
+    seconds = time.monotonic() - began
+    for reader in (log, status, sink):
+        reader.join(timeout=5)
     facts = Facts(
         timed_out=timed_out,
-        oom_kills=oom_kills,
+        oom_kills=group.oom_kills() if group else 0,
         returncode=process.returncode,
         received=None if sink.overflowed else sink.written,
-        log=run_log,
-        memory_by_rlimit="memory" not in held,
+        log=RunLog(head=log.head(), tail=log.tail(), total_bytes=log.total),
+        memory_by_rlimit=address_space is not None,
     )
-    try:
-        found = verdict(
-            read_status(status.data()), facts, limits=limits, max_output_bytes=max_output_bytes
-        )
-    except RunnerError:
-        output.unlink(missing_ok=True)  # nothing half-written is left for the caller
-        raise
-    if found.failure is not None:
-        output.unlink(missing_ok=True)
-    return CodeRunOutcome(
-        output=output if found.failure is None else None,
-        failure=found.failure,
-        message=found.message,
-        log=run_log,
-        provenance=provenance,
-        limits=limits,
-        seconds=seconds,
-        exit_code=found.exit_code,
-        cell=found.cell,
-        enforced=enforced,
-    )
+    return facts, read_status(status.data()), seconds
 
 
 def _process_limit(held: set[str]) -> str:
