@@ -64,7 +64,7 @@ _STATUS_BYTES = 64 * 1024
 _WRAPPER = f"{CODE_DIR}/run.py"
 _CODE = ((str(APP_ROOT / "app" / "coderun" / "inside.py"), _WRAPPER),)
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
-_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$")
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,254}$")  # as app.datafiles allows
 
 
 @dataclass(frozen=True)
@@ -99,15 +99,15 @@ def run_code(
     refused, :class:`~app.coderun.outcome.RunnerError` where the runner in the jail failed (the
     platform's failure too), and ``ValueError`` for a slug or input name the layout cannot hold.
     """
-    check_jail()
     if not _SLUG.match(slug):
         raise ValueError(f"the slug {slug!r} cannot name a folder in /kaggle/input")
     names = [item.name for item in inputs]
-    bad = [n for n in names if not _FILE_NAME.match(n)] + sorted(
+    bad = [n for n in names if not _FILE_NAME.match(n) or ".." in n] + sorted(
         {n for n in names if names.count(n) > 1}
     )
     if bad:
         raise ValueError(f"data file names the layout cannot hold: {bad[:5]}")
+    check_jail()
     size = code.stat().st_size
     if size > max_code_bytes:  # refused before reading it
         raise InvalidCode(

@@ -134,3 +134,23 @@ def test_unpacking_writes_files_anyone_may_read(tmp_path):
     for path in (dest / "main.py", dest / "pkg" / "util.py"):
         assert path.stat().st_mode & 0o777 == 0o644
     assert Path(dest / "pkg").stat().st_mode & 0o005 == 0o005
+
+
+def test_data_file_names_the_layout_cannot_hold_are_refused_before_any_run(tmp_path):
+    from app.coderun.limits import CodeLimits
+    from app.coderun.runner import InputFile, run_code
+
+    code = tmp_path / "main.py"
+    code.write_text("pass\n")
+    for name in ("../answer_key.csv", "a/b.csv", "..hidden", ".env"):
+        with pytest.raises(ValueError, match="data file names"):
+            run_code(
+                code=code,
+                filename="main.py",
+                slug="demo",
+                inputs=[InputFile(name, tmp_path / "x.csv")],
+                limits=CodeLimits(),
+                output_dir=tmp_path,
+                max_output_bytes=1000,
+                max_code_bytes=1000,
+            )
