@@ -49,6 +49,16 @@ def test_a_script_writes_its_submission(run):
     assert outcome.enforced["working"] == "tmpfs"
 
 
+def test_the_same_code_on_the_same_inputs_gives_the_same_file_and_provenance(run):
+    first, second = run(WRITE_SUBMISSION), run(WRITE_SUBMISSION)
+    assert first.output is not None and second.output is not None
+    assert first.output.read_bytes() == second.output.read_bytes()
+    assert first.provenance == second.provenance
+    changed = run(WRITE_SUBMISSION + "\n# another version\n")
+    assert changed.provenance.code_sha256 != first.provenance.code_sha256
+    assert changed.provenance.inputs_sha256 == first.provenance.inputs_sha256
+
+
 def _notebook(*sources: str) -> bytes:
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_markdown_cell("# A Kaggle notebook")] + [
