@@ -115,6 +115,16 @@ class Settings(BaseSettings):
     # A competition data file (train / test sets) may be as large as this.
     max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 
+    # Code competitions: the most a phase's code_limits may ask for one run (its wall clock, its
+    # memory, its CPUs, its writable /kaggle/working, which is held in memory), the largest code
+    # upload (a script, a notebook or a zip), and how many runs one worker runs at once.
+    code_max_wall_seconds: float = Field(default=3600.0, gt=0)
+    code_max_memory_mb: int = Field(default=8192, ge=64)
+    code_max_cpus: float = Field(default=2.0, gt=0)
+    code_max_working_mb: int = Field(default=4096, ge=1)
+    code_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+    code_concurrency: int = Field(default=1, ge=1)
+
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> "Settings":
         if self.env == "production" and self.secret_key == DEFAULT_SECRET_KEY:

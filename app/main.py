@@ -15,6 +15,7 @@ from app import __version__
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
+from app.coderun.router import router as runtime_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
@@ -77,6 +78,7 @@ def _api_router() -> APIRouter:
         datafiles_router,
         stats_router,
         kaggle_router,
+        runtime_router,
     ):
         api.include_router(router)
     return api

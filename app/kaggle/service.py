@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.competitions.phases import ranking_column
@@ -30,7 +30,7 @@ from app.storage import CHUNK, delete_blob, list_blobs, open_blob
 from app.submissions import service as submissions
 from app.submissions.quota import quota_for
 from app.submissions.visibility import view
-from app.teams.service import find_team
+from app.teams.service import find_team, team_counts
 
 UPLOAD_TTL = 3600
 DOWNLOAD_TTL = 600
@@ -95,7 +95,7 @@ def _competition(session: Session, user: User, c: Competition, ctx: Context) -> 
             pass  # a rank would tell a blind (or hidden) board's order: none
         else:
             rank = board.own_row.rank if board.own_row is not None else None
-    teams = session.scalar(select(func.count(Team.id)).where(Team.competition_id == c.id))
+    teams = team_counts(session, competition_ids=[c.id]).get(c.id, 0)
     host = session.get(User, c.created_by_id)
     # The current phase's rules: its quota and its ranking column.
     phase = c.current_phase

@@ -22,6 +22,7 @@ from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
 from app.storage import open_stored, remove_stored, store_stream
+from app.submissions.details import parse_details
 from app.submissions.quota import charge, check_upload_rate
 from app.teams.service import locked_team_for
 
@@ -38,6 +39,7 @@ def create_submission(
     queue: ScoringQueue,
     baseline: bool = False,
     phase_name: str | None = None,
+    details: str | None = None,
 ) -> "Upload":
     """Store an upload as a submission: queued for scoring, or failed at once when the cheap
     checks (format, size, encoding, header) already find the file at fault.
@@ -55,6 +57,8 @@ def create_submission(
             "for an unranked reference entry"
         )
     phase, late = upload_phase(competition, phase_name, now, host=host)
+    # Checked before anything is stored or counted: a bad detail is the uploader's to fix.
+    entry = parse_details(details, list(phase.entry_fields or [])) if not baseline else {}
     key = phase.board_key
     if key is None:
         which = f"its phase '{phase.name}'" if len(competition.phases) > 1 else "it"
@@ -82,6 +86,7 @@ def create_submission(
         created_at=now,
         late=late,
         baseline=baseline,
+        details=entry or None,
         request_id=current_request_id(),
     )
     try:
