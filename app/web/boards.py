@@ -193,6 +193,12 @@ def board_page(
         **context,
         "board": shown,
         "view": view,
+        # The entry details the phase puts on its board (participants' words, escaped).
+        "detail_columns": [
+            (f["key"], f.get("title") or f["key"].replace("_", " ").capitalize())
+            for f in phase.entry_fields or []
+            if f.get("on_board")
+        ],
         "rows": shown.rows,
         "page": page,
         "pages": max(1, -(-shown.total // BOARD_PAGE_SIZE)),

@@ -53,15 +53,26 @@ def submissions_page(
     phases = list(competition.phases)
     # Hosts' baselines may go into any phase; everyone else's into one open now.
     targets = phases if is_host else [p for p in phases if p.is_open(now)]
+    # The entry fields asked: the upload's default phase's (the service checks them against
+    # the phase the form names).
+    asked = phase if phase in targets or not targets else targets[0]
     return {
         "phase": phase,
+        "entry_fields": [
+            {
+                **f,
+                "title": f.get("title") or f["key"].replace("_", " ").capitalize(),
+                "input": "url" if f["key"].endswith("_url") else "text",
+            }
+            for f in asked.entry_fields or []
+        ],
         "phase_tabs": phase_tabs(competition, phase, f"/c/{competition.slug}/submissions", now),
         "several_phases": len(phases) > 1,
         "score_columns": columns,
         "selectable": phase.counts == COUNTS_CHOSEN,
         "counts_best": phase.counts == COUNTS_BEST,
         "upload_phases": targets if len(targets) > 1 else [],
-        "default_upload": phase.name if phase in targets else None,
+        "default_upload": asked.name,
         "poll": f"/c/{competition.slug}/submissions.json"
         + (f"?phase={phase.name}" if len(phases) > 1 else ""),
     }

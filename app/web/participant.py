@@ -2,10 +2,11 @@
 invite, accept, decline). Each form posts here, calls the service the API calls, and goes back
 to its page; a refusal comes back as the service's own message."""
 
+import json
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Query, Request, Response, UploadFile
+from fastapi import APIRouter, Depends, Form, Query, Request, Response, UploadFile
 from fastapi.responses import HTMLResponse, JSONResponse
 from sqlalchemy.orm import Session
 
@@ -86,10 +87,26 @@ def my_submissions_json(
     )
 
 
+async def _entry_details(request: Request) -> str | None:
+    """The form's ``details.<key>`` inputs as the JSON object the service checks against the
+    phase's fields (the form was read, bounded, by the CSRF check: this reads its cache)."""
+    form = await request.form()
+    given = {
+        name.removeprefix("details."): value
+        for name, value in form.multi_items()
+        if name.startswith("details.") and isinstance(value, str)
+    }
+    return json.dumps(given) if given else None
+
+
+EntryDetails = Annotated[str | None, Depends(_entry_details)]
+
+
 @form_post(router, "/c/{slug}/submissions", back="/submissions")
 def upload(
     form: MemberForm,
     settings: SettingsDep,
+    details: EntryDetails,
     file: UploadFile | None = None,
     description: Annotated[str, Form(max_length=1000)] = "",
     baseline: Annotated[bool, Form()] = False,
@@ -107,6 +124,7 @@ def upload(
         queue=form.request.app.state.scoring_queue,
         baseline=baseline,
         phase_name=phase or None,
+        details=details,
     )
     submission, script = upload.submission, wants_json(form.request)
     if upload.refusal is not None:

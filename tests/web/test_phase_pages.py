@@ -312,3 +312,43 @@ def test_compare_takes_two_submissions_of_one_phase(client, people, session_fact
             headers=caller.headers,
         )
         assert compare.status_code == 422 and "two phases" in compare.json()["detail"]
+
+
+def test_the_upload_form_asks_the_phases_entry_fields_and_the_board_shows_them_escaped(
+    client, people, browser
+):
+    host, alice, _bob = people
+    fields = [
+        {"key": "method_name", "required": True, "on_board": True},
+        {"key": "project_url"},
+        {"key": "external_data", "type": "boolean"},
+    ]
+    _competition(client, host, phases=[{"name": "dev", "start": PAST, "entry_fields": fields}])
+    web = browser("alice")
+    form = web.get("/c/reg/submissions").text.split('id="upload"')[1].split("</form>")[0]
+    assert 'name="details.method_name"' in form and "required" in form
+    assert 'type="url" name="details.project_url"' in form
+    assert 'type="checkbox" name="details.external_data"' in form
+
+    def send(**details: str):  # type: ignore[no-untyped-def]
+        return web.post(
+            "/c/reg/submissions",
+            page="/c/reg/submissions",
+            data={f"details.{k}": v for k, v in details.items()},
+            files={"file": ("sub.csv", ALICE, "text/csv")},
+        )
+
+    refused = send(project_url="javascript:alert(1)", method_name="m")
+    assert refused.status_code == 303
+    assert "details.project_url" in web.get(refused.headers["location"]).text
+    assert send(method_name="").status_code == 303  # refused: required
+    accepted = send(method_name="<b>boost</b>", external_data="true")
+    assert accepted.status_code == 303
+    listed = client.get(f"{API}/competitions/reg/submissions", headers=alice.headers).json()
+    scored = [s for s in listed if s["status"] == "scored"]
+    assert [s["details"] for s in scored] == [
+        {"method_name": "<b>boost</b>", "external_data": True}
+    ]
+    board = browser("bob").get("/c/reg/leaderboard").text
+    assert ">Method name</th>" in board
+    assert "&lt;b&gt;boost&lt;/b&gt;" in _tbody(board) and "<b>boost" not in board
