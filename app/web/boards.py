@@ -151,7 +151,6 @@ def board_page(
         "several_phases": several,
         "private_open": private_open,
         "closed": closed,
-        "board_name": board,
         "switch": {b: _query(link_phase, b, sort) for b in ("public", "private")},
         "refusal": None,
         "chart": None,
