@@ -73,6 +73,12 @@ class Settings(BaseSettings):
     # process, so the memory its parsing takes returns to the system when the job ends.
     scoring_in_child_bytes: int = 64 * 1024 * 1024
 
+    # Where the API processes share the limits that span requests (failed sign-ins, the upload
+    # rate), e.g. redis://127.0.0.1:6379/1. Unset: on PostgreSQL, the sign-in counters are kept in
+    # the database; on SQLite (one process), in memory. When Redis stops answering, each process
+    # counts in its own memory until it answers again, and /readyz says "degraded" (app.shared).
+    redis_url: str | None = None
+
     # `podium serve`: API processes, and the reverse proxies whose X-Forwarded-For / -Proto are
     # believed (comma-separated addresses or networks, or *): the client's address there is what
     # the sign-in throttle counts and the logs show.
