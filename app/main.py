@@ -163,7 +163,7 @@ def create_app(
         limiter=app.state.auth_limiter,
     )
 
-    app.add_middleware(BoardGate, places=settings.board_concurrency, queue=settings.board_queue)
+    app.add_middleware(BoardGate, most=settings.board_concurrency)
     # Outside the board gate and the upload guard: a body is read within its bounds before a
     # board place, a database slot or a thread is taken for it; and before that, a web form
     # without its CSRF cookie or a live session is refused without reading its body.
