@@ -21,20 +21,20 @@ def start_of_utc_day(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _counted(team_id: int):  # type: ignore[no-untyped-def]
-    return select(func.count(Submission.id)).where(
-        Submission.team_id == team_id, Submission.refunded.is_(False)
-    )
-
-
 def quota_for(
     session: Session, *, competition: Competition, team: Team | None, now: datetime
 ) -> QuotaPublic:
     day = start_of_utc_day(now)
     used_today = used_total = 0
     if team is not None:
-        used_today = session.scalar(_counted(team.id).where(Submission.created_at >= day)) or 0
-        used_total = session.scalar(_counted(team.id)) or 0
+        # Both counts in one statement (an upload's path counts its statements).
+        counts = session.execute(
+            select(
+                func.count(Submission.id).filter(Submission.created_at >= day),
+                func.count(Submission.id),
+            ).where(Submission.team_id == team.id, Submission.refunded.is_(False))
+        ).one()
+        used_today, used_total = counts[0] or 0, counts[1] or 0
     remaining = max(competition.daily_submission_limit - used_today, 0)
     if competition.total_submission_limit is not None:
         remaining = min(remaining, max(competition.total_submission_limit - used_total, 0))
