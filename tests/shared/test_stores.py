@@ -10,7 +10,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from app.db import make_engine
+from app.db import make_engine, make_session_factory
 from app.main import create_app
 from app.shared.counters import MemoryCounters
 from app.shared.database import DatabaseCounters
@@ -220,3 +220,30 @@ def test_where_the_counters_are_kept(settings, update, where):
     state = SharedState(settings.model_copy(update=update))
     assert state.where == where
     state.close()
+
+
+def test_without_redis_two_processes_on_postgresql_count_failures_in_the_database(
+    settings, fresh_database_url
+):
+    """Two apps on one database stand for two API processes: on PostgreSQL the second sees the
+    first's failures (the shared_counters table); SQLite serves one process, which counts in its
+    own memory."""
+    apps = []
+    for _ in range(2):
+        engine = make_engine(fresh_database_url)
+        own = settings.model_copy(update={"database_url": fresh_database_url})
+        apps.append((create_app(own, session_factory=make_session_factory(engine)), engine))
+    address = ("203.0.113.50", 40000)
+    with (
+        TestClient(apps[0][0], client=address) as one,
+        TestClient(apps[1][0], client=address) as two,
+    ):
+        limit = settings.auth_failures_per_window
+        assert [one.get(f"{API}/me", headers=WRONG).status_code for _ in range(limit)] == [
+            401
+        ] * limit
+        shared = fresh_database_url.startswith("postgresql")
+        assert two.get(f"{API}/me", headers=WRONG).status_code == (429 if shared else 401)
+        assert apps[1][0].state.shared_state.where == ("database" if shared else "memory")
+    for _app, engine in apps:
+        engine.dispose()
