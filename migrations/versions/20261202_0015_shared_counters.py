@@ -2,7 +2,7 @@
 it without Redis
 
 Revision ID: 0015
-Revises: 0013 (to become 0014 when the phases migration lands)
+Revises: 0014
 Create Date: 2026-12-02 04:30:00
 """
 
