@@ -55,6 +55,7 @@ SLOW_MODULES = frozenset(
         "kaggle/test_official_client.py",
         "ops/test_ops.py",
         "security/test_abuse.py",
+        "shared/test_three_processes.py",
     }
 )
 BROWSER_MODULES = frozenset({"web/test_browser.py", "web/test_browser_csp.py"})

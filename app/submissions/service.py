@@ -21,6 +21,7 @@ from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
+from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
 from app.submissions.details import parse_details
 from app.submissions.quota import charge, check_upload_rate
@@ -73,7 +74,13 @@ def create_submission(
     team = locked_team_for(session, competition=competition, user=user)
     if team.banned_at is not None:
         raise Forbidden("your team has been banned from this competition")
-    check_upload_rate(session, team=team, now=now, per_minute=settings.uploads_per_minute)
+    check_upload_rate(
+        session,
+        team=team,
+        now=now,
+        per_minute=settings.uploads_per_minute,
+        shared=upload_window(settings),
+    )
     if not baseline:
         charge(session, competition=competition, team=team, now=now, phase=phase)
     submission = Submission(
