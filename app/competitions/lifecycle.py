@@ -101,13 +101,16 @@ def _sample_scores(
         path.write_bytes(sample)
 
         def score(chosen: list[Column]) -> dict[str, dict[str, float | None]]:
-            return score_columns_file(
-                path,
-                columns=chosen,
-                key=table,
-                limits=intake_limits(settings),
-                labels=label_set(competition),
-            ).columns
+            return (
+                score_columns_file(
+                    path,
+                    columns=chosen,
+                    key=table,
+                    limits=intake_limits(settings),
+                    labels=label_set(competition),
+                ).columns
+                or {}
+            )
 
         try:
             values = score(columns)
