@@ -213,6 +213,9 @@ def _columns_page(
 @router.get("/c/{slug}/host/new/columns", response_class=HTMLResponse)
 def columns_step(visit: HostPage) -> Response:
     rows = [_column_row(d) for d in column_defs(visit.competition)]
+    if visit.competition.columns is None:
+        # The draft's first column, named after its metric: no title of the host's yet.
+        rows[0]["title"] = ""
     return _columns_page(visit, rows)
 
 
@@ -322,10 +325,11 @@ async def save_phases(form_visit: HostForm) -> Response:
     rows = _rows(form, "ph", PHASE_FIELDS, MAX_PHASES)
     action = str(form.get("action") or "save")
     if action == "add_phase" and len(rows) < MAX_PHASES:
+        # No start: it opens when the phase before it ends (a bare end date is 23:59:59).
         rows.append(
             dict.fromkeys(PHASE_FIELDS, "")
             | {"name": f"phase-{len(rows) + 1}", "board": "public", "counts": "chosen"}
-            | {"start": rows[-1]["end"] if rows else "", "params": {}}
+            | {"params": {}}
         )
     if action.startswith("remove-"):
         index = action.removeprefix("remove-")

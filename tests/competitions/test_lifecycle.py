@@ -369,3 +369,21 @@ def test_a_final_selection_in_an_archived_competition_is_refused(client, host, a
         )
         assert refused.status_code == 409, refused.text
         assert refused.json()["code"] == "archived"
+
+
+def test_the_host_guides_two_phase_three_column_example_is_a_valid_body(client, host):
+    import json
+    import re
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "host-guide.md").read_text()
+    blocks = [b for b in re.findall(r"```json\n(.*?)```", guide, re.S) if '"store-sales"' in b]
+    assert len(blocks) == 1
+    response = client.post(f"{API}/competitions", json=json.loads(blocks[0]), headers=host.headers)
+    assert response.status_code == 201, response.text
+    body = response.json()
+    assert [c["key"] for c in body["leaderboard_columns"]] == ["rmse", "mae", "mean_error"]
+    assert [(p["name"], p["board"]) for p in body["phases"]] == [
+        ("development", "public"),
+        ("final", "blind"),
+    ]
