@@ -26,8 +26,9 @@ from app.errors import AppError, PayloadTooLarge, RateLimited, Unauthorized, err
 from app.http.body_gate import FRAMING_BYTES
 from app.ops.unavailable import outage
 
-# The routes that take a file: submissions, answer keys and metric files.
+# The routes that take a file: submissions, answer keys and metric files; and bundles to import.
 UPLOAD_ROUTES = re.compile(r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric)/?$")
+BUNDLE_ROUTE = re.compile(r"^/api/v1/competitions/import/?$")
 
 
 class UploadGuard:
@@ -48,21 +49,26 @@ class UploadGuard:
         if (
             scope["type"] != "http"
             or scope["method"] not in ("POST", "PUT")
-            or not UPLOAD_ROUTES.match(scope["path"])
+            or not (UPLOAD_ROUTES.match(scope["path"]) or BUNDLE_ROUTE.match(scope["path"]))
         ):
             await self.app(scope, receive, send)
             return
-        limit = self._settings.max_upload_bytes + FRAMING_BYTES
-        refusal = await self._refusal(Headers(scope=scope), limit, client_address(scope))
+        bundle = BUNDLE_ROUTE.match(scope["path"]) is not None
+        max_bytes = self._settings.bundle_max_bytes if bundle else self._settings.max_upload_bytes
+        refusal = await self._refusal(
+            Headers(scope=scope), max_bytes + FRAMING_BYTES, max_bytes, client_address(scope)
+        )
         if refusal is not None:
             await error_response(refusal)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 
-    async def _refusal(self, headers: Headers, limit: int, address: str) -> AppError | None:
+    async def _refusal(
+        self, headers: Headers, limit: int, max_bytes: int, address: str
+    ) -> AppError | None:
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            return _too_large(self._settings.max_upload_bytes)
+            return _too_large(max_bytes)
         scheme, _, token = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return Unauthorized("missing bearer token")

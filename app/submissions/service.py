@@ -55,6 +55,11 @@ def create_submission(
             "for an unranked reference entry"
         )
     phase, late = upload_phase(competition, phase_name, now, host=host)
+    if phase.scorer is not None:
+        raise Conflict(
+            f"phase '{phase.name}' is scored by the scoring program imported with its bundle, "
+            "which this server does not run yet; it takes no submissions for now"
+        )
     key = phase.board_key
     if key is None:
         which = f"its phase '{phase.name}'" if len(competition.phases) > 1 else "it"
