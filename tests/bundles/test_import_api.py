@@ -14,6 +14,7 @@ from tests.bundles.builders import (
     codalab_files,
     evalai_files,
     make_zip,
+    symlink_zip,
 )
 from tests.bundles.test_export import catalogue_competition
 from tests.conftest import Caller
@@ -189,3 +190,30 @@ def test_only_hosts_export(client: TestClient, host: Caller, alice: Caller, make
         404,
     )
     assert client.get(f"{API}/competitions/prices/export").status_code == 401
+
+
+def test_a_symbolic_link_in_a_bundle_is_refused(client: TestClient, host: Caller) -> None:
+    response = import_bundle(client, host, symlink_zip("competition.yaml", "/etc/passwd"))
+    assert response.status_code == 422
+    assert "symbolic link" in response.json()["detail"]
+
+
+def test_a_bundle_that_unpacks_past_the_limit_stops_there(client: TestClient, host: Caller) -> None:
+    client.app.state.settings.bundle_max_unpacked_bytes = 100_000  # type: ignore[attr-defined]
+    bomb = make_zip({"competition.yaml": "version: 2\n", "data/zeros.bin": b"\0" * 1_000_000})
+    assert len(bomb) < 100_000
+    response = import_bundle(client, host, bomb, slug="bomb")
+    assert response.status_code == 422
+    assert "uncompresses to more than 100000 bytes" in response.json()["detail"]
+
+
+def test_only_a_site_admin_imports_for_another_organiser(
+    client: TestClient, host: Caller, make_user: Any
+) -> None:
+    admin = make_user("root", admin=True)
+    refused = import_bundle(client, host, podium_bundle(), slug="theirs", owner="root")
+    assert refused.status_code == 403
+    made = import_bundle(client, admin, podium_bundle(), slug="theirs", owner="host")
+    assert made.status_code == 201, made.text
+    hosts = client.get(f"{API}/competitions/theirs/hosts", headers=host.headers).json()
+    assert hosts == [{"user": "host", "role": "owner", "added_at": hosts[0]["added_at"]}]
