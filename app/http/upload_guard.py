@@ -27,7 +27,9 @@ from app.http.body_gate import FRAMING_BYTES
 from app.ops.unavailable import outage
 
 # The routes that take a file: submissions, answer keys and metric files; and bundles to import.
-UPLOAD_ROUTES = re.compile(r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric)/?$")
+UPLOAD_ROUTES = re.compile(
+    r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric|phases/[^/]+/answer-key)/?$"
+)
 BUNDLE_ROUTE = re.compile(r"^/api/v1/competitions/import/?$")
 
 

@@ -177,19 +177,23 @@ def test_a_bundle_over_the_limit_is_a_413(client: TestClient, host: Caller) -> N
 
 
 def test_only_hosts_export(client: TestClient, host: Caller, alice: Caller, make_user: Any) -> None:
-    assert import_bundle(client, host, podium_bundle(), slug="prices").status_code == 201
-    client.post(f"{API}/competitions/prices/publish", headers=host.headers)
+    """A participant and another competition's host hear 403 (published) or 404 (a draft they
+    cannot see); no token is 401."""
     other = make_user("other-host", organiser=True)
-    assert client.get(f"{API}/competitions/prices/export", headers=host.headers).status_code == 200
-    assert client.get(f"{API}/competitions/prices/export", headers=other.headers).status_code in (
-        403,
-        404,
-    )
-    assert client.get(f"{API}/competitions/prices/export", headers=alice.headers).status_code in (
-        403,
-        404,
-    )
-    assert client.get(f"{API}/competitions/prices/export").status_code == 401
+    assert import_bundle(client, other, podium_bundle(), slug="elsewhere").status_code == 201
+    assert import_bundle(client, host, podium_bundle(), slug="prices").status_code == 201
+    url = f"{API}/competitions/prices/export"
+    assert client.get(url, headers=other.headers).status_code == 404  # a draft: unseen
+    assert client.get(url, headers=alice.headers).status_code == 404
+    with client.app.state.session_factory() as session:  # type: ignore[attr-defined]
+        from app.models import Competition
+
+        session.query(Competition).filter_by(slug="prices").update({"status": "published"})
+        session.commit()
+    assert client.get(url, headers=host.headers).status_code == 200
+    assert client.get(url, headers=other.headers).status_code == 403
+    assert client.get(url, headers=alice.headers).status_code == 403
+    assert client.get(url).status_code == 401
 
 
 def test_a_symbolic_link_in_a_bundle_is_refused(client: TestClient, host: Caller) -> None:
