@@ -1,7 +1,8 @@
 """Competition bundles in and out of the database (issue 25).
 
 Import: the bundle is read by ``app.bundles`` into its one model, turned into the same body
-``POST /api/v1/competitions`` takes, and made through :func:`create_competition`; each phase's
+``POST /api/v1/competitions`` takes (its pages as Markdown sections of the description), and
+made through :func:`create_competition`; each phase's
 reference data becomes its answer key through :func:`upload_answer_key` (catalogue columns), or,
 for a phase an imported scoring program scores, one stored zip of the program and the reference
 data named by ``Phase.scorer``. It all happens in a savepoint: any failure (or a dry run) rolls
@@ -39,6 +40,7 @@ from app.bundles import (
     to_api_body,
 )
 from app.bundles.export import slugify_file
+from app.bundles.markdown import description_markdown
 from app.competitions.schemas import CompetitionCreate, CompetitionImported
 from app.competitions.service import create_competition, to_public, upload_answer_key
 from app.config import Settings
@@ -97,6 +99,7 @@ def import_bundle(
     )
     body = to_api_body(model, slug=slug)
     body["status"] = "draft"
+    body["description"] = description_markdown(model)
     try:
         data = CompetitionCreate.model_validate(body)
     except ValidationError as exc:
@@ -104,12 +107,6 @@ def import_bundle(
         field = ".".join(str(part) for part in error["loc"])
         raise BundleError(str(error["msg"]), file=name, field=field) from None
     warnings = list(model.warnings)
-    if model.pages:
-        titles = ", ".join(repr(p.title) for p in model.pages)
-        warnings.append(
-            f"the pages {titles} are not imported: a competition has one description; "
-            "add what they say to it"
-        )
     stored: list[str] = []
     savepoint = session.begin_nested()
     try:
