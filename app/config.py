@@ -73,6 +73,12 @@ class Settings(BaseSettings):
     # process, so the memory its parsing takes returns to the system when the job ends.
     scoring_in_child_bytes: int = 64 * 1024 * 1024
 
+    # Where the API processes share the limits that span requests (failed sign-ins, the upload
+    # rate), e.g. redis://127.0.0.1:6379/1. Unset: on PostgreSQL, the sign-in counters are kept in
+    # the database; on SQLite (one process), in memory. When Redis stops answering, each process
+    # counts in its own memory until it answers again, and /readyz says "degraded" (app.shared).
+    redis_url: str | None = None
+
     # `podium serve`: API processes, and the reverse proxies whose X-Forwarded-For / -Proto are
     # believed (comma-separated addresses or networks, or *): the client's address there is what
     # the sign-in throttle counts and the logs show.
@@ -97,11 +103,10 @@ class Settings(BaseSettings):
     body_timeout_seconds: float = Field(default=30.0, gt=0)
     # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
     uploads_per_minute: int = 10
-    # Board reads (pages, CSV, the kaggle client's leaderboard) run at most this many at once per
-    # process, the rest waiting without holding a thread or a database slot, so board traffic
-    # cannot crowd uploads out; past board_queue waiting, a board read is answered 503.
-    board_concurrency: int = Field(default=1, ge=1)
-    board_queue: int = Field(default=256, ge=0)
+    # Board reads (pages, CSV, the kaggle client's leaderboard) run side by side, from the
+    # rendered cache or one SQL statement; past board_concurrency of them in flight in one
+    # process (real overload), a board read is answered 503 with Retry-After at once.
+    board_concurrency: int = Field(default=256, ge=1)
     # Failed sign-ins in a window (app.auth.throttle): per client address and credential tried
     # (a token, or a user name's password), then that credential is answered 429 from there;
     # per address, then its wrong guesses are 429 (right tokens still get in); per account, then
@@ -118,6 +123,16 @@ class Settings(BaseSettings):
     bundle_max_unpacked_bytes: int = Field(default=512 * 1024 * 1024, ge=1024)
     # A competition data file (train / test sets) may be as large as this.
     max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
+
+    # Code competitions: the most a phase's code_limits may ask for one run (its wall clock, its
+    # memory, its CPUs, its writable /kaggle/working, which is held in memory), the largest code
+    # upload (a script, a notebook or a zip), and how many runs one worker runs at once.
+    code_max_wall_seconds: float = Field(default=3600.0, gt=0)
+    code_max_memory_mb: int = Field(default=8192, ge=64)
+    code_max_cpus: float = Field(default=2.0, gt=0)
+    code_max_working_mb: int = Field(default=4096, ge=1)
+    code_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+    code_concurrency: int = Field(default=1, ge=1)
 
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> "Settings":

@@ -17,6 +17,7 @@ from app.competitions.visibility import READ_METHODS, load_competition, require_
 from app.config import Settings
 from app.db import REQUEST_SLOT, run_after_commit
 from app.errors import Forbidden, Unauthorized
+from app.http.upload_guard import GUARDED_USER
 from app.models import Competition, Submission, User
 from app.models.types import RowId
 from app.submissions.service import visible_submission
@@ -88,6 +89,10 @@ def get_current_user(
 ) -> User:
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("missing bearer token")
+    guarded = request.scope.get("state", {}).get(GUARDED_USER)
+    if guarded is not None and guarded.authorization == request.headers.get("authorization"):
+        # The upload guard checked this very token a moment ago: no second query.
+        return session.merge(guarded.user, load=False)
     return auth_limiter(request).attempt_token(
         client_address(request.scope),
         credentials.credentials,

@@ -15,6 +15,7 @@ from app import __version__
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
+from app.coderun.router import router as runtime_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
@@ -36,6 +37,8 @@ from app.ops import unavailable
 from app.ops.logs import configure_logging
 from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
+from app.shared.counters import Counters, MemoryCounters
+from app.shared.state import SharedState
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.web import install_web
@@ -77,6 +80,7 @@ def _api_router() -> APIRouter:
         datafiles_router,
         stats_router,
         kaggle_router,
+        runtime_router,
     ):
         api.include_router(router)
     return api
@@ -120,6 +124,7 @@ def create_app(
         if sweeper is not None:
             sweeper.stop()
         queue.stop()
+        app.state.shared_state.close()
 
     app = FastAPI(
         title="Podium",
@@ -134,12 +139,24 @@ def create_app(
     app.state.session_factory = session_factory
     app.state.scoring_queue = queue
     app.state.rendered_boards = RenderedBoards()
+    app.state.shared_state = shared = SharedState(settings)
+
+    def failure_counters(kind: str) -> Counters:
+        # Each process's own table: the store on SQLite, the fallback while Redis is away.
+        memory = MemoryCounters(
+            window_seconds=settings.auth_failure_window_seconds,
+            max_keys=settings.auth_failure_keys,
+        )
+        return shared.counters(
+            kind, window_seconds=settings.auth_failure_window_seconds, memory=memory
+        )
+
     app.state.auth_limiter = FailedAuthLimiter(
         max_failures=settings.auth_failures_per_window,
         window_seconds=settings.auth_failure_window_seconds,
         max_per_address=settings.auth_failures_per_address,
         max_per_account=settings.auth_failures_per_account,
-        max_keys=settings.auth_failure_keys,
+        counters=failure_counters,
     )
     app.add_middleware(
         UploadGuard,
@@ -148,7 +165,7 @@ def create_app(
         limiter=app.state.auth_limiter,
     )
 
-    app.add_middleware(BoardGate, places=settings.board_concurrency, queue=settings.board_queue)
+    app.add_middleware(BoardGate, most=settings.board_concurrency)
     # Outside the board gate and the upload guard: a body is read within its bounds before a
     # board place, a database slot or a thread is taken for it; and before that, a web form
     # without its CSRF cookie or a live session is refused without reading its body.

@@ -15,8 +15,8 @@ With ``--uploads N``, it then starts a real server (uvicorn on loopback, the sco
 the same database and times N small uploads to another competition from 8 users at once, in
 alternating rounds with no board readers and with ``--readers`` clients (4, then 16) reading the
 big board back to back (pages of both boards and the CSV): upload p50/p99 side by side, and their
-ratio. Board reads take turns (``PODIUM_BOARD_CONCURRENCY``, app.http.board_gate), so more readers
-lengthen the readers' own queue, not the uploads'.
+ratio. Board reads run side by side (at most ``PODIUM_BOARD_CONCURRENCY`` in flight per process,
+app.http.board_gate) and wait for a database slot in turn with the uploads.
 
     python bench/bench_leaderboard.py                             # 10k and 100k, 5,000 teams
     python bench/bench_leaderboard.py --sizes 100000 --databases sqlite

@@ -41,6 +41,7 @@ SLOW_MODULES = frozenset(
         "cli/test_commands.py",
         "cli/test_demo.py",
         "client/test_participant_cli.py",
+        "coderun/test_coderun_jail.py",
         "custom_metrics/test_custom_metric_jail.py",
         "custom_metrics/test_custom_metric_processes.py",
         "custom_metrics/test_custom_metric_sandbox.py",
@@ -48,11 +49,13 @@ SLOW_MODULES = frozenset(
         "competitions/test_custom_metric_api.py",
         "competitions/test_key_upload_outside_transaction.py",
         "scoring/test_intake_corpus.py",
+        "jail/test_jail_filesystems.py",
         "jobs/test_faults.py",
         "jobs/test_server_while_scoring.py",
         "kaggle/test_official_client.py",
         "ops/test_ops.py",
         "security/test_abuse.py",
+        "shared/test_three_processes.py",
     }
 )
 BROWSER_MODULES = frozenset({"web/test_browser.py", "web/test_browser_csp.py"})

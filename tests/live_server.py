@@ -60,6 +60,44 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class RedisServer:
+    """A redis-server of the test's own on a free loopback port (the machine's shared one is
+    never stopped): started and stopped by its process, not by name."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.port = free_port()
+        self.dir = tmp_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+            + ["--appendonly", "no", "--dir", str(self.dir)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        import redis
+
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                redis.Redis.from_url(self.url).ping()
+                return
+            except redis.ConnectionError:
+                assert time.monotonic() < deadline, "redis-server did not start"
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=20)
+            self.process = None
+
+
 def wait_until_healthy(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
     """Poll ``url``/healthz until the server answers (at most ~30 s), or fail with its log's tail
     if the process has exited."""

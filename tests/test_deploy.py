@@ -30,6 +30,8 @@ def test_compose_serves_several_api_processes_behind_a_configurable_proxy():
     assert api["command"][:2] == ["podium", "serve"] and "--proxy-headers" in api["command"]
     assert api["environment"]["PODIUM_WORKERS"] == "${PODIUM_API_WORKERS:-2}"
     assert "PODIUM_FORWARDED_ALLOW_IPS" in api["environment"]
+    # The processes share their limits in Redis, in a database apart from the broker's.
+    assert api["environment"]["PODIUM_REDIS_URL"] == "redis://redis:6379/1"
 
 
 def test_compose_runs_migrate_once_then_api_worker_and_beat_on_postgres_and_redis():

@@ -10,91 +10,33 @@ credentials, and the web sign-in form (password or token). Failures are counted 
   address stops too.
 - per account, for passwords only: guessing one account's password from many addresses stops.
 
-A token is checked whatever the address or account counters say, and a right one is let in: a
-classroom behind one NAT address keeps working while one of them mistypes, and a user whose
-password is under attack keeps their tokens. Only a wrong token is answered 429 once its address
-is over the ceiling. (Tokens are 256-bit random strings: answering 429 rather than checking a
-guess protects nothing there, while refusing a right one would lock out everyone behind the
-address.) A password is refused before it is checked while any of its three counts is over,
-since a password can be guessed.
+A token is checked first, whatever the counters say, and a right one is let in: a classroom
+behind one NAT address keeps working while one of them mistypes, and a user whose password is
+under attack keeps their tokens. A wrong token is counted, and answered 429 instead of 401 once
+its own count or its address's is over. (Tokens are 256-bit random strings: refusing a guess
+before checking it protects nothing, while refusing a right one would lock out everyone behind
+the address; and a right token costs no counter read at all, which matters when the counters are
+in Redis or the database.) A password is refused before it is checked while any of its three
+counts is over, since a password can be guessed.
 
 The counts live behind :class:`Counters` (``hit`` / ``count``), so a store shared by several
-processes can take the place of the in-process one; the in-process tables are bounded
-(``max_keys`` per kind, the least recently failing key forgotten first), so a flood of addresses
-or guesses costs a fixed amount of memory.
+processes (:mod:`app.shared`: Redis, or the database) takes the place of the in-process one; the
+in-process tables are bounded (``max_keys`` per kind, the least recently failing key forgotten
+first), so a flood of addresses or guesses costs a fixed amount of memory.
 """
 
 import hashlib
 import math
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from starlette.types import Scope
 
 from app.errors import RateLimited, Unauthorized
+from app.shared.counters import MAX_KEYS, Counters, MemoryCounters
 
 T = TypeVar("T")
-
-MAX_KEYS = 10_000
-
-
-class Counters(Protocol):
-    """Failures per key in a fixed window from the key's first failure."""
-
-    def hit(self, key: str) -> int:
-        """Count one failure under ``key``; the failures in its window so far."""
-        ...
-
-    def count(self, key: str) -> tuple[int, float]:
-        """The failures in ``key``'s window and the seconds until the window ends."""
-        ...
-
-
-class MemoryCounters:
-    """:class:`Counters` in this process's memory: at most ``max_keys`` keys."""
-
-    def __init__(
-        self,
-        *,
-        window_seconds: float,
-        max_keys: int = MAX_KEYS,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        if window_seconds <= 0 or max_keys < 1:
-            raise ValueError("window_seconds and max_keys must be positive")
-        self.window_seconds = window_seconds
-        self.max_keys = max_keys
-        self._clock = clock
-        # key -> (when its window started, failures in it); the least recent first.
-        self._failures: OrderedDict[str, tuple[float, int]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._failures)
-
-    def hit(self, key: str) -> int:
-        now = self._clock()
-        with self._lock:
-            started, count = self._failures.pop(key, (now, 0))
-            if now - started >= self.window_seconds:
-                started, count = now, 0
-            self._failures[key] = (started, count + 1)
-            while len(self._failures) > self.max_keys:
-                self._failures.popitem(last=False)
-        return count + 1
-
-    def count(self, key: str) -> tuple[int, float]:
-        now = self._clock()
-        with self._lock:
-            entry = self._failures.get(key)
-        if entry is None:
-            return 0, 0.0
-        started, count = entry
-        left = started + self.window_seconds - now
-        return (count, left) if left > 0 else (0, 0.0)
 
 
 def _digest(credential: str) -> str:
@@ -141,20 +83,24 @@ class FailedAuthLimiter:
         return sum(len(t) for t in tables if isinstance(t, MemoryCounters))
 
     def attempt_token(self, address: str, token: str, authenticate: Callable[[], T]) -> T:
-        """``authenticate()`` a token tried from ``address``; a failure (401) is counted.
+        """``authenticate()`` a token tried from ``address``; a failure (401) is counted, and
+        answered 429 once this token's failures from here, or the address's, are over.
 
-        Refused unchecked only when this very token has failed too often from here; a right
-        token gets in whatever else failed from its address.
+        A right token gets in whatever failed from its address, and costs no counter read.
         """
-        credential = f"{address} {_digest(token)}"
-        self._refuse_over(self._credentials, credential, self.max_failures, "from your address")
         try:
             return authenticate()
         except Unauthorized:
-            self._credentials.hit(credential)
-            if self._addresses.hit(address) > self.max_per_address:
-                # A spray: wrong guesses from here are refused, right tokens still get in.
-                self._refuse_over(self._addresses, address, 1, "from your address")
+            # Both counted, then judged: a spray of different guesses stops at the address's
+            # ceiling, one token retried at its own.
+            tried = self._credentials.hit(f"{address} {_digest(token)}")
+            sprayed = self._addresses.hit(address)
+            for (count, left), ceiling in (
+                (tried, self.max_failures),
+                (sprayed, self.max_per_address),
+            ):
+                if count > ceiling:
+                    raise _refusal(left, "from your address") from None
             raise
 
     def attempt_password(self, address: str, name: str, authenticate: Callable[[], T]) -> T:
@@ -176,11 +122,14 @@ class FailedAuthLimiter:
     def _refuse_over(self, table: Counters, key: str, ceiling: int, where: str) -> None:
         count, left = table.count(key)
         if count >= ceiling and left > 0:
-            wait = max(1, math.ceil(left))
-            raise RateLimited(
-                f"too many failed sign-in attempts {where}; try again in {wait} s",
-                retry_after=wait,
-            )
+            raise _refusal(left, where)
+
+
+def _refusal(left: float, where: str) -> RateLimited:
+    wait = max(1, math.ceil(left))
+    return RateLimited(
+        f"too many failed sign-in attempts {where}; try again in {wait} s", retry_after=wait
+    )
 
 
 def client_address(scope: Scope) -> str:

@@ -131,13 +131,30 @@ def submit(
         bool, typer.Option("--wait", help="Follow the submission until it is scored.")
     ] = False,
     timeout: Annotated[float, typer.Option(help="How long --wait waits, in seconds.")] = 3600,
+    phase: Annotated[
+        str | None, typer.Option(help="The phase (needed when several are open).")
+    ] = None,
+    detail: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--detail", help="An entry detail the phase asks for, KEY=VALUE (repeatable)."
+        ),
+    ] = None,
 ) -> None:
     """Submit a predictions file; with --wait, print its score or why it failed."""
     if not file.is_file():
         _fail(f"file not found: {file}")
+    details = {}
+    for item in detail or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"--detail takes KEY=VALUE, not '{item}'")
+        details[key.strip()] = value
     with _client() as client:
         with _progress(file.stat().st_size, "uploading") as progress:
-            accepted = client.submit(slug, file, message, progress)
+            accepted = client.submit(
+                slug, file, message, progress, phase=phase, details=details or None
+            )
         submission_id = accepted["id"]
         typer.echo(f"submission {submission_id} {accepted['status']}")
         if not wait:

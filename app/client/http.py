@@ -1,6 +1,7 @@
 """A small synchronous client for Podium's REST API (httpx). Every failure becomes one
 :class:`ClientError` whose message the CLI prints as is."""
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -125,14 +126,25 @@ class PodiumClient:
             part.unlink(missing_ok=True)
         return size
 
-    def submit(self, slug: str, path: Path, description: str, progress: Progress) -> dict[str, Any]:
+    def submit(
+        self,
+        slug: str,
+        path: Path,
+        description: str,
+        progress: Progress,
+        *,
+        phase: str | None = None,
+        details: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        data = {"description": description}
+        if phase:
+            data["phase"] = phase
+        if details:
+            data["details"] = json.dumps(details)
         with path.open("rb") as source:
             files = {"file": (path.name, _CountingReader(source, progress), "text/csv")}
             return self._call(  # type: ignore[no-any-return]
-                "POST",
-                f"/competitions/{slug}/submissions",
-                files=files,
-                data={"description": description},
+                "POST", f"/competitions/{slug}/submissions", files=files, data=data
             )
 
     def submission(self, submission_id: int) -> dict[str, Any]:

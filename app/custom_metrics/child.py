@@ -57,7 +57,7 @@ def _limit_self(job: dict[str, Any]) -> None:
         resource.setrlimit(limit, (value, hard))
     if job.get("max_processes"):
         # Processes and threads of this uid in the jail's user namespace; enforced because the
-        # jail's uid is not root outside it (app.custom_metrics.jail.jail_user).
+        # jail's uid is not root outside it (app.jail.bwrap.jail_user).
         resource.setrlimit(resource.RLIMIT_NPROC, (job["max_processes"], job["max_processes"]))
         _limited_processes.append(job["max_processes"])
     _reserve = bytearray(8 * 1024 * 1024)

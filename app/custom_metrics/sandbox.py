@@ -1,7 +1,7 @@
 """Checking an uploaded metric file, and scoring a submission with it in a jailed child process.
 
 The organiser's code never runs in the server process: each scoring starts a fresh Python
-(:mod:`app.custom_metrics.child`) under bubblewrap (:mod:`app.custom_metrics.jail`): its own
+(:mod:`app.custom_metrics.child`) under bubblewrap (:mod:`app.jail`): its own
 user, PID, network, IPC and mount namespaces, an unprivileged uid, an empty environment, a
 read-only system, and only the metric file, the answer key and the submission to read. It has an
 address-space, CPU-time and file-size limit and a wall-clock deadline, after which the whole PID
@@ -19,14 +19,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-import app
-from app.custom_metrics.jail import (
+from app.jail.bwrap import (
+    APP_ROOT,
+    CODE_DIR,
     JOB_DIR,
     JailUnavailable,
     base_env,
@@ -36,6 +36,7 @@ from app.custom_metrics.jail import (
     pids_cgroup,
     visible_to_jail,
 )
+from app.jail.process import BoundedReader, start, wait_then_kill
 from app.scoring.core import ScoreResult, ScoringError
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,12 @@ PARTICIPANT_MESSAGE_LIMIT = 280
 GENERIC_FAILURE = "the scoring function failed; the host has been notified"
 _OUTPUT_SHOWN = 4000  # characters of the metric's own output kept in a host message
 _CHILD_ENV_PASSED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
-_APP_ROOT = Path(app.__file__).resolve().parent.parent
+_APP_ROOT = APP_ROOT
+# The child's own code, read-only in the jail: the package file and this package, nothing else.
+_CODE = (
+    (str(_APP_ROOT / "app" / "__init__.py"), f"{CODE_DIR}/app/__init__.py"),
+    (str(_APP_ROOT / "app" / "custom_metrics"), f"{CODE_DIR}/app/custom_metrics"),
+)
 _RESULT_BYTES = 1 << 20  # the child's result is a few KB; more than this is not a result
 # Where the child finds its files inside the jail; nothing else of the server is there.
 _INSIDE = {
@@ -294,7 +300,8 @@ def _score_in_child(
             }
             files[_INSIDE["job"]] = _visible_copy(job_path, work, "job")
             command = _child_command(_INSIDE["job"])
-            argv, env, cwd = jail_command(command, files=files, env=_jail_env()), {}, None
+            argv = jail_command(command, files=files, env=_jail_env(), code=_CODE)
+            env, cwd = {}, None
         else:
             argv, env, cwd = _child_command(str(job_path)), _child_env(work), work
         # A root-made jail's limit: bubblewrap and the shell that starts it count as well.
@@ -370,61 +377,19 @@ def _run_child(
 ) -> tuple[int | None, bool, bytes]:
     """Run the child; return its exit status, whether it timed out, and its result bytes."""
     with open(output_path, "wb") as output:
-        process = subprocess.Popen(
+        process = start(
             argv,
-            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
             stdout=subprocess.PIPE,  # the child's result only: it moves its fd 1 to fd 2
             stderr=output,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,  # its own process group, so one kill reaches its children too
-            **(jail_user() if as_jail_user else {}),
+            user=jail_user(code=_CODE) if as_jail_user else None,
         )
-        reader = _BoundedReader(process.stdout, _RESULT_BYTES)  # type: ignore[arg-type]
-        timed_out = False
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            # Also after a normal exit: nothing the metric started may outlive the scoring. In
-            # the jail, killing bubblewrap takes the whole PID namespace with it.
-            _kill_group(process.pid)
-            process.wait()
+        reader = BoundedReader(process.stdout, _RESULT_BYTES)  # type: ignore[arg-type]
+        timed_out = wait_then_kill(process, timeout)
         # Unjailed, a detached grandchild may hold the pipe open: do not wait for it forever.
         reader.join(timeout=5)
     return process.returncode, timed_out, reader.data()
-
-
-class _BoundedReader(threading.Thread):
-    """Reads a pipe to its end, keeping at most ``limit`` bytes (the rest is read and dropped)."""
-
-    def __init__(self, stream: BinaryIO, limit: int) -> None:
-        super().__init__(daemon=True, name="podium-metric-result")
-        self._stream, self._limit = stream, limit
-        self._chunks: list[bytes] = []
-        self._kept = 0
-        self.overflowed = False
-        self.start()
-
-    def run(self) -> None:
-        with self._stream:
-            while chunk := self._stream.read1(65536):
-                if self._kept + len(chunk) > self._limit:
-                    self.overflowed = True
-                    continue
-                self._chunks.append(chunk)
-                self._kept += len(chunk)
-
-    def data(self) -> bytes:
-        return b"" if self.overflowed or self.is_alive() else b"".join(self._chunks)
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _tail(path: Path) -> str:

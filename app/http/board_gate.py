@@ -1,26 +1,26 @@
-"""Board reads take turns, so board traffic cannot crowd uploads and scoring out of a process.
+"""Board reads run side by side, with a bound on how many a process holds at once.
 
-A board request (the API's page and CSV, the web board pages, the kaggle client's leaderboard
-calls) waits for one of ``board_concurrency`` places before anything runs for it. Nothing is held
-while it waits (no thread of the pool, no database slot, no session), so a crowd of readers
-queues among itself while an upload goes straight through; a board page costs a few
-milliseconds, so one or two places serve hundreds of reads a second. At most
-``board_queue`` requests wait per process; past that a board read is answered 503 with
-``Retry-After`` at once, so a flood of readers costs a bounded amount of memory.
+A board read (the API's page and CSV, the web board pages, the kaggle client's leaderboard calls)
+is cheap: the whole-board CSV comes from the rendered cache (:mod:`app.leaderboard.cache`, one
+revision read), a page is one SQL statement over the materialised standings. So board reads need
+no queue of their own: they go in at once, concurrently, and wait for a database slot with every
+other request (:mod:`app.deps`), in turn. What the gate bounds is overload: past
+``board_concurrency`` board reads in flight in one process, a board read is answered 503 with
+``Retry-After`` at once, so a flood of readers costs a bounded amount of memory and an upload
+behind them waits for a bounded number of short reads.
 
 A plain ASGI middleware, like :mod:`app.http.upload_guard`: it sees the path before any routing.
 """
 
-import asyncio
 import re
-import weakref
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.errors import ServiceUnavailable, error_response
 
-# The kaggle client sends absolute-form targets (http://host/api/...), which this middleware sees
-# before app.kaggle.proxy rewrites them.
+# The kaggle client sends absolute-form targets (http://host/api/...), which
+# app.kaggle.proxy.AbsoluteFormTargets makes origin-form before this gate sees them; the pattern
+# takes both, so the gate works wherever it is placed.
 BOARD_ROUTES = re.compile(
     r"^(https?://[^/]+)?"
     r"(/api/v1/competitions/[^/]+/leaderboard(\.csv)?"
@@ -30,40 +30,28 @@ BOARD_ROUTES = re.compile(
 
 
 class BoardGate:
-    def __init__(self, app: ASGIApp, *, places: int, queue: int) -> None:
-        if places < 1 or queue < 0:
-            raise ValueError("a board gate needs at least one place and a queue of zero or more")
+    def __init__(self, app: ASGIApp, *, most: int) -> None:
+        if most < 1:
+            raise ValueError("a board gate must let at least one board read in")
         self.app = app
-        self.places = places
-        self.queue = queue
-        # One semaphore per event loop (a test client runs a loop of its own per client).
-        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._waiting = 0
+        self.most = most
+        # One process, one event loop: a plain count is enough (no await between read and write).
+        self.in_flight = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not BOARD_ROUTES.match(scope["path"]):
             await self.app(scope, receive, send)
             return
-        loop = asyncio.get_running_loop()
-        slots = self._slots.get(loop)
-        if slots is None:
-            slots = self._slots[loop] = asyncio.Semaphore(self.places)
-        if slots.locked() and self._waiting >= self.queue:
+        if self.in_flight >= self.most:
             busy = ServiceUnavailable(
-                "too many leaderboard reads are waiting; try again in a moment",
+                "too many leaderboard reads at once; try again in a moment",
                 reason="board_busy",
                 retry_after=1,
             )
             await error_response(busy)(scope, receive, send)
             return
-        self._waiting += 1
-        try:
-            await slots.acquire()
-        finally:
-            self._waiting -= 1
+        self.in_flight += 1
         try:
             await self.app(scope, receive, send)
         finally:
-            slots.release()
+            self.in_flight -= 1

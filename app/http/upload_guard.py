@@ -13,6 +13,7 @@ cut at the same limit with a 413 by :mod:`app.http.body_gate`, in front of this 
 """
 
 import re
+from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
@@ -24,6 +25,7 @@ from app.auth.throttle import FailedAuthLimiter, client_address
 from app.config import Settings
 from app.errors import AppError, PayloadTooLarge, RateLimited, Unauthorized, error_response
 from app.http.body_gate import FRAMING_BYTES
+from app.models import User
 from app.ops.unavailable import outage
 
 # The routes that take a file: submissions, answer keys and metric files; and bundles to import.
@@ -31,6 +33,18 @@ UPLOAD_ROUTES = re.compile(
     r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric|phases/[^/]+/answer-key)/?$"
 )
 BUNDLE_ROUTE = re.compile(r"^/api/v1/competitions/import/?$")
+
+
+@dataclass(frozen=True)
+class GuardedUser:
+    """Who the guard let in, and the Authorization header it checked."""
+
+    user: User
+    authorization: str
+
+
+# Where the guard leaves the user in the request's state (read by app.deps).
+GUARDED_USER = "podium.guarded_user"
 
 
 class UploadGuard:
@@ -57,17 +71,19 @@ class UploadGuard:
             return
         bundle = BUNDLE_ROUTE.match(scope["path"]) is not None
         max_bytes = self._settings.bundle_max_bytes if bundle else self._settings.max_upload_bytes
-        refusal = await self._refusal(
+        found = await self._check(
             Headers(scope=scope), max_bytes + FRAMING_BYTES, max_bytes, client_address(scope)
         )
-        if refusal is not None:
-            await error_response(refusal)(scope, receive, send)
+        if isinstance(found, AppError):
+            await error_response(found)(scope, receive, send)
             return
+        # Authenticated once: the route's dependency takes this user instead of asking again.
+        scope.setdefault("state", {})[GUARDED_USER] = found
         await self.app(scope, receive, send)
 
-    async def _refusal(
+    async def _check(
         self, headers: Headers, limit: int, max_bytes: int, address: str
-    ) -> AppError | None:
+    ) -> AppError | GuardedUser:
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
             return _too_large(max_bytes)
@@ -75,7 +91,7 @@ class UploadGuard:
         if scheme.lower() != "bearer" or not token.strip():
             return Unauthorized("missing bearer token")
         try:
-            await run_in_threadpool(
+            user = await run_in_threadpool(
                 self._limiter.attempt_token,
                 address,
                 token.strip(),
@@ -89,11 +105,12 @@ class UploadGuard:
             if refusal is None:
                 raise
             return refusal
-        return None
+        return GuardedUser(user, f"{scheme} {token}")
 
-    def _check_token(self, token: str) -> None:
+    def _check_token(self, token: str) -> User:
         with self._session_factory() as session:
-            user_for_token(session, token=token, secret_key=self._settings.secret_key)
+            # Detached with its columns loaded: the route's session takes it without a query.
+            return user_for_token(session, token=token, secret_key=self._settings.secret_key)
 
 
 def _too_large(max_bytes: int) -> PayloadTooLarge:

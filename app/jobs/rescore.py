@@ -1,5 +1,6 @@
-"""Rescoring after an answer-key fix: score everything against the newest key version into new
-score rows, preview how the ranks move, then publish that version to the boards."""
+"""Rescoring after an answer-key fix: score a phase's submissions against its newest key version
+into new score rows, preview how the ranks move, then publish that version to its boards. Each
+phase has its own keys; a route without a phase means the current one."""
 
 from datetime import UTC, datetime
 
@@ -12,14 +13,20 @@ from app.errors import Conflict
 from app.jobs.queue import ScoringQueue
 from app.leaderboard.schemas import Board, RankChange, RescorePreview, RescoreStarted
 from app.leaderboard.service import standings
-from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus, User
+from app.models import AnswerKey, Competition, Phase, Score, Submission, SubmissionStatus, User
 
 
-def _versions(competition: Competition) -> tuple[AnswerKey, AnswerKey]:
-    """The published key version and the newer one to move to."""
-    board, newest = competition.board_key, (competition.answer_keys or [None])[-1]
+def _phase(competition: Competition, phase: Phase | None) -> Phase:
+    found = phase or competition.current_phase
+    assert found is not None  # every competition has a phase
+    return found
+
+
+def _versions(phase: Phase) -> tuple[AnswerKey, AnswerKey]:
+    """The phase's published key version and the newer one to move to."""
+    board, newest = phase.board_key, (phase.answer_keys or [None])[-1]
     if board is None or newest is None:
-        raise Conflict("this competition has no answer key yet")
+        raise Conflict(f"phase '{phase.name}' has no answer key yet")
     if newest.id == board.id:
         raise Conflict(
             f"version {board.version} is the newest key and already published; "
@@ -28,26 +35,30 @@ def _versions(competition: Competition) -> tuple[AnswerKey, AnswerKey]:
     return board, newest
 
 
-def _submission_ids(session: Session, competition: Competition) -> list[int]:
+def _submission_ids(session: Session, phase: Phase) -> list[int]:
     return list(
         session.scalars(
-            select(Submission.id)
-            .where(Submission.competition_id == competition.id)
-            .order_by(Submission.id)
+            select(Submission.id).where(Submission.phase_id == phase.id).order_by(Submission.id)
         )
     )
 
 
-def _pending(session: Session, competition: Competition, key: AnswerKey) -> list[int]:
+def _pending(session: Session, phase: Phase, key: AnswerKey) -> list[int]:
     done = set(session.scalars(select(Score.submission_id).where(Score.answer_key_id == key.id)))
-    return [i for i in _submission_ids(session, competition) if i not in done]
+    return [i for i in _submission_ids(session, phase) if i not in done]
 
 
 def start_rescore(
-    session: Session, *, competition: Competition, actor: User, queue: ScoringQueue
+    session: Session,
+    *,
+    competition: Competition,
+    actor: User,
+    queue: ScoringQueue,
+    phase: Phase | None = None,
 ) -> RescoreStarted:
-    board, newest = _versions(competition)
-    todo = _pending(session, competition, newest)
+    phase = _phase(competition, phase)
+    board, newest = _versions(phase)
+    todo = _pending(session, phase, newest)
     key_id = newest.id
     after_commit(session, lambda: [queue.enqueue(i, key_id) for i in todo])
     record(
@@ -86,20 +97,26 @@ def _changes(
     ]
 
 
-def preview(session: Session, *, competition: Competition) -> RescorePreview:
-    old, new = _versions(competition)
+def preview(
+    session: Session, *, competition: Competition, phase: Phase | None = None
+) -> RescorePreview:
+    phase = _phase(competition, phase)
+    old, new = _versions(phase)
     return RescorePreview(
         from_version=old.version,
         to_version=new.version,
-        pending=len(_pending(session, competition, new)),
+        pending=len(_pending(session, phase, new)),
         public=_changes(session, competition, old, new, "public"),
         private=_changes(session, competition, old, new, "private"),
     )
 
 
-def publish(session: Session, *, competition: Competition, actor: User) -> AnswerKey:
-    old, new = _versions(competition)
-    pending = _pending(session, competition, new)
+def publish(
+    session: Session, *, competition: Competition, actor: User, phase: Phase | None = None
+) -> AnswerKey:
+    phase = _phase(competition, phase)
+    old, new = _versions(phase)
+    pending = _pending(session, phase, new)
     if pending:
         raise Conflict(
             f"{len(pending)} submission(s) are not yet scored against version {new.version}; "

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.competitions.service import get_competition_by_slug, list_competitions
@@ -29,7 +29,7 @@ from app.storage import CHUNK, delete_blob, list_blobs, open_blob
 from app.submissions import service as submissions
 from app.submissions.quota import quota_for
 from app.submissions.visibility import view
-from app.teams.service import find_team
+from app.teams.service import find_team, team_counts
 
 UPLOAD_TTL = 3600
 DOWNLOAD_TTL = 600
@@ -90,7 +90,7 @@ def _competition(session: Session, user: User, c: Competition, ctx: Context) -> 
     if team is not None:
         board = leaderboard(session, competition=c, board="public", user=user)
         rank = next((row.rank for row in board.rows if row.team == team.name), None)
-    teams = session.scalar(select(func.count(Team.id)).where(Team.competition_id == c.id))
+    teams = team_counts(session, competition_ids=[c.id]).get(c.id, 0)
     host = session.get(User, c.created_by_id)
     return k.ApiCompetition(
         id=c.id,

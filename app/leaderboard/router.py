@@ -2,6 +2,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
+from app.competitions.phases import board_phase
 from app.competitions.schemas import AnswerKeyPublic
 from app.deps import (
     CurrentUser,
@@ -25,6 +26,7 @@ from app.models.types import Count
 
 PhaseQuery = Annotated[str | None, Query(max_length=64)]
 SortQuery = Annotated[str | None, Query(max_length=64)]
+
 
 router = APIRouter(tags=["leaderboard"], responses=error_responses(403, 404, 409))
 
@@ -114,23 +116,40 @@ def unban_team(
 
 @router.post("/competitions/{slug}/rescore", response_model=RescoreStarted, status_code=202)
 def start_rescore(
-    request: Request, user: CurrentUser, competition: HostedCompetitionDep, session: SessionDep
+    request: Request,
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
+    session: SessionDep,
+    phase: PhaseQuery = None,
 ) -> RescoreStarted:
+    """Score a phase's submissions (default: the current phase's) against its newest key."""
     return rescore.start_rescore(
-        session, competition=competition, actor=user, queue=request.app.state.scoring_queue
+        session,
+        competition=competition,
+        actor=user,
+        queue=request.app.state.scoring_queue,
+        phase=board_phase(competition, phase),
     )
 
 
 @router.get("/competitions/{slug}/rescore/preview", response_model=RescorePreview)
 def rescore_preview(
-    _user: CurrentUser, competition: HostedCompetitionDep, session: SessionDep
+    _user: CurrentUser,
+    competition: HostedCompetitionDep,
+    session: SessionDep,
+    phase: PhaseQuery = None,
 ) -> RescorePreview:
-    return rescore.preview(session, competition=competition)
+    return rescore.preview(session, competition=competition, phase=board_phase(competition, phase))
 
 
 @router.post("/competitions/{slug}/rescore/publish", response_model=AnswerKeyPublic)
 def rescore_publish(
-    user: CurrentUser, competition: HostedCompetitionDep, session: SessionDep
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
+    session: SessionDep,
+    phase: PhaseQuery = None,
 ) -> AnswerKeyPublic:
-    key = rescore.publish(session, competition=competition, actor=user)
+    key = rescore.publish(
+        session, competition=competition, actor=user, phase=board_phase(competition, phase)
+    )
     return AnswerKeyPublic.model_validate(key)

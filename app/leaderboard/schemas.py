@@ -20,6 +20,8 @@ class LeaderboardRow(BaseModel):
     band: int | None = None
     # Every column the reader may see: its key → this row's value on this board.
     scores: dict[str, float | None] = Field(default_factory=dict)
+    # The entry details the phase shows on its board (method name, ...): participants' words.
+    details: dict[str, Any] = Field(default_factory=dict)
 
 
 class Leaderboard(BaseModel):

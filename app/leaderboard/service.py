@@ -25,8 +25,10 @@ from sqlalchemy import (
     Integer,
     String,
     bindparam,
+    case,
     cast,
     func,
+    literal,
     literal_column,
     null,
     select,
@@ -60,12 +62,14 @@ from app.models import (
     Phase,
     Score,
     Standing,
+    Submission,
     Team,
     TeamMember,
     User,
 )
 from app.models.phase import BOARD_BLIND, BOARD_HIDDEN
 from app.scoring.columns import Column, sortable
+from app.submissions.details import on_board
 
 MAX_PAGE = 1000
 
@@ -141,9 +145,18 @@ def _is_host(session: Session, competition: Competition, user: User | None) -> b
 
 
 _ORDER = (Standing.order_key, Standing.tie_key, Standing.submitted_at, Standing.submission_id)
+# What a row is called: its team's name, or for a baseline its upload's description (each
+# baseline is an entry of its own, labelled by the host).
+_LABEL = case(
+    (
+        Standing.baseline.is_(True),
+        func.coalesce(func.nullif(Submission.description, ""), literal("Baseline")),
+    ),
+    else_=Team.name,
+)
 _COLUMNS = (
     Standing.team_id,
-    Team.name,
+    _LABEL.label("name"),
     Standing.score,
     Standing.baseline,
     Standing.entries,
@@ -181,6 +194,7 @@ def standings(
     rows = session.execute(
         select(*_COLUMNS)
         .join(Team, Team.id == Standing.team_id)
+        .join(Submission, Submission.id == Standing.submission_id)
         .where(_on_board(key_id, board))
         .order_by(*_ORDER)
     )
@@ -234,6 +248,7 @@ def _page_statement():  # type: ignore[no-untyped-def]
         .select_from(spot)
         .join(Standing, Standing.id == spot.c.id)
         .join(Team, Team.id == Standing.team_id)
+        .join(Submission, Submission.id == Standing.submission_id)
     )
     other = aliased(Standing)
     ahead = (
@@ -254,6 +269,7 @@ def _page_statement():  # type: ignore[no-untyped-def]
         ),
         select(kind(str(_OWN)), *_COLUMNS, ahead)
         .join(Team, Team.id == Standing.team_id)
+        .join(Submission, Submission.id == Standing.submission_id)
         .where(*_BOARD, Standing.team_id == bindparam("own_team_id", type_=Integer)),
         select(kind(str(_TOTAL)), *nothing, *[null()] * len(_ORDER), func.count()).where(*_BOARD),
     )
@@ -403,6 +419,20 @@ def _stored_values(
     }
 
 
+def _board_details(
+    session: Session, phase: Phase, submission_ids: list[int]
+) -> dict[int, dict[str, Any]]:
+    """The entry details a phase shows on its boards, by submission (one query; none when the
+    phase shows none)."""
+    fields = list(phase.entry_fields or [])
+    if not submission_ids or not any(f.get("on_board") for f in fields):
+        return {}
+    rows = session.execute(
+        select(Submission.id, Submission.details).where(Submission.id.in_(submission_ids))
+    )
+    return {r.id: on_board(r.details, fields) for r in rows}
+
+
 def _resorted(
     session: Session,
     *,
@@ -489,6 +519,7 @@ def leaderboard(
     honest: dict[int, RowStats] = {}
     bands_cover: int | None = None
     values: dict[int, dict[str, dict[str, float | None]]] = {}
+    details: dict[int, dict[str, Any]] = {}
     if key is not None:
         own_team_id = _own_team_id(session, competition, user)
         if board == "public" and hides_public_scores(competition, host):
@@ -521,10 +552,13 @@ def leaderboard(
                 key_id=key.id,
                 submission_ids=[r.submission_id for r in shown],
             )
+            details = _board_details(session, phase, [r.submission_id for r in shown])
 
     def row(r: Ranked) -> LeaderboardRow:
         scores = columns.values(values[r.submission_id], board) if r.submission_id in values else {}
-        return _row(r, decimals, honest, scores)
+        shown_row = _row(r, decimals, honest, scores)
+        shown_row.details = details.get(r.submission_id, {})
+        return shown_row
 
     return Leaderboard(
         competition=competition.slug,
@@ -560,12 +594,13 @@ def _iso(value: datetime | str) -> str:
 _CSV_ROWS = (
     select(
         Standing.baseline,
-        Team.name,
+        _LABEL,
         Standing.score,
         Standing.entries,
         type_coerce(Standing.last_submission_at, String),
     )
     .join(Team, Team.id == Standing.team_id)
+    .join(Submission, Submission.id == Standing.submission_id)
     .where(
         Standing.answer_key_id == bindparam("key_id", type_=Integer),
         Standing.board == bindparam("board", type_=String),
@@ -575,13 +610,14 @@ _CSV_ROWS = (
 
 
 def _csv(
-    rows: Iterable[tuple[Any, ...]], decimals: int | None, columns: list[Column] | None = None
+    rows: Iterable[tuple[Any, ...]], decimals: int | None, extra: list[str] | None = None
 ) -> bytes:
-    """(baseline, team, score, entries, last submission, rank or None[, column values]) rows as
-    the CSV's bytes; a board of several columns gets one more CSV column for each."""
+    """(baseline, team, score, entries, last submission, rank or None[, more values]) rows as
+    the CSV's bytes; a board of several columns gets one more CSV column for each, and one for
+    each entry detail the phase shows."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS + [c.key for c in columns or []])
+    writer.writerow(CSV_COLUMNS + (extra or []))
     writer.writerows(
         safe_row(
             (
@@ -591,12 +627,20 @@ def _csv(
                 entries,
                 _iso(last),
                 "true" if baseline else "false",
-                *("" if v is None else repr(v) for v in more[0] if more),
+                *(_cell(v) for v in (more[0] if more else [])),
             )
         )
         for baseline, name, score, entries, last, rank, *more in rows
     )
     return out.getvalue().encode()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def _ranked_by_position(
@@ -630,9 +674,11 @@ def leaderboard_csv(
     host = _is_host(session, competition, user)
     decimals = shown_decimals(competition, host=host)
     columns = board_columns(competition, phase, host=host, sort=sort, decimals=decimals)
-    several = columns.shown if len(columns.all) > 1 else None
+    shown_details = [f["key"] for f in phase.entry_fields or [] if f.get("on_board")]
+    extra = [c.key for c in columns.shown] if len(columns.all) > 1 else []
+    extra += shown_details
     if key is None:
-        return _csv([], decimals, several)
+        return _csv([], decimals, extra)
     if board == "public" and hides_public_scores(competition, host):
         # What the Ladder released, replayed from every team's history (never cached: the
         # queue's stats feed it after the score is written).
@@ -660,12 +706,18 @@ def leaderboard_csv(
         found = cache.get(view, revision)
         if found is not None:
             return found
-    if several is None and columns.sorted_by_rank:
+    if not extra and columns.sorted_by_rank:
         rows = session.connection().execute(_CSV_ROWS, {"key_id": key.id, "board": board}).all()
         body = _csv(_ranked_by_position(rows), decimals)
     else:
         body = _csv_with_columns(
-            session, competition=competition, key_id=key.id, board=board, columns=columns
+            session,
+            competition=competition,
+            phase=phase,
+            key_id=key.id,
+            board=board,
+            columns=columns,
+            extra=extra,
         )
     if cache is not None and revision is not None:
         cache.put(view, revision, body)
@@ -673,7 +725,14 @@ def leaderboard_csv(
 
 
 def _csv_with_columns(
-    session: Session, *, competition: Competition, key_id: int, board: Board, columns: BoardColumns
+    session: Session,
+    *,
+    competition: Competition,
+    phase: Phase,
+    key_id: int,
+    board: Board,
+    columns: BoardColumns,
+    extra: list[str],
 ) -> bytes:
     if columns.sorted_by_rank:
         ranked = standings(session, competition=competition, key_id=key_id, board=board)
@@ -681,27 +740,24 @@ def _csv_with_columns(
         ranked = _resorted(
             session, competition=competition, key_id=key_id, board=board, columns=columns
         )
-    values = _stored_values(
-        session,
-        competition=competition,
-        key_id=key_id,
-        submission_ids=[r.submission_id for r in ranked],
-    )
+    ids = [r.submission_id for r in ranked]
+    values = _stored_values(session, competition=competition, key_id=key_id, submission_ids=ids)
+    details = _board_details(session, phase, ids)
+    with_columns = len(columns.all) > 1
+    detail_keys = extra[len(columns.shown) :] if with_columns else extra
+
+    def more(r: Ranked) -> list[Any]:
+        shown = columns.values(values.get(r.submission_id, {}), board) if with_columns else {}
+        mine = details.get(r.submission_id, {})
+        return [*shown.values(), *(mine.get(k) for k in detail_keys)]
+
     return _csv(
         (
-            (
-                r.baseline,
-                r.team,
-                r.score,
-                r.entries,
-                r.last_submission_at,
-                r.rank,
-                list(columns.values(values.get(r.submission_id, {}), board).values()),
-            )
+            (r.baseline, r.team, r.score, r.entries, r.last_submission_at, r.rank, more(r))
             for r in ranked
         ),
         columns.decimals,
-        columns.shown,
+        extra,
     )
 
 

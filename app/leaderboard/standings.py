@@ -38,6 +38,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
     union_all,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -52,6 +53,7 @@ from app.models import (
     Score,
     Standing,
     Submission,
+    SubmissionStatus,
     Team,
 )
 from app.models.phase import COUNTS_BEST, COUNTS_CHOSEN, COUNTS_LAST
@@ -60,7 +62,15 @@ log = logging.getLogger(__name__)
 
 _PENDING = "standings_pending"
 _WRITTEN = "standings_written"
-_SUBMISSION_FIELDS = ("selected", "hidden", "late", "team_id", "baseline", "competition_id")
+_SUBMISSION_FIELDS = (
+    "selected",
+    "hidden",
+    "late",
+    "team_id",
+    "baseline",
+    "competition_id",
+    "status",
+)
 _SCORE_FIELDS = ("public_score", "private_score", "submission_id", "answer_key_id")
 _COMPETITION_FIELDS = ("custom_metric_direction", "metric_name")
 _PHASE_FIELDS = ("final_selection_limit", "counts")
@@ -115,6 +125,7 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
             # The key's phase decides which submission stands and how many are auto-chosen.
             Phase.counts.label("counts"),
             Phase.final_selection_limit.label("selection_limit"),
+            AnswerKey.phase_id.label("phase_id"),
         )
         .join(Score, Score.submission_id == Submission.id)
         .join(AnswerKey, AnswerKey.id == Score.answer_key_id)
@@ -130,7 +141,9 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
         .cte("eligible")
     )
     e = eligible.c
-    per_team = (e.key_id, e.team_id)
+    # A team's submissions compete for one row; each baseline stands on its own row.
+    entry = case((e.baseline.is_(True), e.submission_id), else_=literal(0))
+    per_team = (e.key_id, e.team_id, entry)
 
     def newest_with(column):  # type: ignore[no-untyped-def]
         # The latest submission scored on that split ("last"): unscored rows after the rest.
@@ -193,7 +206,11 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
         pool.c,
         func.row_number()
         .over(
-            partition_by=(pool.c.key_id, pool.c.team_id),
+            partition_by=(
+                pool.c.key_id,
+                pool.c.team_id,
+                case((pool.c.baseline.is_(True), pool.c.submission_id), else_=literal(0)),
+            ),
             order_by=(
                 best_first(pool.c.private),
                 pool.c.private_tie,
@@ -205,11 +222,13 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
     ).cte("by_private")
     q = private.c
 
-    def history(team_id):  # type: ignore[no-untyped-def]
-        # The team's whole history (a team is in one competition): one index range per row.
-        of_team = Submission.team_id == team_id
+    def history(team_id, phase_id):  # type: ignore[no-untyped-def]
+        # The team's entries in the phase: its scored submissions (a failed upload is not an
+        # entry), and when it last submitted there.
+        of_team = (Submission.team_id == team_id) & (Submission.phase_id == phase_id)
+        scored = of_team & (Submission.status == SubmissionStatus.scored)
         return (
-            select(func.count()).where(of_team).scalar_subquery(),
+            select(func.count()).where(scored).scalar_subquery(),
             select(func.max(Submission.created_at)).where(of_team).scalar_subquery(),
         )
 
@@ -225,7 +244,7 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
             p.public_tie,
             p.created_at,
             p.baseline,
-            *history(p.team_id),
+            *history(p.team_id, p.phase_id),
         ).where(
             or_(and_(last, p.newest_public == 1), and_(~last, p.by_public == 1)),
             p.public.is_not(None),
@@ -241,7 +260,7 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
             q.private_tie,
             q.created_at,
             q.baseline,
-            *history(q.team_id),
+            *history(q.team_id, q.phase_id),
         ).where(q.rn == 1),
     )
 
@@ -277,6 +296,12 @@ def _recompute(
         stale = stale.where(Standing.team_id.in_(params["team_ids"]))
     # Core statements on the session's connection: no ORM bookkeeping for rows nobody loads.
     connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        # One standings writer per competition at a time, until commit: two transactions that
+        # both rewrite a team's rows (a score and an upload of one team, on two processes) would
+        # otherwise both insert them, and the second would fail on the unique constraint.
+        # Standings are the last thing a transaction writes, so this waits on nothing else.
+        connection.execute(_LOCK, {"competition_id": competition.id})
     connection.execute(stale)
     connection.execute(_insert(maximize, team_ids is not None), params)
     # Last, so the row lock it takes on PostgreSQL is held only until the commit: revisions are
@@ -288,6 +313,11 @@ def _recompute(
             _bump_revision(connection.dialect.name), {"competition_id": competition.id}
         )
     session.info[_WRITTEN] = True
+
+
+# pg_advisory_xact_lock(key, competition id): the key names this lock among the app's.
+_STANDINGS_LOCK = 0x5354  # "ST"
+_LOCK = text(f"SELECT pg_advisory_xact_lock({_STANDINGS_LOCK}, :competition_id)")
 
 
 @functools.cache

@@ -2,6 +2,7 @@
 
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
+from app.models.counter import SharedCounter
 from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, FormerHost, HostRole
 from app.models.phase import Phase
@@ -27,6 +28,7 @@ __all__ = [
     "Role",
     "Score",
     "ScoreStats",
+    "SharedCounter",
     "Submission",
     "BoardRevision",
     "Standing",

@@ -17,7 +17,8 @@ from app.models.types import UTCDateTime
 class Standing(Base):
     __tablename__ = "standings"
     __table_args__ = (
-        UniqueConstraint("answer_key_id", "board", "team_id"),
+        # One row per team, and one per baseline (each baseline stands on its own, unranked).
+        UniqueConstraint("answer_key_id", "board", "submission_id"),
         # A board page walks the rows of one (key, board) in rank order, straight off this index.
         Index(
             "ix_standings_board_order",
@@ -50,7 +51,7 @@ class Standing(Base):
     tie_key: Mapped[str] = mapped_column(String(400), default="", server_default="")
     submitted_at: Mapped[datetime] = mapped_column(UTCDateTime())
     baseline: Mapped[bool] = mapped_column(Boolean, default=False)
-    # The team's whole history in the competition, failed and hidden entries included.
+    # The team's scored submissions in the key's phase (hidden ones included, failed ones not).
     entries: Mapped[int] = mapped_column(Integer)
     last_submission_at: Mapped[datetime] = mapped_column(UTCDateTime())
 

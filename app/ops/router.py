@@ -24,11 +24,23 @@ def healthz() -> dict[str, str]:
 
 @router.get("/readyz", responses=error_responses(500, 503))
 def readyz(request: Request) -> JSONResponse:
+    """``ready``; ``degraded`` (200: the process serves, but its limits are its own while Redis
+    is away); or ``unavailable`` (503: the database, storage or broker does not answer)."""
     state = request.app.state
     checks = readiness.check_all(state.settings, state.session_factory)
-    ready = all(c == "ok" for c in checks.values())
+    shared = state.shared_state.check()
+    needed = dict(checks)
+    if shared is not None:
+        checks["shared_state"] = shared
+    ready = all(c == "ok" for c in needed.values())
     failing = ", ".join(f"{name}: {state}" for name, state in checks.items() if state != "ok")
-    body = {"status": "ready" if ready else "unavailable", "checks": checks}
+    body: dict[str, object] = {"status": "ready" if ready else "unavailable", "checks": checks}
+    if ready and failing:
+        body = {
+            "status": "degraded",
+            "detail": f"degraded: {failing}; sign-in limits are counted per process",
+            "checks": checks,
+        }
     if not ready:  # the one error body, with the checks beside it
         body = {"detail": f"not ready: {failing}", "code": "unavailable", **body}
     return JSONResponse(

@@ -72,23 +72,47 @@ def _subset(key: AnswerKeyTable, y_pred: np.ndarray, mask: np.ndarray | None):  
     return key.y_true[mask], y_pred[mask], {k: v[mask] for k, v in key.extra.items()}
 
 
+class SplitViews:
+    """The key and the aligned predictions cut by split (all counted rows, public, private)
+    once, for every column that scores them: a board of several columns copies no array twice.
+    """
+
+    def __init__(self, key: AnswerKeyTable, y_pred: np.ndarray) -> None:
+        self.key, self.y_pred = key, y_pred
+        self.masks: dict[str, np.ndarray | None] = {"score": None}
+        if key.usage is not None:
+            ignored = key.usage == IGNORED
+            self.masks = {
+                "score": ~ignored if ignored.any() else None,
+                "public": key.usage == PUBLIC,
+                "private": key.usage == PRIVATE,
+            }
+        self._cut: dict[str, Any] = {}
+
+    def has(self, split: str) -> bool:
+        mask = self.masks.get(split)
+        return split in self.masks and (mask is None or bool(mask.any()))
+
+    def cut(self, split: str):  # type: ignore[no-untyped-def]
+        if split not in self._cut:
+            self._cut[split] = _subset(self.key, self.y_pred, self.masks[split])
+        return self._cut[split]
+
+
 def _compute(
     metric: Metric,
     params: BaseModel,
-    key: AnswerKeyTable,
-    y_pred: np.ndarray,
-    mask: np.ndarray | None,
-    *,
-    split: bool = False,
+    views: SplitViews,
+    split: str,
 ) -> float:
-    y_true, pred, extra = _subset(key, y_pred, mask)
+    y_true, pred, extra = views.cut(split)
     try:
         value = metric.compute(y_true, pred, params, extra)
     except MetricInputError as exc:
-        if split and isinstance(exc, LabelAbsent):
+        if split != "score" and isinstance(exc, LabelAbsent):
             # The whole file has the class; this split merely has no rows of it on either side.
             return 0.0
-        raise _input_error(exc, key, mask) from None
+        raise _input_error(exc, views.key, views.masks[split]) from None
     if not math.isfinite(value):
         # The key scored itself finitely at upload and intake bounds every number, so it is
         # these predictions that drive the metric out of range: the participant's to fix.
@@ -133,27 +157,20 @@ def score_aligned(
     y_pred: np.ndarray,
     *,
     details: bool = False,
+    views: SplitViews | None = None,
 ) -> ScoreResult:
-    """Score predictions already aligned with ``key``: overall, public and private."""
+    """Score predictions already aligned with ``key``: overall, public and private (``views``:
+    the splits already cut, shared by the columns of one pass)."""
     check_predictions(metric, params, key, y_pred)
+    views = views or SplitViews(key, y_pred)
+    overall = _compute(metric, params, views, "score")
     public: float | None
     private: float | None
     if key.usage is None:
-        overall = _compute(metric, params, key, y_pred, None)
         public = private = overall
     else:
-        overall = _compute(metric, params, key, y_pred, key.usage != IGNORED)
-        public_mask, private_mask = key.usage == PUBLIC, key.usage == PRIVATE
-        public = (
-            _compute(metric, params, key, y_pred, public_mask, split=True)
-            if public_mask.any()
-            else None
-        )
-        private = (
-            _compute(metric, params, key, y_pred, private_mask, split=True)
-            if private_mask.any()
-            else None
-        )
+        public = _compute(metric, params, views, "public") if views.has("public") else None
+        private = _compute(metric, params, views, "private") if views.has("private") else None
     return ScoreResult(
         score=overall,
         public=public,
@@ -255,7 +272,10 @@ def score_columns_file(
             check_labels(path, column=key.target_columns[0], labels=labels, limits=limits)
     except IntakeError as exc:
         raise ScoringError(exc.message, source="submission", kind=exc.kind) from None
-    values = score_columns(columns, key, y_pred, score_aligned)
+    views = SplitViews(key, y_pred)
+    values = score_columns(
+        columns, key, y_pred, lambda m, p, k, y: score_aligned(m, p, k, y, views=views)
+    )
     ranking = values[columns[0].key]
     return ScoreResult(
         score=ranking["score"],  # type: ignore[arg-type]

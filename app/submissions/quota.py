@@ -13,19 +13,12 @@ from sqlalchemy.orm import Session
 
 from app.errors import RateLimited, TooManyRequests
 from app.models import Competition, Phase, Submission, Team
+from app.shared.redis_store import RedisUploadWindow
 from app.submissions.schemas import QuotaPublic
 
 
 def start_of_utc_day(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-
-
-def _counted(team_id: int, phase_id: int):  # type: ignore[no-untyped-def]
-    return select(func.count(Submission.id)).where(
-        Submission.team_id == team_id,
-        Submission.phase_id == phase_id,
-        Submission.refunded.is_(False),
-    )
 
 
 def quota_for(
@@ -42,9 +35,18 @@ def quota_for(
     day = start_of_utc_day(now)
     used_today = used_total = 0
     if team is not None:
-        counted = _counted(team.id, phase.id)
-        used_today = session.scalar(counted.where(Submission.created_at >= day)) or 0
-        used_total = session.scalar(counted) or 0
+        # Both counts in one statement (an upload's path counts its statements).
+        counts = session.execute(
+            select(
+                func.count(Submission.id).filter(Submission.created_at >= day),
+                func.count(Submission.id),
+            ).where(
+                Submission.team_id == team.id,
+                Submission.phase_id == phase.id,
+                Submission.refunded.is_(False),
+            )
+        ).one()
+        used_today, used_total = counts[0] or 0, counts[1] or 0
     remaining = max(phase.daily_submission_limit - used_today, 0)
     if phase.total_submission_limit is not None:
         remaining = min(remaining, max(phase.total_submission_limit - used_total, 0))
@@ -91,9 +93,41 @@ def _countdown(left: timedelta) -> str:
 RATE_WINDOW = timedelta(minutes=1)
 
 
-def check_upload_rate(session: Session, *, team: Team, now: datetime, per_minute: int) -> None:
+def check_upload_rate(
+    session: Session,
+    *,
+    team: Team,
+    now: datetime,
+    per_minute: int,
+    shared: RedisUploadWindow | None = None,
+) -> None:
     """Refuse an upload when the team made ``per_minute`` in the last minute, failed ones
-    included; call with the team locked. The answer says when the next one is accepted."""
+    included; call with the team locked. The answer says when the next one is accepted.
+
+    With a ``shared`` window (Redis), the upload is counted there, atomically for every process,
+    and no statement is spent here; while Redis is away, the database's count decides.
+    """
+
+    def counted_in_database() -> float | None:
+        return _database_wait(session, team=team, now=now, per_minute=per_minute)
+
+    if shared is None:
+        wait = counted_in_database()
+    else:
+        wait = shared.take(team.id, limit=per_minute, fallback=counted_in_database)
+    if wait is None:
+        return
+    seconds = max(int(wait) + 1, 1)
+    raise RateLimited(
+        f"your team has made {per_minute} uploads in the last minute, the most allowed; "
+        f"try again in {seconds} s",
+        retry_after=seconds,
+    )
+
+
+def _database_wait(session: Session, *, team: Team, now: datetime, per_minute: int) -> float | None:
+    """None when the team's submissions of the last minute leave room, else the seconds until
+    the oldest of them leaves the window."""
     since = now - RATE_WINDOW
     recent = list(
         session.scalars(
@@ -104,13 +138,8 @@ def check_upload_rate(session: Session, *, team: Team, now: datetime, per_minute
         )
     )
     if len(recent) < per_minute:
-        return
+        return None
     oldest = min(recent)
     if oldest.tzinfo is None:
         oldest = oldest.replace(tzinfo=UTC)
-    wait = max(int((oldest + RATE_WINDOW - now).total_seconds()) + 1, 1)
-    raise RateLimited(
-        f"your team has made {per_minute} uploads in the last minute, the most allowed; "
-        f"try again in {wait} s",
-        retry_after=wait,
-    )
+    return (oldest + RATE_WINDOW - now).total_seconds()

@@ -2,12 +2,13 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Query, Request, UploadFile, status
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from app.competitions.phases import board_phase
 from app.deps import (
     CompetitionDep,
     CurrentUser,
+    HostedCompetitionDep,
     HostedSubmissionDep,
     IdPath,
     SessionDep,
@@ -18,7 +19,7 @@ from app.http.headers import content_disposition
 from app.leaderboard import moderation
 from app.pagination import PAGE_HEADERS, PageDep
 from app.storage import iter_chunks
-from app.submissions import selection, service, visibility
+from app.submissions import export, selection, service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
     HideRequest,
@@ -49,6 +50,7 @@ def create_submission(
     description: Annotated[str, Form(max_length=1000)] = "",
     baseline: Annotated[bool, Form()] = False,
     phase: Annotated[str | None, Form(max_length=64)] = None,
+    details: Annotated[str | None, Form(max_length=16_384)] = None,
 ) -> SubmissionAccepted | JSONResponse:
     """File a submission into the phase open now, or the one the form field ``phase`` names
     (needed when several are open)."""
@@ -63,6 +65,7 @@ def create_submission(
         queue=request.app.state.scoring_queue,
         baseline=baseline,
         phase_name=phase or None,
+        details=details,
     )
     if upload.refusal is not None:
         # Answered, not raised: the failed submission is committed into the team's history.
@@ -79,6 +82,47 @@ def list_submissions(
     found = service.team_submissions_page(session, competition=competition, user=user, page=page)
     page.tell_total(found.total)
     return visibility.views(session, submissions=found.items, competition=competition, user=user)
+
+
+@router.get(
+    "/competitions/{slug}/submissions.csv",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}}},
+)
+def download_submissions_csv(
+    competition: HostedCompetitionDep,
+    session: SessionDep,
+    phase: Annotated[str | None, Query(max_length=64)] = None,
+) -> Response:
+    """Hosts: every submission of a phase (default: the current one) with every column's public
+    and private value."""
+    found = board_phase(competition, phase)
+    body = export.submissions_csv(session, competition=competition, phase=found)
+    filename = f"{competition.slug}-{found.name}-submissions.csv"
+    return Response(
+        body, media_type="text/csv", headers={"Content-Disposition": content_disposition(filename)}
+    )
+
+
+@router.get(
+    "/competitions/{slug}/submissions.zip",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/zip": {}}}, **error_responses(503)},
+)
+def download_submissions_zip(
+    competition: HostedCompetitionDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    phase: Annotated[str | None, Query(max_length=64)] = None,
+) -> StreamingResponse:
+    """Hosts: the files of every submission of a phase, as a zip streamed while it is written."""
+    found = board_phase(competition, phase)
+    filename = f"{competition.slug}-{found.name}-submissions.zip"
+    return StreamingResponse(
+        export.submissions_zip(session, phase=found, settings=settings),
+        media_type="application/zip",
+        headers={"Content-Disposition": content_disposition(filename)},
+    )
 
 
 @router.get("/competitions/{slug}/quota", response_model=QuotaPublic)

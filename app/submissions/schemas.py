@@ -30,6 +30,8 @@ class SubmissionPublic(BaseModel):
     # column's): {column key: {"public": ..., "private": ...}}, private None until revealed.
     phase: str | None = None
     scores: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    # The entry details the phase asked for at upload (method name, URLs, host-defined fields).
+    details: dict[str, Any] | None = None
 
 
 class SubmissionRevealed(SubmissionPublic):
@@ -46,7 +48,8 @@ class SubmissionHost(SubmissionRevealed):
     user: str
     score: float | None
     host_error: str | None
-    details: dict[str, Any] | None
+    # What the metric adds to a score (a confusion matrix, ...), for hosts.
+    metric_details: dict[str, Any] | None
     filename: str
     size_bytes: int
     started_at: datetime | None

@@ -21,7 +21,9 @@ from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
+from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
+from app.submissions.details import parse_details
 from app.submissions.quota import charge, check_upload_rate
 from app.teams.service import locked_team_for
 
@@ -38,6 +40,7 @@ def create_submission(
     queue: ScoringQueue,
     baseline: bool = False,
     phase_name: str | None = None,
+    details: str | None = None,
 ) -> "Upload":
     """Store an upload as a submission: queued for scoring, or failed at once when the cheap
     checks (format, size, encoding, header) already find the file at fault.
@@ -60,6 +63,8 @@ def create_submission(
             f"phase '{phase.name}' is scored by the scoring program imported with its bundle, "
             "which this server does not run yet; it takes no submissions for now"
         )
+    # Checked before anything is stored or counted: a bad detail is the uploader's to fix.
+    entry = parse_details(details, list(phase.entry_fields or [])) if not baseline else {}
     key = phase.board_key
     if key is None:
         which = f"its phase '{phase.name}'" if len(competition.phases) > 1 else "it"
@@ -74,7 +79,13 @@ def create_submission(
     team = locked_team_for(session, competition=competition, user=user)
     if team.banned_at is not None:
         raise Forbidden("your team has been banned from this competition")
-    check_upload_rate(session, team=team, now=now, per_minute=settings.uploads_per_minute)
+    check_upload_rate(
+        session,
+        team=team,
+        now=now,
+        per_minute=settings.uploads_per_minute,
+        shared=upload_window(settings),
+    )
     if not baseline:
         charge(session, competition=competition, team=team, now=now, phase=phase)
     submission = Submission(
@@ -87,6 +98,7 @@ def create_submission(
         created_at=now,
         late=late,
         baseline=baseline,
+        details=entry or None,
         request_id=current_request_id(),
     )
     try:

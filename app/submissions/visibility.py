@@ -123,6 +123,7 @@ def _view(
         released=released,
         public_interval=rounded_interval(public_interval, decimals),
         phase=phase.name,
+        details=submission.details,
     )
     revealed = host or phase.has_ended(now)
     base["scores"] = _column_scores(
@@ -142,7 +143,7 @@ def _view(
             user=submission.user.name,
             score=score.score if score else None,
             host_error=submission.host_error,
-            details=score.details if score else None,
+            metric_details=score.details if score else None,
             filename=submission.filename,
             size_bytes=submission.size_bytes,
             started_at=submission.started_at,

@@ -7,13 +7,22 @@ error, when two first requests race, into reading the team the other request mad
 
 from datetime import UTC, datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
 from app.auth.hosts import check_not_former_host, is_host, was_host
 from app.errors import Conflict, Forbidden, NotFound
-from app.models import Competition, InvitationStatus, Team, TeamInvitation, TeamMember, User
+from app.models import (
+    Competition,
+    CompetitionHost,
+    FormerHost,
+    InvitationStatus,
+    Team,
+    TeamInvitation,
+    TeamMember,
+    User,
+)
 from app.pagination import Page, Paged, paginate
 from app.teams import notices
 from app.teams.schemas import InvitationPublic, InvitationSent, TeamPublic
@@ -337,24 +346,35 @@ def invitation_views(
     ]
 
 
+def competing() -> ColumnElement[bool]:
+    """A team that competes: not the team a host's baselines are filed under (hosts, current or
+    former, never compete, so a team a host leads holds only baselines). A baseline is not a
+    team: it is not counted, listed or banned as one."""
+    hosts = select(CompetitionHost.user_id).where(
+        CompetitionHost.competition_id == Team.competition_id
+    )
+    former = select(FormerHost.user_id).where(FormerHost.competition_id == Team.competition_id)
+    return Team.leader_id.is_(None) | ~Team.leader_id.in_(hosts.union(former))
+
+
 def team_counts(session: Session, *, competition_ids: list[int]) -> dict[int, int]:
-    """How many teams each competition has (for the competitions list)."""
+    """How many teams compete in each competition (for the competitions list)."""
     if not competition_ids:
         return {}
     rows = session.execute(
         select(Team.competition_id, func.count(Team.id))
-        .where(Team.competition_id.in_(competition_ids))
+        .where(Team.competition_id.in_(competition_ids), competing())
         .group_by(Team.competition_id)
     )
     return {competition_id: count for competition_id, count in rows}
 
 
 def list_teams(session: Session, *, competition: Competition) -> list[tuple[Team, int]]:
-    """Every team of a competition with its member count, by name (for hosts)."""
+    """Every competing team of a competition with its member count, by name (for hosts)."""
     rows = session.execute(
         select(Team, func.count(TeamMember.id))
         .outerjoin(TeamMember, TeamMember.team_id == Team.id)
-        .where(Team.competition_id == competition.id)
+        .where(Team.competition_id == competition.id, competing())
         .group_by(Team.id)
         .order_by(Team.name)
     )

@@ -281,7 +281,7 @@ def submission_page(visit: HostPage, submission_id: IdPath) -> Response:
     view = visibility.view(
         session, submission=submission, competition=visit.competition, user=visit.user
     )
-    details = getattr(view, "details", None) or {}
+    details = getattr(view, "metric_details", None) or {}
     heatmap = None
     if details.get("labels") and details.get("confusion_matrix"):
         heatmap = confusion_heatmap(

@@ -88,12 +88,17 @@ def upgrade() -> None:
     op.drop_index('ix_standings_board_order', table_name='standings')
     with op.batch_alter_table('standings', schema=None) as batch_op:
         batch_op.add_column(sa.Column('tie_key', sa.String(length=400), server_default='', nullable=False))
+        # Each baseline stands on its own row: one row per team, and one per baseline submission.
+        batch_op.drop_constraint('uq_standings_answer_key_id_board_team_id', type_='unique')
+        batch_op.create_unique_constraint(batch_op.f('uq_standings_answer_key_id_board_submission_id'), ['answer_key_id', 'board', 'submission_id'])
     op.create_index('ix_standings_board_order', 'standings', ['answer_key_id', 'board', 'order_key', 'tie_key', 'submitted_at', 'submission_id'], unique=False)
 
 
 def downgrade() -> None:
     op.drop_index('ix_standings_board_order', table_name='standings')
     with op.batch_alter_table('standings', schema=None) as batch_op:
+        batch_op.drop_constraint(batch_op.f('uq_standings_answer_key_id_board_submission_id'), type_='unique')
+        batch_op.create_unique_constraint('uq_standings_answer_key_id_board_team_id', ['answer_key_id', 'board', 'team_id'])
         batch_op.drop_column('tie_key')
     op.create_index('ix_standings_board_order', 'standings', ['answer_key_id', 'board', 'order_key', 'submitted_at', 'submission_id'], unique=False)
     with op.batch_alter_table('scores', schema=None) as batch_op:

@@ -1,7 +1,7 @@
 """phase scorer: the scoring program a bundle brought for a phase
 
 Revision ID: 0016
-Revises: 0014
+Revises: 0015
 Create Date: 2026-12-02 05:00:00
 
 A nullable JSON column: every existing phase is scored by its catalogue columns, as before.
@@ -14,7 +14,7 @@ from alembic import op
 
 
 revision: str = '0016'
-down_revision: str | None = '0014'
+down_revision: str | None = '0015'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -130,10 +130,22 @@ def test_the_window_ends_and_retry_after_says_when():
         _fail(limiter, "a")
     clock.now += 20
     with pytest.raises(RateLimited) as refused:
-        limiter.attempt_token("a", "pdm_guess", lambda: "ok")
+        limiter.attempt_token("a", "pdm_guess", _wrong)
     assert refused.value.headers == {"Retry-After": "40"}
     clock.now += 40
-    assert limiter.attempt_token("a", "pdm_guess", lambda: "ok") == "ok"
+    _fail(limiter, "a")  # a new window: a 401 again, not a 429
+
+
+def test_a_right_token_reads_no_counter():
+    class Untouchable:
+        def hit(self, key: str) -> tuple[int, float]:
+            raise AssertionError("a right token counted")
+
+        def count(self, key: str) -> tuple[int, float]:
+            raise AssertionError("a right token read a counter")
+
+    limiter = FailedAuthLimiter(max_failures=3, window_seconds=60, counters=lambda _: Untouchable())
+    assert limiter.attempt_token("a", "pdm_right", lambda: "ok") == "ok"
 
 
 def test_successes_do_not_count():
@@ -157,7 +169,7 @@ def test_the_tables_stay_bounded_under_a_flood_of_addresses_and_guesses():
     # The most recent failures are the ones kept: the flood's last guess, tried once more.
     _fail(limiter, "10.0.195.79", "pdm_49999")
     with pytest.raises(RateLimited):
-        limiter.attempt_token("10.0.195.79", "pdm_49999", lambda: "ok")
+        limiter.attempt_token("10.0.195.79", "pdm_49999", _wrong)
 
 
 def test_the_table_never_holds_a_token():
@@ -173,9 +185,9 @@ class SharedCounters:
     def __init__(self, data: dict[str, int]) -> None:
         self.data = data
 
-    def hit(self, key: str) -> int:
+    def hit(self, key: str) -> tuple[int, float]:
         self.data[key] = self.data.get(key, 0) + 1
-        return self.data[key]
+        return self.data[key], 60.0
 
     def count(self, key: str) -> tuple[int, float]:
         return self.data.get(key, 0), 60.0
@@ -193,7 +205,7 @@ def test_a_shared_store_counts_the_failures_of_every_process():
     _fail(two, "a")
     _fail(one, "a")
     with pytest.raises(RateLimited):
-        two.attempt_token("a", "pdm_guess", lambda: "ok")
+        two.attempt_token("a", "pdm_guess", _wrong)
     assert two.attempt_token("a", "pdm_right", lambda: "ok") == "ok"
 
 

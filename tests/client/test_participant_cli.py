@@ -166,3 +166,25 @@ def test_errors_are_one_line_and_exit_2(server, home, tmp_path):
     assert "http://" in one_error_line(podium(home, "login", "localhost:1", "--token", "x"))
     unreachable = {"PODIUM_URL": f"http://127.0.0.1:{free_port()}", "PODIUM_TOKEN": "x"}
     assert "cannot reach" in one_error_line(podium(home, "competitions", **unreachable))
+
+
+def test_submit_names_its_phase_and_entry_details(server, home, tmp_path):
+    env = {"PODIUM_URL": server.url, "PODIUM_TOKEN": server.tokens["bob"]}
+    (tmp_path / "perfect.csv").write_bytes(PERFECT)
+    path = str(tmp_path / "perfect.csv")
+    accepted = podium(home, "submit", SLUG, path, "--phase", "main", **env)
+    assert accepted.returncode == 0, accepted.stderr
+    with server.session() as session:
+        sub = session.get(Submission, int(accepted.stdout.split()[1]))
+        assert sub is not None and sub.phase.name == "main"
+    assert "no phase 'nope'" in one_error_line(
+        podium(home, "submit", SLUG, path, "--phase", "nope", **env)
+    )
+    # The details reach the server, which names the field it does not ask for.
+    refused = one_error_line(
+        podium(home, "submit", SLUG, path, "--detail", "method_name=GBM", **env)
+    )
+    assert "unknown field(s) method_name" in refused
+    assert "KEY=VALUE" in one_error_line(
+        podium(home, "submit", SLUG, path, "--detail", "novalue", **env)
+    )

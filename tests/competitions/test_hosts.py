@@ -26,6 +26,13 @@ HOST_ROUTES = [
     ("GET", "/competitions/churn/answer-key/versions", {}),
     (
         "PUT",
+        "/competitions/churn/phases/main/answer-key",
+        {"files": {"file": ("k.csv", KEY, "text/csv")}},
+    ),
+    ("GET", "/competitions/churn/phases/main/answer-key/versions", {}),
+    ("PATCH", "/competitions/churn/phases/main", {"json": {"title": "Main"}}),
+    (
+        "PUT",
         "/competitions/churn/custom-metric",
         {
             "files": {"file": ("m.py", b"def score(*a, **k):\n    return 1.0\n", "text/plain")},
@@ -47,6 +54,8 @@ HOST_ROUTES = [
     ("DELETE", f"/submissions/{SUBMISSION}/hide", {}),
     ("GET", f"/submissions/{SUBMISSION}/scores", {}),
     ("GET", "/competitions/churn/checklist", {}),
+    ("GET", "/competitions/churn/submissions.csv", {}),
+    ("GET", "/competitions/churn/submissions.zip", {}),
     ("POST", "/competitions/churn/publish", {}),  # 409 for the hosts: it is not a draft
     # The owner's (or an admin's) alone, like changing the hosts; 409 once archived or with
     # submissions.
@@ -62,6 +71,7 @@ OPEN_ROUTES = {
     ("GET", "/competitions"),
     ("GET", "/competitions/{slug}"),
     ("GET", "/competitions/{slug}/sample-submission"),
+    ("GET", "/competitions/{slug}/phases"),  # what the competition page shows
     ("GET", "/competitions/{slug}/leaderboard"),  # without a token too (the public board)
     ("GET", "/competitions/{slug}/leaderboard.csv"),
     ("GET", "/competitions/{slug}/compare"),  # hosts any pair; a participant their own team's
@@ -94,6 +104,7 @@ def _template(path: str) -> str:
         .replace("/bans/alice", "/bans/{team}")
         .replace("/hosts/carol", "/hosts/{user_name}")
         .replace("/files/train.csv", "/files/{name}")
+        .replace("/phases/main", "/phases/{phase}")
     )
 
 

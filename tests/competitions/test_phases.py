@@ -1,6 +1,9 @@
 """Phases and leaderboard columns: definitions, filing uploads into phases, per-phase keys and
 quotas, board rules (public, hidden, blind), counting rules, columns and sorting."""
 
+import io
+import json
+import zipfile
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -8,6 +11,7 @@ import pytest
 from sqlalchemy import select, update
 
 from app.models import AuditEntry, Competition, Phase
+from app.teams.service import list_teams, team_counts
 from tests.helpers import API, csv_bytes
 
 NOW = datetime.now(UTC)
@@ -407,3 +411,162 @@ def test_a_competition_row_keeps_the_first_start_and_the_last_end(client, host, 
         competition = session.scalar(select(Competition).where(Competition.slug == "reg"))
         assert competition.deadline is not None
         assert competition.deadline.isoformat().startswith(LATER[:16])
+
+
+# -- entry details and entries ----------------------------------------------------------------
+
+FIELDS = [
+    {"key": "method_name", "required": True, "on_board": True},
+    {"key": "project_url"},
+    {"key": "external_data", "type": "boolean"},
+    {"key": "track", "type": "choice", "options": ["cpu", "gpu"]},
+]
+
+
+def _with_fields(client, host):
+    _created(client, host, phases=[{"name": "dev", "start": PAST, "entry_fields": FIELDS}])
+    _key(client, host, phase="dev")
+
+
+@pytest.mark.parametrize(
+    ("details", "named"),
+    [
+        ("{}", "details.method_name: is required"),
+        ('{"method_name": "m", "project_url": "javascript:alert(1)"}', "details.project_url"),
+        ('{"method_name": "m", "external_data": "perhaps"}', "details.external_data"),
+        ('{"method_name": "m", "track": "tpu"}', "details.track: must be one of cpu, gpu"),
+        ('{"method_name": "m", "sneaky": 1}', "unknown field(s) sneaky"),
+        ('{"method_name": "' + "x" * 300 + '"}', "details.method_name: is 300 characters"),
+        ("[1, 2]", "must be a JSON object"),
+        ("{not json", "not a JSON object"),
+    ],
+)
+def test_bad_entry_details_are_a_422_naming_the_field_and_nothing_is_stored(
+    client, host, alice, details, named
+):
+    _with_fields(client, host)
+    response = _submit(client, alice, _preds(1, 2, 3, 4), details=details)
+    assert response.status_code == 422, response.text
+    assert named in response.json()["detail"]
+    assert client.get(f"{API}/competitions/reg/submissions", headers=alice.headers).json() == []
+
+
+def test_entry_details_show_on_the_submission_and_the_on_board_ones_on_boards(client, host, alice):
+    _with_fields(client, host)
+    details = {
+        "method_name": "=HYPERLINK(1)",
+        "project_url": "https://example.org/x",
+        "external_data": "false",
+        "track": "gpu",
+    }
+
+    accepted = _submit(client, alice, _preds(1, 2, 3, 4), details=json.dumps(details))
+    assert accepted.status_code == 202, accepted.text
+    view = client.get(f"{API}/submissions/{accepted.json()['id']}", headers=alice.headers).json()
+    assert view["details"] == {**details, "external_data": False}
+    row = _board(client, alice).json()["rows"][0]
+    assert row["details"] == {"method_name": "=HYPERLINK(1)"}
+    csv = client.get(f"{API}/competitions/reg/leaderboard.csv", headers=alice.headers).text
+    header, line = csv.splitlines()[:2]
+    assert header.endswith(",method_name")
+    assert line.endswith(",'=HYPERLINK(1)")  # neutralised for spreadsheets
+
+
+def test_entries_count_the_teams_scored_submissions_in_the_phase(client, host, alice):
+    phases = [{"name": "dev", "start": PAST}, {"name": "test", "start": PAST}]
+    _created(client, host, phases=phases)
+    _key(client, host, phase="dev")
+    _key(client, host, phase="test")
+    _submit(client, alice, _preds(1, 2, 3, 4), phase="dev")
+    _submit(client, alice, _preds(1, 2, 3, 4), phase="dev")
+    _submit(client, alice, b"not,a\nvalid file", phase="dev")  # failed: not an entry
+    _submit(client, alice, _preds(1, 2, 3, 4), phase="test")
+    assert _board(client, alice, phase="dev").json()["rows"][0]["entries"] == 2
+    assert _board(client, alice, phase="test").json()["rows"][0]["entries"] == 1
+
+
+# -- host downloads -------------------------------------------------------------------------
+
+
+def test_hosts_download_a_phases_submissions_as_csv_and_zip(client, host, alice, bob, make_user):
+    _two_phases(client, host)
+    first = _preds(2, 2, 3, 4)
+    _submit(client, alice, first, description="=cmd")
+    _submit(client, bob, _preds(1, 2, 3, 4))
+    csv = client.get(f"{API}/competitions/reg/submissions.csv?phase=dev", headers=host.headers)
+    assert csv.status_code == 200, csv.text
+    lines = csv.text.splitlines()
+    assert lines[0].endswith("rmse_public,rmse_private,mae_public,mae_private")
+    assert len(lines) == 3 and ",alice,alice,dev," in lines[1] and "'=cmd" in lines[1]
+    assert lines[2].split(",")[-4:] == ["0.0", "0.0", "0.0", "0.0"]
+    empty = client.get(f"{API}/competitions/reg/submissions.csv?phase=final", headers=host.headers)
+    assert empty.text.count("\n") == 1
+    response = client.get(f"{API}/competitions/reg/submissions.zip?phase=dev", headers=host.headers)
+    assert response.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        names = archive.namelist()
+        assert len(names) == 2 and "_alice_sub.csv" in names[0]
+        assert archive.read(names[0]) == first
+    other = make_user("other-host", organiser=True)
+    for caller in (alice, other):
+        for name in ("submissions.csv", "submissions.zip"):
+            refused = client.get(f"{API}/competitions/reg/{name}", headers=caller.headers)
+            assert refused.status_code in (403, 404)
+    assert client.get(f"{API}/competitions/reg/submissions.csv").status_code == 401
+
+
+def test_a_phases_key_is_fixed_rescored_and_published_on_its_own(client, host, alice):
+    _two_phases(client, host)
+    _submit(client, alice, _preds(2, 2, 3, 4))
+    fixed = csv_bytes(
+        ["id", "y", "Usage"],
+        ["a", 2.0, "Public"],
+        ["b", 2.0, "Public"],
+        ["c", 3.0, "Private"],
+        ["d", 4.0, "Private"],
+    )
+    assert _key(client, host, phase="dev", content=fixed).json()["version"] == 2
+    started = client.post(f"{API}/competitions/reg/rescore?phase=dev", headers=host.headers)
+    assert started.status_code == 202 and started.json()["queued"] == 1
+    # The final phase has one version only: nothing to move to.
+    other = client.post(f"{API}/competitions/reg/rescore?phase=final", headers=host.headers)
+    assert other.status_code == 409
+    preview = client.get(f"{API}/competitions/reg/rescore/preview?phase=dev", headers=host.headers)
+    assert preview.json()["public"][0]["new_score"] == 0.0
+    published = client.post(
+        f"{API}/competitions/reg/rescore/publish?phase=dev", headers=host.headers
+    )
+    assert published.status_code == 200 and published.json()["version"] == 2
+    assert _board(client, alice, phase="dev").json()["rows"][0]["score"] == 0.0
+    refused = client.post(f"{API}/competitions/reg/rescore?phase=dev", headers=alice.headers)
+    assert refused.status_code in (403, 404)
+
+
+# -- baselines --------------------------------------------------------------------------------
+
+
+def test_each_baseline_stands_on_every_board_labelled_and_unranked(
+    client, host, alice, bob, session_factory
+):
+    _two_phases(client, host)
+    for label, content in (
+        ("Mean predictor", _preds(2.5, 2.5, 2.5, 2.5)),
+        ("", _preds(1, 2, 3, 5)),
+    ):
+        baseline = _submit(client, host, content, description=label, baseline="true")
+        assert baseline.status_code == 202, baseline.text
+    _submit(client, alice, _preds(1, 2, 3, 4))
+    _submit(client, bob, _preds(3, 3, 3, 4))
+    for board in ("public", "private"):
+        rows = _board(client, host, board=board).json()["rows"]
+        labelled = {r["team"]: r["rank"] for r in rows}
+        assert labelled["Mean predictor"] is None and labelled["Baseline"] is None
+        assert sorted(r["rank"] for r in rows if r["rank"] is not None) == [1, 2]
+    csv = client.get(f"{API}/competitions/reg/leaderboard.csv", headers=alice.headers).text
+    assert ",Mean predictor," in csv
+    # A baseline is not a team: counted (pages, kaggle list) and listed (Teams tab) are two.
+    with session_factory() as session:
+        competition = session.scalar(select(Competition).where(Competition.slug == "reg"))
+        assert team_counts(session, competition_ids=[competition.id]) == {competition.id: 2}
+        listed = list_teams(session, competition=competition)
+        assert [team.name for team, _members in listed] == ["alice", "bob"]

@@ -23,9 +23,9 @@ from sqlalchemy import func, select
 from app.auth.service import create_user
 from app.config import Settings
 from app.custom_metrics import sandbox
-from app.custom_metrics.jail import JailUnavailable
 from app.custom_metrics.sandbox import CustomMetricFailure, SandboxLimits, run_custom_metric
 from app.db import make_engine, make_session_factory, unit_of_work
+from app.jail.bwrap import JailUnavailable
 from app.migrate import upgrade
 from app.models import ApiToken, Role
 from tests.custom_metrics.processes import processes_with_argument

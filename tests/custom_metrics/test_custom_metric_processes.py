@@ -17,14 +17,15 @@ import uuid
 
 import pytest
 
-from app.custom_metrics import jail, sandbox
-from app.custom_metrics.jail import JailUnavailable, check_jail, jail_command, jail_user
+from app.custom_metrics import sandbox
 from app.custom_metrics.sandbox import (
     GENERIC_FAILURE,
     CustomMetricFailure,
     SandboxLimits,
     run_custom_metric,
 )
+from app.jail import bwrap as jail
+from app.jail.bwrap import JailUnavailable, check_jail, jail_command, jail_user
 from tests.conftest import skip_or_fail
 from tests.custom_metrics.processes import processes_with_argument
 from tests.helpers import API, create_competition, upload_key

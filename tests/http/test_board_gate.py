@@ -1,5 +1,6 @@
-"""Board reads take turns (app.http.board_gate): a crowd of readers queues among itself, anything
-else goes straight through, and past the queue's bound a board read gets 503 at once."""
+"""Board reads run side by side (app.http.board_gate): no queue of their own, anything else goes
+straight through, and only past the bound of reads in flight (real overload) a board read gets
+503 with Retry-After at once."""
 
 import asyncio
 import json
@@ -71,31 +72,31 @@ async def _request(gate, path):
     return sent
 
 
-def test_board_reads_take_turns_and_others_pass():
+def test_board_reads_run_side_by_side_and_others_pass():
     async def scenario():
         inner = _App()
-        gate = BoardGate(inner, places=2, queue=10)
+        gate = BoardGate(inner, most=10)
         board = f"{API}/competitions/churn/leaderboard"
         readers = [asyncio.create_task(_request(gate, board)) for _ in range(6)]
         await asyncio.sleep(0.05)
-        assert inner.running == 2  # two places taken, four readers waiting outside the app
+        assert inner.running == 6  # none waits for another
         upload = asyncio.create_task(_request(gate, f"{API}/competitions/churn/submissions"))
         await asyncio.sleep(0.05)
-        assert inner.running == 3  # the upload went straight in
+        assert inner.running == 7  # the upload went straight in
         inner.release.set()
         done = await asyncio.gather(*readers, upload)
         assert all(sent[0]["status"] == 200 for sent in done)
-        assert inner.most == 3
+        assert inner.most == 7 and gate.in_flight == 0
 
     asyncio.run(scenario())
 
 
-def test_past_the_queue_a_board_read_is_told_to_come_back():
+def test_past_the_bound_a_board_read_is_told_to_come_back_and_others_still_pass():
     async def scenario():
         inner = _App()
-        gate = BoardGate(inner, places=1, queue=2)
+        gate = BoardGate(inner, most=3)
         board = "/c/churn"
-        held = [asyncio.create_task(_request(gate, board)) for _ in range(3)]  # 1 in, 2 waiting
+        held = [asyncio.create_task(_request(gate, board)) for _ in range(3)]
         await asyncio.sleep(0.05)
         refused = await _request(gate, board)
         start, body = refused
@@ -103,17 +104,21 @@ def test_past_the_queue_a_board_read_is_told_to_come_back():
         assert (b"retry-after", b"1") in start["headers"]
         answer = json.loads(body["body"])
         assert answer["code"] == "unavailable" and answer["reason"] == "board_busy"
+        assert inner.running == 3  # the refused read never reached the app
+        other = asyncio.create_task(_request(gate, f"{API}/competitions/churn"))
+        await asyncio.sleep(0.05)
+        assert inner.running == 4
         inner.release.set()
-        assert all(sent[0]["status"] == 200 for sent in await asyncio.gather(*held))
-        # The queue drained: the next read goes in again.
+        assert all(sent[0]["status"] == 200 for sent in await asyncio.gather(*held, other))
+        # The reads ended: the next one goes in again.
         assert (await _request(gate, board))[0]["status"] == 200
 
     asyncio.run(scenario())
 
 
-def test_a_gate_needs_a_place():
+def test_a_gate_lets_at_least_one_read_in():
     with pytest.raises(ValueError):
-        BoardGate(_App(), places=0, queue=1)
+        BoardGate(_App(), most=0)
 
 
 def test_the_app_serves_the_board_through_the_gate(client, host, alice):

@@ -8,7 +8,6 @@ the test, where beat would run it in a deployment.
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,6 +29,7 @@ from app.migrate import upgrade
 from app.models import Role, Score, Submission, SubmissionStatus
 from tests.conftest import _throwaway_postgres
 from tests.helpers import API, PERFECT, predictions, ready_competition
+from tests.live_server import RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,47 +48,6 @@ pytestmark = pytest.mark.skipif(
     shutil.which("redis-server") is None and os.environ.get("CI") != "true",
     reason="the fault tests run their own redis-server",
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class RedisServer:
-    def __init__(self, tmp_path: Path) -> None:
-        self.port = _free_port()
-        self.dir = tmp_path
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no", "--dir", str(self.dir)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        import redis
-
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                redis.Redis.from_url(self.url).ping()
-                return
-            except redis.ConnectionError:
-                assert time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=20)
-            self.process = None
 
 
 @dataclass
@@ -317,7 +276,7 @@ def test_a_server_killed_mid_scoring_scores_the_submission_once_after_a_restart(
     factory = make_session_factory(make_engine(database_url))
     stack = Stack(Settings(**values), env, factory, None, tmp_path, [])  # type: ignore[arg-type]
     callers = _callers(stack, ["host", "alice"])
-    port = _free_port()
+    port = free_port()
     server = _serve(tmp_path, env, port)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:

@@ -2,6 +2,7 @@
 transaction holding the competition row (a moved deadline waits on submissions a scorer holds)
 never makes a standings write wait, so the two cannot deadlock."""
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -9,12 +10,15 @@ from sqlalchemy import select, text, update
 
 from app.auth.service import create_user
 from app.db import make_engine, make_session_factory
+from app.leaderboard.standings import apply_pending
 from app.models import (
     AnswerKey,
     BoardRevision,
     Competition,
+    Phase,
     Role,
     Score,
+    Standing,
     Submission,
     SubmissionStatus,
     Team,
@@ -29,8 +33,19 @@ def _competition(session) -> tuple[int, int, int, int]:  # type: ignore[no-untyp
     )
     session.add(competition)
     session.flush()
+    phase = Phase(
+        competition_id=competition.id,
+        name="main",
+        title="Main",
+        position=0,
+        start=datetime.now(UTC) - timedelta(days=2),
+        entry_fields=[],
+    )
+    session.add(phase)
+    session.flush()
     key = AnswerKey(
         competition_id=competition.id,
+        phase_id=phase.id,
         version=1,
         path="key.csv",
         sha256="0" * 64,
@@ -46,6 +61,77 @@ def _competition(session) -> tuple[int, int, int, int]:  # type: ignore[no-untyp
     session.add_all([key, team])
     session.flush()
     return competition.id, key.id, team.id, user.id
+
+
+def _phase_id(session, competition_id: int) -> int:  # type: ignore[no-untyped-def]
+    return session.scalar(select(Phase.id).where(Phase.competition_id == competition_id))
+
+
+def _scored(session, competition_id, key_id, team_id, user_id) -> None:  # type: ignore[no-untyped-def]
+    submission = Submission(
+        competition_id=competition_id,
+        phase_id=_phase_id(session, competition_id),
+        team_id=team_id,
+        user_id=user_id,
+        filename="s.csv",
+        path="s.csv",
+        size_bytes=1,
+        sha256="0" * 64,
+        status=SubmissionStatus.scored,
+    )
+    session.add(submission)
+    session.flush()
+    session.add(
+        Score(
+            submission_id=submission.id,
+            answer_key_id=key_id,
+            score=0.5,
+            public_score=0.5,
+            private_score=0.5,
+        )
+    )
+    session.flush()
+
+
+def test_two_standings_writers_of_one_team_take_turns(fresh_database_url):
+    """A score and an upload of one team on two processes both rewrite the team's standings:
+    the second waits for the first to commit instead of inserting the same rows beside it
+    (which failed on the unique constraint)."""
+    if not fresh_database_url.startswith("postgresql"):
+        pytest.skip("SQLite serialises every writer anyway (BEGIN IMMEDIATE)")
+    engine = make_engine(fresh_database_url)
+    factory = make_session_factory(engine)
+    try:
+        with factory() as session:
+            competition_id, key_id, team_id, user_id = _competition(session)
+            session.commit()
+        errors: list[BaseException] = []
+        first_wrote = threading.Event()
+        with factory() as first:
+            _scored(first, competition_id, key_id, team_id, user_id)
+            apply_pending(first)  # its standings are written, not yet committed
+            first_wrote.set()
+
+            def second() -> None:
+                try:
+                    with factory() as session:
+                        _scored(session, competition_id, key_id, team_id, user_id)
+                        session.commit()
+                except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                    errors.append(exc)
+
+            thread = threading.Thread(target=second)
+            thread.start()
+            thread.join(timeout=1.0)
+            assert thread.is_alive()  # waiting for the first writer, not failing
+            first.commit()
+        thread.join(timeout=30)
+        assert not thread.is_alive() and errors == []
+        with factory() as session:
+            rows = session.scalars(select(Standing).where(Standing.team_id == team_id)).all()
+            assert sorted(r.board for r in rows) == ["private", "public"]
+    finally:
+        engine.dispose()
 
 
 def test_a_standings_write_never_waits_on_the_competition_row(fresh_database_url):
@@ -65,6 +151,7 @@ def test_a_standings_write_never_waits_on_the_competition_row(fresh_database_url
             scorer.execute(text("SET LOCAL lock_timeout = '5s'"))
             submission = Submission(
                 competition_id=competition_id,
+                phase_id=_phase_id(scorer, competition_id),
                 team_id=team_id,
                 user_id=user_id,
                 filename="s.csv",

@@ -211,6 +211,7 @@ def test_a_bulk_load_larger_than_one_statements_parameters_keeps_the_standings_t
             {
                 "id": first + i,
                 "competition_id": competition.id,
+                "phase_id": template.phase_id,
                 "team_id": team.id,
                 "user_id": template.user_id,
                 "description": "",

@@ -1,25 +1,27 @@
-"""The bubblewrap command line that jails an organiser's metric, and the self-test that proves it.
+"""The bubblewrap command line that jails untrusted code, and the self-test that proves it.
 
-Inside the jail the metric runs as uid 65534 in fresh user, PID, network, IPC, UTS and mount
+Inside the jail the code runs as uid 65534 in fresh user, PID, network, IPC, UTS and mount
 namespaces, with an empty environment, a read-only view of the system and the Python install,
-its own ``/proc`` and a small ``/tmp``, and only the files of its job under ``/job``. It sees no
-other process, no network but its own loopback, no user namespace to nest and no server file.
+its own ``/proc`` and a small ``/tmp``, and only the files its caller binds in (a custom metric's
+job under ``/job``, a participant's run under ``/kaggle``). It sees no other process, no network
+but its own loopback, no user namespace to nest and no server file.
 Killing bubblewrap kills the namespace's first process, and with it every process in the jail,
 however it forked or detached.
 
 A process limit stops a fork bomb. Linux does not enforce ``RLIMIT_NPROC`` for uid 0, and a jail
 made by a root server maps its uid to 0 outside. So a root server starts bubblewrap as uid 65534
 (:func:`jail_user`): the jail is the same, made without privilege, and the child's limit holds;
-it then reads only what anyone may read, so the sandbox copies other input files in
-(:func:`visible_to_jail`). Where the Python install or this package lies in a directory only root
-may enter (``/root/.pyenv``), root binds each of them first on an empty directory anyone may
-reach, in a mount namespace of bubblewrap's own, and only then becomes uid 65534 and starts it
+it then reads only what anyone may read, so callers copy other input files in
+(:func:`visible_to_jail`). Where the Python install or the caller's code lies in a directory
+only root may enter (``/root/.pyenv``), root binds each of them first on an empty directory anyone
+may reach, in a mount namespace of bubblewrap's own, and only then becomes uid 65534 and starts it
 (:func:`_staged`). Where that jail cannot start (unprivileged user namespaces are off), the
 root-made jail is used with a ``pids`` control group of its own as the limit
 (:func:`pids_cgroup`), where one can be made; else the jail has no process limit, and says so in
 the log.
 """
 
+import functools
 import hashlib
 import json
 import logging
@@ -31,21 +33,20 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
-import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import app
+from app.jail.cgroups import Cgroup, _cgroup_base, make_pids_cgroup
 
 log = logging.getLogger(__name__)
 
 UID = GID = 65534
 JOB_DIR = "/job"
-CODE_DIR = "/podium"  # where this package's child code is visible inside the jail
+CODE_DIR = "/podium"  # where the caller's own child code is visible inside the jail
 TMP_BYTES = 64 * 1024**2  # the jail's /tmp, in memory: bounded
-_APP_ROOT = Path(app.__file__).resolve().parent.parent
+APP_ROOT = Path(app.__file__).resolve().parent.parent
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 _SELF_TEST_SECONDS = 20
@@ -59,15 +60,17 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap") or ("/usr/bin/bwrap" if os.path.exists("/usr/bin/bwrap") else None)
 
 
-def _python_dirs() -> list[str]:
-    """The Python install, the virtual environment and every site-packages, outermost first."""
+@functools.cache
+def _python_dirs() -> tuple[str, ...]:
+    """The Python install, the virtual environment and every site-packages, outermost first
+    (asked once per process: the interpreter does not move)."""
     candidates = [sys.base_prefix, sys.prefix, *site.getsitepackages()]
     candidates += [str(Path(sys.executable).resolve().parent.parent)]
     chosen: list[str] = []
     for path in sorted({os.path.realpath(p) for p in candidates if os.path.isdir(p)}, key=len):
         if not any(path == c or path.startswith(c.rstrip("/") + "/") for c in chosen):
             chosen.append(path)
-    return chosen
+    return tuple(chosen)
 
 
 def _open_to_others(path: Path) -> bool:
@@ -81,8 +84,11 @@ def _open_to_others(path: Path) -> bool:
         return False
 
 
-def _own_binds() -> list[tuple[str, str]]:
-    """(host, inside) of the Python install and this package, as the jail sees them."""
+Binds = Sequence[tuple[str, str]]  # (host path, path inside the jail), read-only
+
+
+def _own_binds(code: Binds = ()) -> list[tuple[str, str]]:
+    """(host, inside) of the Python install and the caller's ``code``, as the jail sees them."""
     binds = []
     for path in _python_dirs():
         if not path.startswith("/usr/"):
@@ -90,14 +96,13 @@ def _own_binds() -> list[tuple[str, str]]:
             binds.append((path, path))
     if sys.prefix != sys.base_prefix and os.path.realpath(sys.prefix) != sys.prefix:
         binds.append((os.path.realpath(sys.prefix), sys.prefix))
-    binds.append((str(_APP_ROOT / "app" / "__init__.py"), f"{CODE_DIR}/app/__init__.py"))
-    binds.append((str(_APP_ROOT / "app" / "custom_metrics"), f"{CODE_DIR}/app/custom_metrics"))
+    binds.extend(code)
     return binds
 
 
-def _hidden_binds() -> list[tuple[str, str]]:
+def _hidden_binds(code: Binds = ()) -> list[tuple[str, str]]:
     """Those of :func:`_own_binds` that bubblewrap started as uid 65534 could not look up."""
-    return [(host, inside) for host, inside in _own_binds() if not _open_to_others(Path(host))]
+    return [(host, inside) for host, inside in _own_binds(code) if not _open_to_others(Path(host))]
 
 
 def _stage() -> Path:
@@ -140,7 +145,7 @@ def _staged(bwrap_args: list[str], hidden: list[tuple[str, str]]) -> list[str]:
     ]
 
 
-def _system_mounts() -> list[str]:
+def _system_mounts(code: Binds) -> list[str]:
     args = ["--ro-bind", "/usr", "/usr"]
     for path in _SYSTEM_DIRS:
         if os.path.islink(path):
@@ -150,7 +155,7 @@ def _system_mounts() -> list[str]:
     for path in _ETC_FILES:
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
-    for host, inside in _own_binds():
+    for host, inside in _own_binds(code):
         args += ["--ro-bind", host, inside]
     return args
 
@@ -161,9 +166,18 @@ def jail_command(
     files: Mapping[str, Path],
     env: Mapping[str, str],
     drop: bool | None = None,
+    code: Binds = (),
+    writable: Mapping[str, int] | None = None,
+    dirs: Sequence[str] = (),
+    tmp_bytes: int = TMP_BYTES,  # each of /tmp and /dev/shm
+    chdir: str = "/tmp",
+    hostname: str = "podium-metric",
 ) -> list[str]:
-    """``command`` under bubblewrap, seeing only ``files`` (inside path -> host path, read-only).
-    Start it with :func:`jail_user`'s arguments, ``drop`` the same for both (see the module's doc).
+    """``command`` under bubblewrap, seeing only ``files`` (inside path -> host path, read-only,
+    a file or a directory), the caller's ``code``, the empty read-only directories ``dirs`` (made
+    before ``files``, which may lie in them) and, writable, an in-memory directory of at most the
+    given bytes per path of ``writable``. Start it with :func:`jail_user`'s arguments, ``drop``
+    and ``code`` the same for both (see the module's doc).
     """
     bwrap = bwrap_path()
     if bwrap is None:
@@ -182,7 +196,7 @@ def jail_command(
         "--gid",
         str(GID),
         "--hostname",
-        "podium-metric",
+        hostname,
         "--die-with-parent",
         "--new-session",  # no TIOCSTI into a terminal the server may have
         "--clearenv",
@@ -192,20 +206,32 @@ def jail_command(
         "/proc",
         "--dev",
         "/dev",
+        # bubblewrap's /dev is a writable tmpfs of half the machine's memory, /dev/shm in it:
+        # a bounded one for shared memory (multiprocessing, joblib), and /dev read-only below.
+        # Files in a tmpfs are not address space: RLIMIT_AS would not stop them.
         "--size",
-        str(TMP_BYTES),
+        str(tmp_bytes),
+        "--tmpfs",
+        "/dev/shm",
+        "--size",
+        str(tmp_bytes),
         "--tmpfs",
         "/tmp",
-        *_system_mounts(),
+        *_system_mounts(code),
     ]
+    for inside in dirs:
+        args += ["--dir", inside]
     for inside, host in files.items():
         args += ["--ro-bind", str(host), inside]
-    args += ["--remount-ro", "/", "--chdir", "/tmp"]
+    for inside, size in (writable or {}).items():
+        # A size-capped tmpfs: the kernel refuses the write past it (ENOSPC), however many files.
+        args += ["--perms", "0755", "--size", str(size), "--tmpfs", inside]
+    args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", chdir]
     for name, value in env.items():
         args += ["--setenv", name, value]
     args += ["--", *command]
     if unprivileged() if drop is None else drop:
-        hidden = _hidden_binds()
+        hidden = _hidden_binds(code)
         if hidden:
             return _staged(args, hidden)
     return args
@@ -216,10 +242,10 @@ def unprivileged() -> bool:
     return os.geteuid() == 0 and _passed[:1] == [_UNPRIVILEGED]
 
 
-def jail_user(*, drop: bool | None = None) -> dict[str, Any]:
+def jail_user(*, drop: bool | None = None, code: Binds = ()) -> dict[str, Any]:
     """``subprocess.Popen`` arguments that start bubblewrap as the jail's uid under a root server
     (none where :func:`jail_command` stages binds: it becomes that uid by itself)."""
-    if not (unprivileged() if drop is None else drop) or _hidden_binds():
+    if not (unprivileged() if drop is None else drop) or _hidden_binds(code):
         return {}
     return {"user": UID, "group": GID, "extra_groups": []}
 
@@ -233,7 +259,7 @@ def visible_to_jail(path: Path) -> bool:
 
 
 def base_env() -> dict[str, str]:
-    """The whole environment of a jailed process: nothing of the server's."""
+    """The whole environment of a custom metric's jailed process: nothing of the server's."""
     return {
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp",
@@ -280,7 +306,7 @@ def check_jail() -> None:
             _self_test(drop=False)
             limit = "a pids control group" if _cgroup_base() else "NO process limit"
             log.warning(
-                "custom metrics run in a root-made jail with %s (a fork bomb is stopped only "
+                "untrusted code runs in a root-made jail with %s (a fork bomb is stopped only "
                 "by a limit): the unprivileged jail cannot start here: %s",
                 limit,
                 exc,
@@ -335,61 +361,12 @@ def _self_test(*, drop: bool) -> None:
 
 # --- a pids control group, for the root-made jail ----------------------------------------------
 
-_CGROUP_BASES = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
 
-
-def _cgroup_base() -> Path | None:
-    """A cgroup directory in which this process may make a child with ``pids.max``, or None."""
-    for base in _CGROUP_BASES:
-        probe = base / f"podium-probe-{os.getpid()}"
-        try:
-            probe.mkdir()
-        except OSError:
-            continue
-        try:
-            if (probe / "pids.max").exists():
-                return base
-        finally:
-            probe.rmdir()
-    return None
-
-
-class PidsCgroup:
-    """A control group of its own for one jailed run, holding at most ``limit`` tasks."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def wrap(self, argv: list[str]) -> list[str]:
-        """``argv`` started inside the group: the shell joins it, then becomes ``argv``."""
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.path / "cgroup.procs")] + (
-            argv
-        )
-
-    def remove(self) -> None:
-        for _ in range(50):  # the killed jail's processes take a moment to leave it
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.02)
-        log.warning("could not remove the control group %s", self.path)
-
-
-def pids_cgroup(limit: int) -> PidsCgroup | None:
+def pids_cgroup(limit: int) -> Cgroup | None:
     """For a root-made jail: a new pids control group of at most ``limit`` tasks, or None."""
     if unprivileged() or os.geteuid() != 0:
         return None  # the child's RLIMIT_NPROC holds
     base = _cgroup_base()
     if base is None:
         return None
-    path = base / f"podium-metric-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-    try:
-        path.mkdir()
-        (path / "pids.max").write_text(str(limit))
-    except OSError:
-        log.warning("could not make a pids control group under %s", base, exc_info=True)
-        return None
-    return PidsCgroup(path)
+    return make_pids_cgroup(base, limit)

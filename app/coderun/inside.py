@@ -1,0 +1,173 @@
+"""The run's side in the jail: start the participant's code, wait, hand back its submission.csv.
+
+Started only by :func:`app.coderun.runner.run_code` as ``python -I /podium/run.py JOB``, inside the
+jail, as the jail's user. It imports nothing of the server (only the standard library, and nbclient
+for a notebook). It limits itself first (the limits pass to everything it starts), runs the script
+(``python -u``) or executes the notebook top to bottom with nbclient, printing each cell's output to
+the log as it comes, then writes the file over its own pipe and one JSON status over another. The
+participant's code gets neither pipe, nor this process's ``/proc`` entries (it is not dumpable).
+"""
+
+import json
+import os
+import re
+import resource
+import stat
+import subprocess
+import sys
+from typing import Any
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_FULL_BYTES = 1024 * 1024  # less free space than this in /kaggle/working: it filled up
+_MESSAGE_CHARS = 2000
+
+
+def _undumpable() -> None:
+    try:
+        import ctypes
+
+        pr_set_dumpable = 4
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _limit_self(job: dict[str, Any]) -> None:
+    limits = [(resource.RLIMIT_CORE, 0)]
+    if job.get("max_processes"):
+        limits.append((resource.RLIMIT_NPROC, job["max_processes"]))
+    if job.get("address_space"):
+        limits.append((resource.RLIMIT_AS, job["address_space"]))
+    for limit, value in limits:
+        _, hard = resource.getrlimit(limit)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        # The hard limit too: the participant's code cannot raise the soft one again.
+        resource.setrlimit(limit, (value, value))
+
+
+def _run_script(job: dict[str, Any]) -> dict[str, Any]:
+    entry = os.path.join(job["code_dir"], job["entry"])
+    child = subprocess.Popen(
+        [sys.executable, "-u", entry],
+        stdin=subprocess.DEVNULL,
+        cwd=job["working_dir"],
+        env=job["env"],
+    )
+    return {"status": "exited", "code": child.wait()}
+
+
+def _run_notebook(job: dict[str, Any]) -> dict[str, Any]:
+    import nbformat
+    from jupyter_client.manager import AsyncKernelManager
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
+
+    path = os.path.join(job["code_dir"], job["entry"])
+    notebook = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+    code_cells = [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+    current: list[int] = []
+
+    class LoggingClient(NotebookClient):
+        def output(self, outs: Any, msg: dict[str, Any], display_id: Any, cell_index: int) -> Any:
+            content, kind = msg.get("content", {}), msg.get("msg_type")
+            if kind == "stream":
+                stream = sys.stderr if content.get("name") == "stderr" else sys.stdout
+                stream.write(content.get("text", ""))
+                stream.flush()
+            elif kind == "error":
+                sys.stderr.write(_ANSI.sub("", "\n".join(content.get("traceback", []))) + "\n")
+                sys.stderr.flush()
+            return super().output(outs, msg, display_id, cell_index)
+
+    # Over Unix sockets in the jail's /tmp: the kernel needs no network, not even loopback.
+    manager = AsyncKernelManager(kernel_name="python3", transport="ipc", ip="/tmp/podium-kernel")
+    client = LoggingClient(
+        notebook,
+        km=manager,
+        timeout=None,  # the wall limit is the host's: it kills the whole jail
+        kernel_name="python3",
+        allow_errors=False,
+        resources={"metadata": {"path": job["working_dir"]}},
+        # A zip's own modules import as they would beside the notebook.
+        extra_arguments=[
+            f"--IPKernelApp.exec_lines=import sys; sys.path.append({job['code_dir']!r})"
+        ],
+        on_cell_execute=lambda cell, cell_index: current.append(cell_index),
+    )
+    try:
+        client.execute(env=job["env"], cwd=job["working_dir"])
+    except CellExecutionError as exc:
+        cell = code_cells.index(current[-1]) + 1 if current and current[-1] in code_cells else None
+        return {
+            "status": "cell_error",
+            "cell": cell,
+            "ename": str(exc.ename),
+            "evalue": str(exc.evalue)[:_MESSAGE_CHARS],
+        }
+    except DeadKernelError as exc:
+        return {"status": "kernel_died", "message": str(exc)[:_MESSAGE_CHARS]}
+    return {"status": "exited", "code": 0}
+
+
+def _deliver(job: dict[str, Any], output_fd: int) -> dict[str, Any]:
+    path = os.path.join(job["working_dir"], "submission.csv")
+    try:
+        # Not blocking: a FIFO named submission.csv must not hang the run.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return {"status": "no_output"}
+    with os.fdopen(fd, "rb") as source:
+        seen = os.fstat(source.fileno())
+        if not stat.S_ISREG(seen.st_mode):
+            return {"status": "no_output", "reason": "submission.csv is not a regular file"}
+        if seen.st_size > job["max_output_bytes"]:
+            return {"status": "output_too_large", "bytes": seen.st_size}
+        sent = 0
+        while chunk := source.read(1 << 20):
+            sent += len(chunk)
+            if sent > job["max_output_bytes"]:
+                return {"status": "output_too_large", "bytes": sent}
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(output_fd, view) :]
+    return {"status": "delivered", "bytes": sent}
+
+
+def _working_full(job: dict[str, Any]) -> bool:
+    try:
+        seen = os.statvfs(job["working_dir"])
+    except OSError:
+        return False
+    return seen.f_bavail * seen.f_frsize < _FULL_BYTES
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(argv[1])
+    status_fd, output_fd = job["status_fd"], job["output_fd"]
+    for fd in (status_fd, output_fd):
+        os.set_inheritable(fd, False)
+    _undumpable()
+    _limit_self(job)
+    try:
+        ran = _run_notebook(job) if job["kind"] == "notebook" else _run_script(job)
+    except Exception as exc:  # noqa: BLE001 - our own failure still reaches the host
+        ran = {"status": "wrapper_error", "message": f"{type(exc).__name__}: {exc}"[:2000]}
+    result = dict(ran)
+    if ran["status"] == "exited" and ran["code"] == 0:
+        result.update(_deliver(job, output_fd))
+        result["code"] = 0
+    os.close(output_fd)
+    result["working_full"] = _working_full(job)
+    data = json.dumps(result).encode("utf-8")
+    while data:
+        data = data[os.write(status_fd, data) :]
+    os.close(status_fd)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

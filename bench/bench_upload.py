@@ -1,0 +1,363 @@
+"""The upload path against its floor: Podium's API beside a bare FastAPI endpoint that reads the
+same multipart file and inserts one row into PostgreSQL, with the same clients, at 1, 2 and 4
+processes, in one run (issue 23).
+
+For each process count it starts a server (uvicorn ``--workers N``) on a throw-away database on
+the PostgreSQL in ``PODIUM_TEST_DATABASE_URL``, then ``--clients`` clients (asyncio, one
+connection each, every client a user of its own, so no team's rate limit bites) send ``--uploads``
+uploads of a ``--rows``-row CSV as fast as they are answered. Podium scores in its own processes
+(the embedded scoring thread, score intervals on: the default) and the run ends when every
+submission is scored, so the server CPU per upload counts the scoring too. Printed per row:
+uploads/s (accepted, first request to last answer), latency p50 / p99 (ms, at the client), the
+servers' CPU per upload (ms: user + system of every server process, read from /proc), and for
+Podium the ratios to the floor at the same process count.
+
+``--previous DIR`` runs a second Podium from another checkout (e.g. ``git worktree add
+/tmp/podium-main main``) in the same run, for the design before; ``--redis URL`` gives Podium
+``PODIUM_REDIS_URL`` (the shared limits).
+
+    PODIUM_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1/postgres \\
+        python bench/bench_upload.py --redis redis://127.0.0.1:6379/10
+"""
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import psutil
+from sqlalchemy import create_engine, func, select, text
+from sqlalchemy.engine import make_url
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.auth.service import create_user  # noqa: E402
+from app.db import make_engine, make_session_factory, unit_of_work  # noqa: E402
+from app.migrate import upgrade  # noqa: E402
+from app.models import Role, Submission, SubmissionStatus  # noqa: E402
+from tests.live_server import free_port  # noqa: E402
+
+SECRET = "u" * 40
+API = "/api/v1"
+
+# The floor: read the multipart file, insert one row, answer. Written to a file so uvicorn's
+# workers can import it.
+BARE_APP = """
+import os
+
+from fastapi import FastAPI, File, UploadFile
+from sqlalchemy import create_engine, text
+
+engine = create_engine(os.environ["BARE_DATABASE_URL"], pool_size=10, max_overflow=10)
+app = FastAPI()
+
+
+@app.post("/upload", status_code=202)
+def upload(file: UploadFile = File(...)) -> dict[str, int]:
+    body = file.file.read()
+    with engine.begin() as connection:
+        new = connection.execute(
+            text("INSERT INTO bare_uploads (name, size) VALUES (:n, :s) RETURNING id"),
+            {"n": file.filename, "s": len(body)},
+        ).scalar_one()
+    return {"id": new}
+"""
+
+
+@dataclass
+class Result:
+    label: str
+    processes: int
+    accepted: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    cpu_ms: float
+
+    @property
+    def rate(self) -> float:
+        return self.accepted / self.seconds
+
+
+def _files(rows: int) -> tuple[bytes, bytes]:
+    ids = [f"r{i}" for i in range(rows)]
+    usage = ["Public" if i % 2 else "Private" for i in range(rows)]
+    key = "id,target,Usage\n" + "".join(
+        f"{k},{(i // 2) % 2},{u}\n" for i, (k, u) in enumerate(zip(ids, usage, strict=True))
+    )
+    sub = "id,target\n" + "".join(f"{k},{(i * 37 % 100) / 100}\n" for i, k in enumerate(ids))
+    return key.encode(), sub.encode()
+
+
+def _throwaway(base: str) -> str:
+    name = f"podium_bench_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return make_url(base).set(database=name).render_as_string(hide_password=False)
+
+
+def _drop(base: str, url: str) -> None:
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        name = make_url(url).database
+        connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    total = 0.0
+    for each in [process, *process.children(recursive=True)]:
+        try:
+            times = each.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def _start(
+    command: list[str], env: dict[str, str], port: int, log: Path
+) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server did not start:\n{log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code in (200, 404):
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise SystemExit("the server did not answer")
+
+
+async def _drive(
+    url: str, tokens: list[str], uploads: int, body: bytes
+) -> tuple[int, float, list[float]]:
+    left = uploads
+    latencies: list[float] = []
+    accepted = 0
+
+    async def client(token: str) -> None:
+        nonlocal left, accepted
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(headers=headers, timeout=120) as http:
+            while left > 0:
+                left -= 1
+                start = time.perf_counter()
+                answer = await http.post(url, files={"file": ("sub.csv", body, "text/csv")})
+                latencies.append(time.perf_counter() - start)
+                if answer.status_code == 202:
+                    accepted += 1
+                else:
+                    print(f"  {answer.status_code}: {answer.text[:200]}", file=sys.stderr)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(client(token) for token in tokens))
+    return accepted, time.perf_counter() - start, latencies
+
+
+def _summary(
+    label: str, processes: int, accepted: int, seconds: float, latencies: list[float], cpu: float
+) -> Result:
+    ordered = sorted(latencies)
+    return Result(
+        label,
+        processes,
+        accepted,
+        seconds,
+        statistics.median(ordered) * 1000,
+        ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
+        cpu / max(accepted, 1) * 1000,
+    )
+
+
+def run_podium(
+    label: str, source: Path, base: str, processes: int, args: argparse.Namespace, work: Path
+) -> Result:
+    key, sub = _files(args.rows)
+    url = _throwaway(base)
+    try:
+        upgrade(url)
+        engine = make_engine(url)
+        tokens = []
+        with unit_of_work(make_session_factory(engine)) as session:
+            _host, host = create_user(session, name="host", role=Role.organiser, secret_key=SECRET)
+            for i in range(args.clients):
+                _user, token = create_user(
+                    session, name=f"u{i}", role=Role.participant, secret_key=SECRET
+                )
+                tokens.append(token)
+        port = free_port()
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(source),
+            "PODIUM_ENV": "test",
+            "PODIUM_DATABASE_URL": url,
+            "PODIUM_DATA_DIR": str(work / f"data-{uuid.uuid4().hex[:6]}"),
+            "PODIUM_SECRET_KEY": SECRET,
+            "PODIUM_SCORING_BACKEND": "thread",
+            "PODIUM_UPLOADS_PER_MINUTE": "1000000",
+            "PODIUM_LOG_LEVEL": "WARNING",
+        }
+        if args.redis:
+            env["PODIUM_REDIS_URL"] = args.redis
+            import redis
+
+            redis.Redis.from_url(args.redis).flushdb()
+        command = [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory"]
+        command += ["--port", str(port), "--workers", str(processes), "--no-access-log"]
+        server = _start(command, env, port, work / f"{label}-{processes}.log")
+        try:
+            http = httpx.Client(
+                base_url=f"http://127.0.0.1:{port}{API}",
+                headers={"Authorization": f"Bearer {host}"},
+                timeout=60,
+            )
+            body = {
+                "slug": "bench",
+                "title": "Bench",
+                "metric": {"name": "roc_auc"},
+                "daily_submission_limit": 10_000,
+            }
+            made = http.post("/competitions", json=body)
+            assert made.status_code == 201, made.text
+            answer = http.put("/competitions/bench/answer-key", files={"file": ("key.csv", key)})
+            assert answer.status_code == 201, answer.text
+            # Warm every process (imports, the first parse) outside the measurement.
+            asyncio.run(
+                _drive(
+                    f"http://127.0.0.1:{port}{API}/competitions/bench/submissions",
+                    tokens,
+                    processes * 4,
+                    sub,
+                )
+            )
+            _wait_scored(engine)
+            tree = psutil.Process(server.pid)
+            before = _cpu_seconds(tree)
+            accepted, seconds, latencies = asyncio.run(
+                _drive(
+                    f"http://127.0.0.1:{port}{API}/competitions/bench/submissions",
+                    tokens,
+                    args.uploads,
+                    sub,
+                )
+            )
+            _wait_scored(engine)  # the scoring's CPU is the upload's too
+            cpu = _cpu_seconds(tree) - before
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+        engine.dispose()
+        return _summary(label, processes, accepted, seconds, latencies, cpu)
+    finally:
+        _drop(base, url)
+
+
+def _wait_scored(engine) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        with engine.connect() as connection:
+            waiting = connection.scalar(
+                select(func.count(Submission.id)).where(
+                    Submission.status.in_([SubmissionStatus.queued, SubmissionStatus.scoring])
+                )
+            )
+        if not waiting:
+            return
+        time.sleep(0.2)
+    raise SystemExit("submissions were not scored in time")
+
+
+def run_floor(base: str, processes: int, args: argparse.Namespace, work: Path) -> Result:
+    _key, sub = _files(args.rows)
+    url = _throwaway(base)
+    try:
+        engine = create_engine(url)
+        with engine.begin() as connection:
+            connection.execute(
+                text("CREATE TABLE bare_uploads (id serial PRIMARY KEY, name text, size int)")
+            )
+        engine.dispose()
+        (work / "bare_upload_app.py").write_text(BARE_APP)
+        port = free_port()
+        env = {**os.environ, "PYTHONPATH": str(work), "BARE_DATABASE_URL": url}
+        command = [sys.executable, "-m", "uvicorn", "bare_upload_app:app", "--port", str(port)]
+        command += ["--workers", str(processes), "--no-access-log"]
+        server = _start(command, env, port, work / f"floor-{processes}.log")
+        try:
+            target = f"http://127.0.0.1:{port}/upload"
+            asyncio.run(_drive(target, ["x"] * args.clients, processes * 4, sub))
+            tree = psutil.Process(server.pid)
+            before = _cpu_seconds(tree)
+            accepted, seconds, latencies = asyncio.run(
+                _drive(target, ["x"] * args.clients, args.uploads, sub)
+            )
+            cpu = _cpu_seconds(tree) - before
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+        return _summary("floor", processes, accepted, seconds, latencies, cpu)
+    finally:
+        _drop(base, url)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--processes", default="1,2,4")
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--uploads", type=int, default=400)
+    parser.add_argument("--rows", type=int, default=100)
+    parser.add_argument("--redis", default=None, help="PODIUM_REDIS_URL for Podium")
+    parser.add_argument("--previous", type=Path, default=None, help="another checkout to run too")
+    args = parser.parse_args()
+    base = os.environ.get("PODIUM_TEST_DATABASE_URL")
+    if not base:
+        raise SystemExit("set PODIUM_TEST_DATABASE_URL to a PostgreSQL server")
+    print(
+        f"{os.cpu_count()} cores, {args.clients} clients, {args.uploads} uploads of "
+        f"{args.rows} rows per row below; load average before: {os.getloadavg()[0]:.1f}"
+    )
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for processes in (int(p) for p in args.processes.split(",")):
+            floor = run_floor(base, processes, args, work)
+            results.append(floor)
+            podium = [run_podium("podium", ROOT, base, processes, args, work)]
+            if args.previous is not None:
+                podium.append(
+                    run_podium("previous", args.previous.resolve(), base, processes, args, work)
+                )
+            results.extend(podium)
+            for result in [floor, *podium]:
+                ratio = ""
+                if result is not floor:
+                    ratio = (
+                        f"  {result.rate / floor.rate:.2f}x the floor's rate, "
+                        f"{result.cpu_ms / floor.cpu_ms:.1f}x its CPU"
+                    )
+                print(
+                    f"{result.label:>8} {result.processes} proc: {result.rate:7.1f} uploads/s "
+                    f"p50 {result.p50_ms:6.1f} ms p99 {result.p99_ms:7.1f} ms "
+                    f"CPU {result.cpu_ms:5.1f} ms/upload{ratio}",
+                    flush=True,
+                )
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
