@@ -8,6 +8,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.auth.hosts import host_or_refuse_former, is_host
+from app.competitions.entry_fields import parse_details
 from app.competitions.phases import upload_phase
 from app.config import Settings
 from app.db import after_commit
@@ -23,7 +24,6 @@ from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
-from app.submissions.details import parse_details
 from app.submissions.quota import charge, check_upload_rate
 from app.teams.service import locked_team_for
 
