@@ -117,6 +117,10 @@ class Settings(BaseSettings):
     auth_failures_per_account: int = Field(default=50, ge=1)
     auth_failure_window_seconds: float = Field(default=300.0, gt=0)
     auth_failure_keys: int = Field(default=10_000, ge=1)
+    # A competition bundle (app.bundles) uploaded for import, and what it may unpack to in all
+    # (zips inside it included); it is read into memory, so both stay well below the RAM.
+    bundle_max_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
+    bundle_max_unpacked_bytes: int = Field(default=512 * 1024 * 1024, ge=1024)
     # A competition data file (train / test sets) may be as large as this.
     max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 

@@ -554,6 +554,10 @@ from app.client.host import competitions_app  # noqa: E402 - the host commands' 
 
 app.add_typer(competitions_app, name="competitions")
 
+from app.client.bundle import bundle_app  # noqa: E402 - `podium bundle import / export`
+
+app.add_typer(bundle_app, name="bundle")
+
 
 def main() -> None:
     """Run the command; a usage error (a missing, unknown or bad option or argument) is one

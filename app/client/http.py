@@ -203,3 +203,42 @@ class PodiumClient:
 
     def delete_competition(self, slug: str) -> None:
         self._call("DELETE", f"/competitions/{slug}")
+
+    # --- bundles (app.client.bundle) --------------------------------------------------------
+
+    def import_bundle(
+        self, name: str, data: bytes, form: dict[str, str], progress: Progress
+    ) -> dict[str, Any]:
+        progress(len(data))
+        return self._call(  # type: ignore[no-any-return]
+            "POST",
+            "/competitions/import",
+            files={"file": (name, data, "application/zip")},
+            data=form,
+        )
+
+    def export_bundle(
+        self, slug: str, dest: Path, with_submissions: bool, progress: Progress
+    ) -> int:
+        """Stream the bundle to ``dest`` (through a temporary name); returns its size."""
+        part = dest.with_name(dest.name + ".part")
+        size = 0
+        params = {"with_submissions": "true" if with_submissions else "false"}
+        try:
+            with self._http.stream(
+                "GET", f"/competitions/{slug}/export", params=params
+            ) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise ClientError(_message(response))
+                with part.open("wb") as out:
+                    for chunk in response.iter_bytes(1 << 20):
+                        out.write(chunk)
+                        size += len(chunk)
+                        progress(len(chunk))
+            part.replace(dest)
+        except httpx.HTTPError as exc:
+            raise ClientError(f"export of {slug} failed: {exc}") from None
+        finally:
+            part.unlink(missing_ok=True)
+        return size

@@ -284,6 +284,8 @@ def delete(session: Session, *, competition: Competition, actor: User, settings:
     ).all()
     if competition.custom_metric_path:
         refs.append(competition.custom_metric_path)
+    # An imported phase's scoring program and reference data (app.competitions.bundles).
+    refs += [p.scorer["ref"] for p in competition.phases if p.scorer and p.scorer.get("ref")]
     blobs = list(
         session.scalars(
             select(DataFile.storage_key).where(DataFile.competition_id == competition.id)

@@ -16,7 +16,7 @@ from app.errors import Conflict, NotFound, Unprocessable
 from app.evaluation.columns import check_columns, columns_for
 from app.models import Competition, Phase, Submission, User
 from app.models.phase import LEGACY_PHASE
-from app.scoring.columns import Column, ColumnError, reading_metric, shape
+from app.scoring.columns import Column, ColumnError, is_program, reading_metric, shape
 
 
 class PhaseClosed(Conflict):
@@ -40,6 +40,14 @@ def check_phase_columns(competition: Competition, config: PhaseConfig, index: in
             f"{base[0].direction}; a phase ranks the same way as its competition",
             extra={"field": f"{where}[0]"},
         )
+    if is_program(own) or is_program(base):
+        if is_program(own) != is_program(base):
+            raise Unprocessable(
+                f"{where}: a phase is scored as its competition is, by catalogue metrics or "
+                "by an imported program, not the other",
+                extra={"field": where},
+            )
+        return
     mine, theirs = reading_metric(own), reading_metric(base)
     if shape(mine.metric, mine.params) != shape(theirs.metric, theirs.params):  # type: ignore[arg-type]
         raise Unprocessable(

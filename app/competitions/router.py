@@ -1,13 +1,14 @@
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Form, Path, Response, UploadFile, status
+from fastapi import APIRouter, Form, Path, Query, Response, UploadFile, status
 
 from app.auth import hosts
-from app.competitions import lifecycle, phases, service
+from app.competitions import bundles, lifecycle, phases, service
 from app.competitions.schemas import (
     AnswerKeyPublic,
     Checklist,
     CompetitionCreate,
+    CompetitionImported,
     CompetitionPublic,
     CompetitionUpdate,
     HostCreate,
@@ -43,6 +44,35 @@ def create_competition(
 ) -> CompetitionPublic:
     competition = service.create_competition(session, data=data, owner=organiser)
     return service.to_public(competition)
+
+
+@router.post(
+    "/import",
+    response_model=CompetitionImported,
+    status_code=status.HTTP_201_CREATED,
+    responses=error_responses(413, 422),
+)
+def import_competition(
+    file: UploadFile,
+    session: SessionDep,
+    organiser: OrganiserUser,
+    settings: SettingsDep,
+    slug: Annotated[str | None, Form(max_length=64)] = None,
+    dry_run: Annotated[bool, Form()] = False,
+    owner: Annotated[str | None, Form(max_length=64)] = None,
+) -> CompetitionImported:
+    """A competition from an EvalAI, Codabench v2 or CodaLab v1.5 bundle (a zip), made as a
+    draft; ``dry_run`` answers the same report and keeps nothing; ``owner`` (site admins) makes
+    it another organiser's. 422 names the bundle's file and field at fault."""
+    return bundles.import_bundle(
+        session,
+        bundle=bundles.read_upload(file.file, max_bytes=settings.bundle_max_bytes),
+        name=(file.filename or "bundle.zip")[:200],
+        owner=bundles.owner_for(session, caller=organiser, name=owner or None),
+        settings=settings,
+        slug=slug or None,
+        dry_run=dry_run,
+    )
 
 
 @router.get("", response_model=list[CompetitionPublic], responses=PAGE_HEADERS)
@@ -223,6 +253,25 @@ def sample_submission(
         content=service.sample_submission_csv(competition, settings),
         media_type="text/csv",
         headers={"Content-Disposition": content_disposition(f"{competition.slug}-sample.csv")},
+    )
+
+
+@router.get("/{slug}/export", response_class=Response)
+def export_competition(
+    competition: HostedCompetitionDep,
+    session: SessionDep,
+    settings: SettingsDep,
+    with_submissions: Annotated[bool, Query()] = False,
+) -> Response:
+    """The competition as a Codabench v2 bundle that Podium imports back the same (hosts only);
+    ``with_submissions`` adds every submission's file and scores, for archiving."""
+    data = bundles.export_bundle(
+        session, competition=competition, settings=settings, with_submissions=with_submissions
+    )
+    return Response(
+        content=data,
+        media_type="application/zip",
+        headers={"Content-Disposition": content_disposition(f"{competition.slug}-bundle.zip")},
     )
 
 

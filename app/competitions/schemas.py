@@ -49,7 +49,9 @@ class ComputedConfig(BaseModel):
 
 
 class ColumnConfig(BaseModel):
-    """One leaderboard column: a catalogue metric, or computed from columns before it."""
+    """One leaderboard column: a catalogue metric, computed from columns before it, or written
+    by the phase's imported scoring program (``scorer: program``, stating its ``direction``;
+    ``source_key`` is the name the program writes it under, default the key)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -57,6 +59,10 @@ class ColumnConfig(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=200)
     metric: MetricConfig | None = None
     computed: ComputedConfig | None = None
+    scorer: Literal["program"] | None = None
+    source_key: str | None = Field(default=None, min_length=1, max_length=200)
+    # Required of a program's column; a metric's or a computed column's must agree if given.
+    direction: Literal["maximize", "minimize"] | None = None
     # Digits shown on pages and CSVs; stored and ranked at full precision.
     precision: int | None = Field(default=None, ge=0, le=15)
     # Scored and shown to hosts only (a diagnostic column).
@@ -276,6 +282,14 @@ class CompetitionPublic(BaseModel):
         "with any other is refused at upload",
     )
     created_at: datetime
+
+
+class CompetitionImported(CompetitionPublic):
+    """A bundle's competition as ``GET`` shows it, with what the import could not carry over
+    or kept as the bundle says but looks wrong (``warnings``, one sentence each)."""
+
+    warnings: list[str]
+    dry_run: bool = False
 
 
 class ChecklistItem(BaseModel):

@@ -1,5 +1,6 @@
 """Creating competitions, storing versioned answer keys, building sample submissions."""
 
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
@@ -32,11 +33,19 @@ from app.errors import Conflict, NotFound, Unprocessable
 from app.evaluation.columns import check_columns, columns_for, public_column
 from app.evaluation.custom import check_key_with_custom_metric, custom_metrics_refused
 from app.evaluation.keys import cached_key, key_table
-from app.evaluation.metric import CUSTOM, custom_metric, is_custom, label_set, metric_for
+from app.evaluation.metric import (
+    CUSTOM,
+    PROGRAM,
+    custom_metric,
+    is_custom,
+    label_set,
+    metric_for,
+    program_metric,
+)
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
 from app.models import AnswerKey, Competition, Phase, Submission, Team, User
 from app.pagination import Page, Paged, paginate
-from app.scoring.columns import ColumnError, reading_metric
+from app.scoring.columns import ColumnError, is_program, reading_metric
 from app.scoring.core import ScoringError
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
 from app.scoring.intake_errors import first_few, plural
@@ -70,6 +79,8 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         score_decimals=data.score_decimals,
         labels=labels,
         scoring_time_limit_seconds=data.scoring_time_limit_seconds,
+        # A program-scored board's direction is its ranking column's (app.evaluation.metric).
+        custom_metric_direction=metric.direction if metric.name == PROGRAM else None,
         public_board_mode=data.public_board_mode,
         ladder_step=data.ladder_step,
         score_intervals=data.score_intervals,
@@ -102,9 +113,13 @@ def _metric_and_columns(
             raise Unprocessable(str(exc)) from None
     definitions = [c.model_dump(exclude_none=True) for c in data.columns]
     try:
-        reading = reading_metric(check_columns(definitions))
+        columns = check_columns(definitions)
     except ColumnError as exc:
         raise Unprocessable(exc.args[0], extra={"field": exc.field}) from None
+    if is_program(columns):
+        metric = program_metric(columns[0].direction)
+        return metric, metric.parse_params({}), definitions
+    reading = reading_metric(columns)
     return reading.metric, reading.params, definitions  # type: ignore[return-value]
 
 
@@ -351,19 +366,22 @@ def upload_answer_key(
     source: BinaryIO,
     uploader: User,
     settings: Settings,
+    pause: bool = True,
 ) -> AnswerKey:
     """Validate and store a new key version of a phase; the phase's first version goes live at
     once.
 
     The file is stored, parsed and checked (by the competition's metric file too) with no
     transaction open and the request's database slot given back, so the API never waits on it.
+    ``pause=False`` keeps the transaction: for a competition made in this same unit of work (a
+    bundle's import), which nobody else sees and so nothing can change meanwhile.
     """
     metric = metric_for(competition)
     params = metric.parse_params(competition.metric_params)
     setup = _scoring_setup(competition, phase)
     stored = None
     try:
-        with no_transaction(session):
+        with no_transaction(session) if pause else nullcontext():
             stored = store_stream(
                 source,
                 prefix=f"answer-keys/{competition.id}",

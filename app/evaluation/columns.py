@@ -56,6 +56,7 @@ def public_column(column: Column) -> dict[str, Any]:
         "title": column.title,
         "metric": column.metric.name if column.metric is not None else None,
         "computed": {"op": column.op, "of": list(column.of)} if column.computed else None,
+        "program": column.program,
         "direction": column.direction,
         "precision": column.precision,
         "hidden": column.hidden,

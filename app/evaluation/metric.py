@@ -13,6 +13,9 @@ from app.metrics import Metric, get_metric
 from app.models import Competition
 
 CUSTOM = "custom"
+# The metric name of a competition whose columns an imported scoring program writes
+# (app.bundles): no catalogue metric reads its files.
+PROGRAM = "program"
 
 
 class CustomParams(BaseModel):
@@ -40,13 +43,35 @@ def custom_metric(direction: str = "maximize") -> Metric:
     )
 
 
+def program_metric(direction: str = "maximize") -> Metric:
+    """What the service reads a program-scored competition by: its direction; files are the
+    program's business (``cell="labels"``, ``columns="many"``: nothing is read as numbers)."""
+    return Metric(
+        name=PROGRAM,
+        score=_structure_only,
+        direction=direction,  # type: ignore[arg-type]
+        cell="labels",
+        columns="many",
+        params=CustomParams,
+        reference="the competition's imported scoring program",
+        summary="Columns written by a scoring program imported with a bundle.",
+    )
+
+
 def is_custom(competition: Competition) -> bool:
     return competition.metric_name == CUSTOM
+
+
+def is_program(competition: Competition) -> bool:
+    return competition.metric_name == PROGRAM
 
 
 def metric_for(competition: Competition) -> Metric:
     if is_custom(competition):
         return custom_metric(competition.custom_metric_direction or "maximize")
+    if is_program(competition):
+        # The ranking column's direction, kept where a custom metric keeps its own.
+        return program_metric(competition.custom_metric_direction or "maximize")
     return get_metric(competition.metric_name)
 
 

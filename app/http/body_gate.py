@@ -32,10 +32,12 @@ _ABSOLUTE_FORM = re.compile(r"^https?://[^/]+")
 # The routes whose body is a file: submissions, answer keys and metric files (API and web forms)
 # and the kaggle client's signed upload URL; data files have a limit of their own.
 UPLOADS = re.compile(
-    r"^(/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric)"
+    r"^(/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric|phases/[^/]+/answer-key)"
     r"|/api/v1/kaggle/uploads/[^/]+"
     r"|/c/[^/]+/(submissions|host/keys|host/metric))/?$"
 )
+# Competition bundles, imported through the API or the host page (app.competitions.bundles).
+BUNDLES = re.compile(r"^(/api/v1/competitions/import|/host/import)/?$")
 DATA_FILES = re.compile(r"^(/api/v1/competitions/[^/]+/files/[^/]+|/c/[^/]+/host/files)/?$")
 # The multipart framing and the small form fields around the file.
 FRAMING_BYTES = 64 * 1024
@@ -62,6 +64,8 @@ def body_limit(path: str, settings: Settings) -> tuple[int, bool]:
     path = _ABSOLUTE_FORM.sub("", path)
     if UPLOADS.match(path):
         return settings.max_upload_bytes + FRAMING_BYTES, True
+    if BUNDLES.match(path):
+        return settings.bundle_max_bytes + FRAMING_BYTES, True
     if DATA_FILES.match(path):
         return settings.max_data_file_bytes + FRAMING_BYTES, True
     return settings.max_request_bytes, False

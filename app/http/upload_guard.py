@@ -28,8 +28,11 @@ from app.http.body_gate import FRAMING_BYTES
 from app.models import User
 from app.ops.unavailable import outage
 
-# The routes that take a file: submissions, answer keys and metric files.
-UPLOAD_ROUTES = re.compile(r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric)/?$")
+# The routes that take a file: submissions, answer keys and metric files; and bundles to import.
+UPLOAD_ROUTES = re.compile(
+    r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric|phases/[^/]+/answer-key)/?$"
+)
+BUNDLE_ROUTE = re.compile(r"^/api/v1/competitions/import/?$")
 
 
 @dataclass(frozen=True)
@@ -62,12 +65,15 @@ class UploadGuard:
         if (
             scope["type"] != "http"
             or scope["method"] not in ("POST", "PUT")
-            or not UPLOAD_ROUTES.match(scope["path"])
+            or not (UPLOAD_ROUTES.match(scope["path"]) or BUNDLE_ROUTE.match(scope["path"]))
         ):
             await self.app(scope, receive, send)
             return
-        limit = self._settings.max_upload_bytes + FRAMING_BYTES
-        found = await self._check(Headers(scope=scope), limit, client_address(scope))
+        bundle = BUNDLE_ROUTE.match(scope["path"]) is not None
+        max_bytes = self._settings.bundle_max_bytes if bundle else self._settings.max_upload_bytes
+        found = await self._check(
+            Headers(scope=scope), max_bytes + FRAMING_BYTES, max_bytes, client_address(scope)
+        )
         if isinstance(found, AppError):
             await error_response(found)(scope, receive, send)
             return
@@ -75,10 +81,12 @@ class UploadGuard:
         scope.setdefault("state", {})[GUARDED_USER] = found
         await self.app(scope, receive, send)
 
-    async def _check(self, headers: Headers, limit: int, address: str) -> AppError | GuardedUser:
+    async def _check(
+        self, headers: Headers, limit: int, max_bytes: int, address: str
+    ) -> AppError | GuardedUser:
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            return _too_large(self._settings.max_upload_bytes)
+            return _too_large(max_bytes)
         scheme, _, token = headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return Unauthorized("missing bearer token")

@@ -49,6 +49,10 @@ class Phase(Base):
     columns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
     # What a submission's uploader is asked for (method name, a URL, host-defined fields).
     entry_fields: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # An imported scoring program (app.competitions.bundles): {kind, ref, sha256, command,
+    # program: [{path, sha256}], reference: [{path, sha256}], ...}; ``ref`` is one stored zip
+    # of its files and the phase's reference data. None: the columns' catalogue metrics score.
+    scorer: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
     # By name: app.models.competition imports this module, never the other way round.
     competition: Mapped["Competition"] = relationship(back_populates="phases")  # noqa: F821

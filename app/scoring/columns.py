@@ -1,8 +1,9 @@
 """A leaderboard's columns: resolving their definitions, scoring every column in one pass, and
 the string that breaks ties the board's way.
 
-A column is a catalogue metric with its params, or computed from other columns (``mean``,
-``sum``, ``min``, ``max``). The first column ranks, the next ones break ties in order. Every
+A column is a catalogue metric with its params, computed from other columns (``mean``,
+``sum``, ``min``, ``max``), or written by an imported scoring program (``"scorer": "program"``,
+with its stated direction and the name the program writes it under, ``source_key``). The first column ranks, the next ones break ties in order. Every
 catalogue column reads the same aligned predictions, so a file is read and validated once
 whatever the number of columns; the definitions are refused up front when two metrics would read
 a submission differently. Pure: definitions in, numbers out.
@@ -51,6 +52,9 @@ class Column:
     precision: int | None = None
     hidden: bool = False
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    # Written by an imported scoring program under ``source_key`` (no catalogue metric).
+    program: bool = False
+    source_key: str | None = None
 
     @property
     def computed(self) -> bool:
@@ -78,19 +82,39 @@ def resolve_columns(
     if len(definitions) > MAX_COLUMNS:
         raise ColumnError(where, f"at most {MAX_COLUMNS} columns, not {len(definitions)}")
     columns: dict[str, Column] = {}
+    order: list[str] = []
+    deferred: list[tuple[str, str, str, Any, bool, Mapping[str, Any], Any, Any]] = []
     first: tuple[tuple[str, str, tuple[str, ...]], str] | None = None
     for i, raw in enumerate(definitions):
         at = f"{where}[{i}]"
         key = str(raw["key"])
-        if key in columns:
+        if key in order:
             raise ColumnError(f"{at}.key", f"duplicate column key '{key}'")
         title = str(raw.get("title") or key)
         precision, hidden = raw.get("precision"), bool(raw.get("hidden", False))
         computed, metric_def = raw.get("computed"), raw.get("metric")
-        if (computed is None) == (metric_def is None):
+        program = raw.get("scorer") == "program"
+        if sum(x for x in (computed is not None, metric_def is not None, program)) != 1:
             raise ColumnError(
-                at, "give a column either 'metric' or 'computed', not both or neither"
+                at,
+                "give a column one of 'metric', 'computed' or 'scorer': 'program', "
+                "not several or none",
             )
+        stated = raw.get("direction")
+        if stated is not None and stated not in ("maximize", "minimize"):
+            raise ColumnError(f"{at}.direction", f"'{stated}' is not maximize or minimize")
+        if program:
+            if stated is None:
+                raise ColumnError(
+                    f"{at}.direction", "a column written by a program states its direction"
+                )
+            source = str(raw.get("source_key") or key)
+            order.append(key)
+            columns[key] = Column(
+                key, title, stated, precision=precision, hidden=hidden, raw=dict(raw),
+                program=True, source_key=source,
+            )  # fmt: skip
+            continue
         if metric_def is not None:
             try:
                 metric = lookup(str(metric_def["name"]))
@@ -99,6 +123,10 @@ def resolve_columns(
                 raise ColumnError(f"{at}.metric.name", str(exc)) from None
             except MetricParamsError as exc:
                 raise ColumnError(f"{at}.metric.params", str(exc)) from None
+            if stated is not None and stated != metric.direction:
+                raise ColumnError(
+                    f"{at}.direction", f"'{metric.name}' sorts {metric.direction}, not {stated}"
+                )
             this = shape(metric, params)
             if first is None:
                 first = (this, key)
@@ -109,37 +137,79 @@ def resolve_columns(
                     f"'{first[1]}' ({_describe(this)} against {_describe(first[0])}); every "
                     "column must read the same file",
                 )
+            order.append(key)
             columns[key] = Column(
                 key, title, metric.direction, metric, params, None, (), precision, hidden, dict(raw)
             )
             continue
         assert computed is not None  # checked above: a column is one or the other
-        op, of = str(computed["op"]), tuple(str(k) for k in computed["of"])
-        if op not in OPS:
-            raise ColumnError(f"{at}.computed.op", f"'{op}' is not one of {', '.join(OPS)}")
-        unknown = [k for k in of if k not in columns]
-        if not of or unknown:
+        order.append(key)
+        deferred.append((at, key, title, precision, hidden, raw, stated, computed))
+    # Computed columns may read any other column, the ones shown after them too (the ranking
+    # column comes first and is often a mean of the others): resolved once their inputs are.
+    while deferred:
+        ready = [d for d in deferred if all(str(k) in columns for k in d[7].get("of") or ())]
+        if not ready:
+            at, key, *_rest, computed = deferred[0]
+            missing = [str(k) for k in computed["of"] if str(k) not in columns]
+            unknown = [k for k in missing if k not in order or k == key]
             raise ColumnError(
                 f"{at}.computed.of",
-                f"unknown column(s) {', '.join(unknown)}; a computed column combines columns "
-                "defined before it"
+                f"unknown column(s) {', '.join(unknown)}; a computed column combines other "
+                "columns of the board"
                 if unknown
-                else "name at least one column",
+                else f"reads {', '.join(missing)}, which read(s) it back: a cycle",
             )
-        directions = {columns[k].direction for k in of}
-        if len(directions) > 1:
-            raise ColumnError(
-                f"{at}.computed.of",
-                "its inputs' directions disagree ("
-                + ", ".join(f"{k}: {columns[k].direction}" for k in of)
-                + "); combine columns sorted the same way",
-            )
-        columns[key] = Column(
-            key, title, directions.pop(), None, None, op, of, precision, hidden, dict(raw)
+        for item in ready:
+            deferred.remove(item)
+            columns[item[1]] = _computed(columns, *item)
+    columns = {k: columns[k] for k in order}
+    programs = [c.key for c in columns.values() if c.program]
+    if first is None and not programs:
+        raise ColumnError(
+            where, "at least one column must be a catalogue metric or written by a program"
         )
-    if first is None:
-        raise ColumnError(where, "at least one column must be a catalogue metric")
+    if first is not None and programs:
+        raise ColumnError(
+            where,
+            f"column '{programs[0]}' is written by a program and column '{first[1]}' by a "
+            "catalogue metric; a board is scored by one or the other",
+        )
     return list(columns.values())
+
+
+def _computed(
+    columns: Mapping[str, Column],
+    at: str,
+    key: str,
+    title: str,
+    precision: Any,
+    hidden: bool,
+    raw: Mapping[str, Any],
+    stated: Any,
+    computed: Mapping[str, Any],
+) -> Column:
+    """A computed column whose inputs are resolved in ``columns``."""
+    op, of = str(computed["op"]), tuple(str(k) for k in computed["of"])
+    if op not in OPS:
+        raise ColumnError(f"{at}.computed.op", f"'{op}' is not one of {', '.join(OPS)}")
+    if not of:
+        raise ColumnError(f"{at}.computed.of", "name at least one column")
+    directions = {columns[k].direction for k in of}
+    if len(directions) > 1:
+        raise ColumnError(
+            f"{at}.computed.of",
+            "its inputs' directions disagree ("
+            + ", ".join(f"{k}: {columns[k].direction}" for k in of)
+            + "); combine columns sorted the same way",
+        )
+    direction = directions.pop()
+    if stated is not None and stated != direction:
+        raise ColumnError(
+            f"{at}.direction",
+            f"a computed column sorts as its inputs do ({direction}), not {stated}",
+        )
+    return Column(key, title, direction, None, None, op, of, precision, hidden, dict(raw))
 
 
 def _describe(reads: tuple[str, str, tuple[str, ...]]) -> str:
@@ -148,9 +218,16 @@ def _describe(reads: tuple[str, str, tuple[str, ...]]) -> str:
     return words + (f" and key column(s) {', '.join(extra)}" if extra else "")
 
 
+def is_program(columns: Sequence[Column]) -> bool:
+    """Whether an imported scoring program writes these columns (no catalogue metric reads
+    the files: see :func:`resolve_columns`, which never mixes the two)."""
+    return any(c.program for c in columns)
+
+
 def reading_metric(columns: Sequence[Column]) -> Column:
     """The column whose metric reads files and keys: the ranking column, or for a computed
-    ranking column the first catalogue column it rests on."""
+    ranking column the first catalogue column it rests on (for program columns, the first
+    program column it rests on, which has no metric)."""
     by_key = {c.key: c for c in columns}
     column = columns[0]
     while column.computed:
@@ -165,7 +242,7 @@ def combine(columns: Sequence[Column], scored: Mapping[str, Mapping[str, float |
     """Every column's (score, public, private), the computed ones from their inputs' values
     (a split one input lacks is lacking in the result too)."""
     values: Values = {}
-    for column in columns:
+    for column in _inputs_first(columns):
         if not column.computed:
             values[column.key] = {s: scored[column.key].get(s) for s in SPLITS}
             continue
@@ -177,6 +254,22 @@ def combine(columns: Sequence[Column], scored: Mapping[str, Mapping[str, float |
                 OPS[column.op](present) if len(present) == len(inputs) else None  # type: ignore[index]
             )
     return values
+
+
+def _inputs_first(columns: Sequence[Column]) -> list[Column]:
+    """The columns in an order where each computed one follows its inputs."""
+    done: set[str] = set()
+    out: list[Column] = []
+    pending = list(columns)
+    while pending:
+        ready = [c for c in pending if not c.computed or all(k in done for k in c.of)]
+        if not ready:  # unreachable for resolved columns (resolve_columns refuses cycles)
+            raise ColumnError("columns", "computed columns read each other in a cycle")
+        for column in ready:
+            pending.remove(column)
+            done.add(column.key)
+            out.append(column)
+    return out
 
 
 def score_columns(

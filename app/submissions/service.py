@@ -58,6 +58,11 @@ def create_submission(
             "for an unranked reference entry"
         )
     phase, late = upload_phase(competition, phase_name, now, host=host)
+    if phase.scorer is not None:
+        raise Conflict(
+            f"phase '{phase.name}' is scored by the scoring program imported with its bundle, "
+            "which this server does not run yet; it takes no submissions for now"
+        )
     # Checked before anything is stored or counted: a bad detail is the uploader's to fix.
     entry = parse_details(details, list(phase.entry_fields or [])) if not baseline else {}
     key = phase.board_key

@@ -56,6 +56,7 @@ HOST_ROUTES = [
     ("GET", "/competitions/churn/checklist", {}),
     ("GET", "/competitions/churn/submissions.csv", {}),
     ("GET", "/competitions/churn/submissions.zip", {}),
+    ("GET", "/competitions/churn/export", {}),  # the competition as a bundle
     ("POST", "/competitions/churn/publish", {}),  # 409 for the hosts: it is not a draft
     # The owner's (or an admin's) alone, like changing the hosts; 409 once archived or with
     # submissions.
@@ -68,6 +69,7 @@ OWNER_ONLY = {("POST", "/competitions/churn/archive"), ("DELETE", "/competitions
 OPEN_ROUTES = {
     ("GET", "/me"),
     ("POST", "/competitions"),  # organisers only: creating makes the caller the owner
+    ("POST", "/competitions/import"),  # likewise, from a bundle (tests/bundles)
     ("GET", "/competitions"),
     ("GET", "/competitions/{slug}"),
     ("GET", "/competitions/{slug}/sample-submission"),
