@@ -68,6 +68,7 @@ OWNER_ONLY = {("POST", "/competitions/churn/archive"), ("DELETE", "/competitions
 # Routes any signed-in caller may use; what they answer depends on who asks (tested below).
 OPEN_ROUTES = {
     ("GET", "/me"),
+    ("GET", "/runtime"),  # the code runtime's versions, for any signed-in caller
     ("POST", "/competitions"),  # organisers only: creating makes the caller the owner
     ("POST", "/competitions/import"),  # likewise, from a bundle (tests/bundles)
     ("GET", "/competitions"),
