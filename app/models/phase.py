@@ -26,6 +26,10 @@ BOARD_RULES = (BOARD_PUBLIC, BOARD_HIDDEN, BOARD_BLIND)
 COUNTS_BEST, COUNTS_LAST, COUNTS_CHOSEN = "best", "last", "chosen"
 COUNTING_RULES = (COUNTS_BEST, COUNTS_LAST, COUNTS_CHOSEN)
 LEGACY_PHASE = "main"
+# What a phase takes: a predictions file (scored as uploaded), or code run in the jail on the
+# competition's data files (hidden ones included) whose submission.csv is then scored alike.
+KIND_PREDICTIONS, KIND_CODE = "predictions", "code"
+SUBMISSION_KINDS = (KIND_PREDICTIONS, KIND_CODE)
 
 
 class Phase(Base):
@@ -52,6 +56,11 @@ class Phase(Base):
     columns: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
     # What a submission's uploader is asked for (method name, a URL, host-defined fields).
     entry_fields: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    submission_kind: Mapped[str] = mapped_column(
+        String(16), default=KIND_PREDICTIONS, server_default=KIND_PREDICTIONS
+    )
+    # A code phase's limits (app.coderun.limits.CodeLimits as a dict); None: the defaults.
+    code_limits: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
     competition: Mapped["Competition"] = relationship(back_populates="phases")
     answer_keys: Mapped[list["AnswerKey"]] = relationship(
@@ -63,6 +72,10 @@ class Phase(Base):
         """The phase's newest published key version: the one its boards are computed from."""
         published = [k for k in self.answer_keys if k.published_at is not None]
         return published[-1] if published else None
+
+    @property
+    def takes_code(self) -> bool:
+        return self.submission_kind == KIND_CODE
 
     def state(self, now: datetime) -> str:
         if now < self.start:

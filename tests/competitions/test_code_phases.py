@@ -1,0 +1,70 @@
+"""Code phases: a phase's submission kind and code limits, kind mismatches at upload, hidden data
+files, and the run log's readers. (Running code in the jail: tests/coderun/test_code_scoring.py.)"""
+
+from typing import Any
+
+from tests.helpers import API, csv_bytes
+
+KEY = csv_bytes(["id", "y", "Usage"], ["a", 1.0, "Public"], ["b", 2.0, "Private"])
+SCRIPT = b"import pandas as pd\npd.DataFrame({'id': ['a', 'b'], 'y': [1.0, 2.0]}).to_csv('submission.csv', index=False)\n"
+
+
+def _create(client, host, slug="code", **phase: Any):
+    body = {
+        "slug": slug,
+        "title": slug.title(),
+        "metric": {"name": "rmse"},
+        "phases": [{"name": "main", **phase}],
+    }
+    return client.post(f"{API}/competitions", json=body, headers=host.headers)
+
+
+def _code_competition(client, host, slug="code", **phase: Any) -> dict[str, Any]:
+    response = _create(client, host, slug, submission_kind="code", **phase)
+    assert response.status_code == 201, response.text
+    key = client.put(
+        f"{API}/competitions/{slug}/answer-key",
+        files={"file": ("key.csv", KEY, "text/csv")},
+        headers=host.headers,
+    )
+    assert key.status_code in (200, 201), key.text
+    return response.json()
+
+
+def _submit(client, caller, name: str, content: bytes, slug="code"):
+    return client.post(
+        f"{API}/competitions/{slug}/submissions",
+        files={"file": (name, content, "application/octet-stream")},
+        headers=caller.headers,
+    )
+
+
+def test_a_phase_is_for_predictions_unless_made_for_code(client, host):
+    assert _create(client, host, "plain").status_code == 201
+    phases = client.get(f"{API}/competitions/plain/phases", headers=host.headers).json()
+    assert phases[0]["submission_kind"] == "predictions" and phases[0]["code_limits"] is None
+    _code_competition(client, host, code_limits={"wall_seconds": 60, "memory_mb": 512})
+    phases = client.get(f"{API}/competitions/code/phases", headers=host.headers).json()
+    assert phases[0]["submission_kind"] == "code"
+    assert phases[0]["code_limits"]["wall_seconds"] == 60
+    assert phases[0]["code_limits"]["working_mb"] == 1024  # the default filled in
+
+
+def test_limits_past_the_servers_maxima_are_a_422_naming_the_field(client, host):
+    response = _create(client, host, submission_kind="code", code_limits={"memory_mb": 10**7})
+    assert response.status_code == 422, response.text
+    assert "code_limits.memory_mb" in response.text
+    assert "PODIUM_CODE_MAX_MEMORY_MB" in response.text
+    _code_competition(client, host)
+    patched = client.patch(
+        f"{API}/competitions/code/phases/main",
+        json={"code_limits": {"wall_seconds": 10**9}},
+        headers=host.headers,
+    )
+    assert patched.status_code == 422 and "code_limits.wall_seconds" in patched.text
+    fine = client.patch(
+        f"{API}/competitions/code/phases/main",
+        json={"code_limits": {"wall_seconds": 30}},
+        headers=host.headers,
+    )
+    assert fine.status_code == 200 and fine.json()["code_limits"]["wall_seconds"] == 30
