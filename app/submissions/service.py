@@ -24,6 +24,7 @@ from app.scoring.intake_labels import check_labels
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
 from app.submissions.details import parse_details
+from app.submissions.kinds import checked_code, is_code, refuse_other_kind, wrong_kind
 from app.submissions.quota import charge, check_upload_rate
 from app.teams.service import locked_team_for
 
@@ -58,6 +59,7 @@ def create_submission(
             "for an unranked reference entry"
         )
     phase, late = upload_phase(competition, phase_name, now, host=host)
+    refuse_other_kind(phase, filename)
     # Checked before anything is stored or counted: a bad detail is the uploader's to fix.
     entry = parse_details(details, list(phase.entry_fields or [])) if not baseline else {}
     key = phase.board_key
@@ -101,7 +103,7 @@ def create_submission(
             source,
             prefix=f"submissions/{competition.id}/{team.id}",
             settings=settings,
-            max_bytes=settings.max_upload_bytes,
+            max_bytes=settings.code_max_bytes if phase.takes_code else settings.max_upload_bytes,
         )
     except (PayloadTooLarge, Unprocessable) as exc:
         submission.path, submission.size_bytes, submission.sha256 = "", 0, ""
@@ -111,6 +113,14 @@ def create_submission(
         stored.size,
         stored.sha256,
     )
+    if phase.takes_code:
+        # Code is checked (not run) here; its submission.csv meets intake when the run wrote it.
+        try:
+            checked_code(stored.path, filename, max_bytes=settings.code_max_bytes)
+        except Unprocessable as refusal:
+            _discard(session, stored.ref, settings)
+            return _failed(session, submission, refusal, now=now)
+        return _queued(session, submission, queue)
     try:
         # The key row carries the same id_column / target_columns the parsed table would.
         check_upload(stored.path, key=key, limits=intake_limits(settings))  # type: ignore[arg-type]
@@ -124,10 +134,16 @@ def create_submission(
                 limits=intake_limits(settings),
             )
     except IntakeError as exc:
+        refusal = Unprocessable(exc.message, extra={"kind": exc.kind})
+        if is_code(stored.path, filename, max_bytes=settings.code_max_bytes):
+            refusal = wrong_kind(phase, f"'{filename[:100]}' holds code")
         # Refused files are not kept (a flood of them would fill the disk); the row is.
         _discard(session, stored.ref, settings)
-        refusal = Unprocessable(exc.message, extra={"kind": exc.kind})
         return _failed(session, submission, refusal, now=now)
+    return _queued(session, submission, queue)
+
+
+def _queued(session: Session, submission: Submission, queue: ScoringQueue) -> "Upload":
     session.add(submission)
     session.flush()
     submission_id = submission.id

@@ -1,6 +1,8 @@
 """Code phases: a phase's submission kind and code limits, kind mismatches at upload, hidden data
 files, and the run log's readers. (Running code in the jail: tests/coderun/test_code_scoring.py.)"""
 
+import io
+import zipfile
 from typing import Any
 
 from tests.helpers import API, csv_bytes
@@ -68,3 +70,40 @@ def test_limits_past_the_servers_maxima_are_a_422_naming_the_field(client, host)
         headers=host.headers,
     )
     assert fine.status_code == 200 and fine.json()["code_limits"]["wall_seconds"] == 30
+
+
+def test_a_predictions_file_sent_to_a_code_phase_is_a_422_naming_the_kind(client, host, alice):
+    _code_competition(client, host)
+    response = _submit(client, alice, "sub.csv", csv_bytes(["id", "y"], ["a", 1.0], ["b", 2.0]))
+    assert response.status_code == 422, response.text
+    assert "the phase 'main' takes code" in response.text
+    assert response.json()["phase_takes"] == "code"
+    listed = client.get(f"{API}/competitions/code/submissions", headers=alice.headers).json()
+    assert listed == []  # refused before anything was stored or charged
+
+
+def test_code_sent_to_a_predictions_phase_is_a_422_naming_the_kind(client, host, alice):
+    assert _create(client, host, "plain").status_code == 201
+    client.put(
+        f"{API}/competitions/plain/answer-key",
+        files={"file": ("key.csv", KEY, "text/csv")},
+        headers=host.headers,
+    )
+    response = _submit(client, alice, "main.py", SCRIPT, slug="plain")
+    assert response.status_code == 422, response.text
+    assert "takes a predictions file" in response.text
+    assert response.json()["phase_takes"] == "predictions"
+    zipped = io.BytesIO()
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr("main.py", SCRIPT)
+    response = _submit(client, alice, "code.zip", zipped.getvalue(), slug="plain")
+    assert response.status_code == 422 and "holds code" in response.text
+
+
+def test_code_is_stored_queued_and_bad_code_is_refused_naming_why(client, host, alice):
+    _code_competition(client, host)
+    response = _submit(client, alice, "main.py", SCRIPT)
+    assert response.status_code == 202, response.text
+    assert response.json()["status"] in ("queued", "scoring", "scored")
+    bad = _submit(client, alice, "nb.ipynb", b"{not a notebook")
+    assert bad.status_code == 422 and bad.json()["kind"] == "invalid_code"
