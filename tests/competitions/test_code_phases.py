@@ -107,3 +107,73 @@ def test_code_is_stored_queued_and_bad_code_is_refused_naming_why(client, host, 
     assert response.json()["status"] in ("queued", "scoring", "scored")
     bad = _submit(client, alice, "nb.ipynb", b"{not a notebook")
     assert bad.status_code == 422 and bad.json()["kind"] == "invalid_code"
+
+
+# -- hidden data files ----------------------------------------------------------------------------
+
+KAGGLE = f"{API}/competitions.CompetitionApiService"
+
+
+def _kaggle(client, method: str, body: dict[str, Any], caller):
+    return client.post(
+        f"{KAGGLE}/{method}", json=body, headers=caller.headers, follow_redirects=False
+    )
+
+
+def _hidden_and_public(client, host) -> None:
+    _code_competition(client, host)
+    hidden = client.put(
+        f"{API}/competitions/code/files/test.csv?visibility=hidden",
+        content=b"id,x\nSECRET,1\n",
+        headers=host.headers,
+    )
+    assert hidden.status_code == 201 and hidden.json()["visibility"] == "hidden"
+    public = client.put(
+        f"{API}/competitions/code/files/train.csv",
+        files={"file": ("train.csv", b"id,x\na,1\n")},
+        data={"visibility": "public"},
+        headers=host.headers,
+    )
+    assert public.status_code == 201 and public.json()["visibility"] == "public"
+
+
+def test_a_hidden_file_is_invisible_to_participants_by_every_route(client, host, alice):
+    _hidden_and_public(client, host)
+    files = f"{API}/competitions/code/files"
+    listed = client.get(files, headers=alice.headers).json()
+    assert [f["name"] for f in listed] == ["train.csv"]
+    assert client.get(f"{files}/test.csv", headers=alice.headers).status_code == 404
+    assert client.get(f"{files}/train.csv", headers=alice.headers).status_code == 200
+    # Web pages (a visitor and the data tab's download link).
+    page = client.get("/c/code/data")
+    assert "train.csv" in page.text and "test.csv" not in page.text
+    assert client.get("/c/code/data/files/test.csv").status_code == 404
+    # The kaggle client's routes and their signed links.
+    kaggle_list = _kaggle(client, "ListDataFiles", {"competitionName": "code"}, alice).json()
+    assert [f["name"] for f in kaggle_list["files"]] == ["train.csv"]
+    one = _kaggle(
+        client, "DownloadDataFile", {"competitionName": "code", "fileName": "test.csv"}, alice
+    )
+    assert one.status_code == 404
+    bundle = _kaggle(client, "DownloadDataFiles", {"competitionName": "code"}, alice)
+    assert bundle.status_code == 302
+    archive = zipfile.ZipFile(io.BytesIO(client.get(bundle.headers["location"]).content))
+    assert archive.namelist() == ["train.csv"]
+
+
+def test_hosts_see_hidden_files_marked_and_a_link_stops_when_a_file_is_hidden(client, host, alice):
+    _hidden_and_public(client, host)
+    files = f"{API}/competitions/code/files"
+    listed = {f["name"]: f["visibility"] for f in client.get(files, headers=host.headers).json()}
+    assert listed == {"test.csv": "hidden", "train.csv": "public"}
+    assert client.get(f"{files}/test.csv", headers=host.headers).content == b"id,x\nSECRET,1\n"
+    bundle = _kaggle(client, "DownloadDataFiles", {"competitionName": "code"}, host)
+    archive = zipfile.ZipFile(io.BytesIO(client.get(bundle.headers["location"]).content))
+    assert sorted(archive.namelist()) == ["test.csv", "train.csv"]
+    link = _kaggle(
+        client, "DownloadDataFile", {"competitionName": "code", "fileName": "train.csv"}, alice
+    ).headers["location"]
+    client.put(f"{files}/train.csv?visibility=hidden", content=b"id,x\n", headers=host.headers)
+    assert client.get(link).status_code == 404
+    bad = client.put(f"{files}/x.csv?visibility=secret", content=b"a\n", headers=host.headers)
+    assert bad.status_code == 422 and "visibility" in bad.text
