@@ -86,6 +86,8 @@ class Submission(Base):
     code_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
     inputs_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
     runtime_fingerprint: Mapped[str | None] = mapped_column(String(64), default=None)
+    # Where the submission.csv a successful run wrote is kept (rescored without running again).
+    output_path: Mapped[str | None] = mapped_column(String(500), default=None)
 
     competition: Mapped["Competition"] = relationship()
     phase: Mapped["Phase"] = relationship()

@@ -24,6 +24,7 @@ from app.submissions.quota import quota_for
 from app.submissions.schemas import (
     HideRequest,
     QuotaPublic,
+    RunLogPublic,
     ScoreVersion,
     SubmissionAccepted,
     SubmissionPublic,
@@ -169,6 +170,11 @@ def download_submission(
             "Content-Disposition": content_disposition(submission.filename),
         },
     )
+
+
+@router.get("/submissions/{submission_id}/log", response_model=RunLogPublic)
+def submission_log(submission_id: IdPath, user: CurrentUser, session: SessionDep) -> RunLogPublic:
+    return service.submission_log(session, submission_id=submission_id, user=user)
 
 
 @router.get("/submissions/{submission_id}/scores", response_model=list[ScoreVersion])

@@ -85,3 +85,20 @@ SubmissionView = SubmissionHost | SubmissionRevealed | SubmissionPublic
 
 class HideRequest(BaseModel):
     reason: str = ""
+
+
+class RunLogPublic(BaseModel):
+    """A code submission's run: stdout and stderr together (the first 8 KB and the last 64 KB,
+    a line saying how much was left out between), why it failed, and what makes it reproducible.
+    ``log`` is None until the code has run."""
+
+    submission_id: int
+    status: str
+    failure: str | None
+    kaggle_words: str | None
+    log: str | None
+    total_bytes: int | None
+    truncated: bool
+    code_sha256: str | None
+    inputs_sha256: str | None
+    runtime_fingerprint: str | None

@@ -8,6 +8,7 @@ from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.auth.hosts import host_or_refuse_former, is_host
+from app.coderun.outcome import KAGGLE_WORDS
 from app.competitions.phases import upload_phase
 from app.config import Settings
 from app.db import after_commit
@@ -26,6 +27,7 @@ from app.storage import open_stored, remove_stored, store_stream
 from app.submissions.details import parse_details
 from app.submissions.kinds import checked_code, is_code, refuse_other_kind, wrong_kind
 from app.submissions.quota import charge, check_upload_rate
+from app.submissions.schemas import RunLogPublic
 from app.teams.service import locked_team_for
 
 
@@ -190,6 +192,31 @@ def visible_submission(session: Session, *, submission_id: int, user: User) -> S
     ):
         return submission
     raise NotFound(f"no submission {submission_id}")
+
+
+def submission_log(session: Session, *, submission_id: int, user: User) -> "RunLogPublic":
+    """A code submission's run log, for its team and the hosts (anyone else: no such thing)."""
+    submission = visible_submission(session, submission_id=submission_id, user=user)
+    if not submission.phase.takes_code:
+        raise NotFound(f"submission {submission_id} ran no code: it has no log")
+    head, tail = submission.log_head or "", submission.log_tail or ""
+    total = submission.log_bytes or 0
+    kept = len(head.encode()) + len(tail.encode())
+    text = head + tail
+    if total > kept:
+        text = f"{head}\n[... {total - kept} bytes of output left out ...]\n{tail}"
+    return RunLogPublic(
+        submission_id=submission.id,
+        status=submission.status.value,
+        failure=submission.run_failure,
+        kaggle_words=KAGGLE_WORDS.get(submission.run_failure or ""),
+        log=text if submission.log_bytes is not None else None,
+        total_bytes=submission.log_bytes,
+        truncated=total > kept,
+        code_sha256=submission.code_sha256,
+        inputs_sha256=submission.inputs_sha256,
+        runtime_fingerprint=submission.runtime_fingerprint,
+    )
 
 
 def submission_file(

@@ -30,6 +30,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column('code_sha256', sa.String(length=64), nullable=True))
         batch.add_column(sa.Column('inputs_sha256', sa.String(length=64), nullable=True))
         batch.add_column(sa.Column('runtime_fingerprint', sa.String(length=64), nullable=True))
+        batch.add_column(sa.Column('output_path', sa.String(length=500), nullable=True))
     with op.batch_alter_table('data_files') as batch:
         batch.add_column(sa.Column('visibility', sa.String(length=8), server_default='public', nullable=False))
 
@@ -38,7 +39,7 @@ def downgrade() -> None:
     with op.batch_alter_table('data_files') as batch:
         batch.drop_column('visibility')
     with op.batch_alter_table('submissions') as batch:
-        for name in ('runtime_fingerprint', 'inputs_sha256', 'code_sha256', 'run_failure',
+        for name in ('output_path', 'runtime_fingerprint', 'inputs_sha256', 'code_sha256', 'run_failure',
                      'log_bytes', 'log_tail', 'log_head'):
             batch.drop_column(name)
     with op.batch_alter_table('phases') as batch:
