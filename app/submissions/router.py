@@ -177,6 +177,18 @@ def submission_log(submission_id: IdPath, user: CurrentUser, session: SessionDep
     return service.submission_log(session, submission_id=submission_id, user=user)
 
 
+@router.post("/submissions/{submission_id}/rerun", response_model=SubmissionView)
+def rerun_submission(
+    request: Request, submission: HostedSubmissionDep, user: CurrentUser, session: SessionDep
+) -> SubmissionPublic:
+    service.rerun_submission(
+        session, submission=submission, actor=user, queue=request.app.state.scoring_queue
+    )
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
+    )
+
+
 @router.get("/submissions/{submission_id}/scores", response_model=list[ScoreVersion])
 def submission_scores(submission: HostedSubmissionDep, session: SessionDep) -> list[ScoreVersion]:
     return visibility.score_versions(session, submission=submission)

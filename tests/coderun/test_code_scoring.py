@@ -126,3 +126,26 @@ def test_an_output_intake_refuses_is_invalid_output_with_intakes_message(jail, c
     assert seen["error"].endswith(refused.json()["detail"])
     log = client.get(f"{API}/submissions/{made['id']}/log", headers=alice.headers).json()
     assert log["failure"] == "invalid_output"
+
+
+def test_a_host_reruns_a_failed_run_and_nobody_else_may(jail, client, host, alice, bob):
+    _competition(client, host, "code", "code")
+    needs_go = (
+        b"import os\n"
+        b"if not os.path.exists(os.path.join(os.environ['PODIUM_INPUT_DIR'], 'go.csv')):\n"
+        b"    raise SystemExit('no go.csv yet')\n" + SCRIPT
+    )
+    made = _submit(client, alice, "code", "main.py", needs_go)
+    assert _view(client, alice, made["id"])["status"] == "failed"
+    rerun = f"{API}/submissions/{made['id']}/rerun"
+    assert client.post(rerun, headers=alice.headers).status_code == 403  # its own team
+    assert client.post(rerun, headers=bob.headers).status_code == 404  # anyone else
+    client.put(
+        f"{API}/competitions/code/files/go.csv?visibility=hidden",
+        content=b"go\n",
+        headers=host.headers,
+    )
+    assert client.post(rerun, headers=host.headers).status_code == 200
+    assert _view(client, alice, made["id"])["status"] == "scored"
+    again = client.post(rerun, headers=host.headers)
+    assert again.status_code == 409 and "only a failed run" in again.text

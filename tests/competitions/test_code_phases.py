@@ -100,13 +100,15 @@ def test_code_sent_to_a_predictions_phase_is_a_422_naming_the_kind(client, host,
     assert response.status_code == 422 and "holds code" in response.text
 
 
-def test_code_is_stored_queued_and_bad_code_is_refused_naming_why(client, host, alice):
+def test_bad_code_is_refused_at_upload_naming_why(client, host, alice):
     _code_competition(client, host)
-    response = _submit(client, alice, "main.py", SCRIPT)
-    assert response.status_code == 202, response.text
-    assert response.json()["status"] in ("queued", "scoring", "scored")
     bad = _submit(client, alice, "nb.ipynb", b"{not a notebook")
     assert bad.status_code == 422 and bad.json()["kind"] == "invalid_code"
+    no_main = io.BytesIO()
+    with zipfile.ZipFile(no_main, "w") as archive:
+        archive.writestr("helper.py", "x = 1\n")
+    refused = _submit(client, alice, "code.zip", no_main.getvalue())
+    assert refused.status_code == 422 and "main.py" in refused.text
 
 
 # -- hidden data files ----------------------------------------------------------------------------
