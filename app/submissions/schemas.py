@@ -32,6 +32,11 @@ class SubmissionPublic(BaseModel):
     scores: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     # The entry details the phase asked for at upload (method name, URLs, host-defined fields).
     details: dict[str, Any] | None = None
+    # A code submission's failure by name (timeout, memory, runtime_error, no_output,
+    # invalid_output, output_too_large); ``error`` says it in Kaggle's words and ours.
+    failure: str | None = None
+    # While queued: 1 when it is the next to be scored or run (every queued submission counts).
+    queue_position: int | None = None
 
 
 class SubmissionRevealed(SubmissionPublic):

@@ -5,6 +5,9 @@ import io
 import zipfile
 from typing import Any
 
+from sqlalchemy import update
+
+from app.models import Submission, SubmissionStatus
 from tests.helpers import API, csv_bytes
 
 KEY = csv_bytes(["id", "y", "Usage"], ["a", 1.0, "Public"], ["b", 2.0, "Private"])
@@ -179,3 +182,24 @@ def test_hosts_see_hidden_files_marked_and_a_link_stops_when_a_file_is_hidden(cl
     assert client.get(link).status_code == 404
     bad = client.put(f"{files}/x.csv?visibility=secret", content=b"a\n", headers=host.headers)
     assert bad.status_code == 422 and "visibility" in bad.text
+
+
+def test_a_queued_submission_shows_its_place_in_the_queue(client, host, alice, session_factory):
+    assert _create(client, host, "plain").status_code == 201
+    client.put(
+        f"{API}/competitions/plain/answer-key",
+        files={"file": ("key.csv", KEY, "text/csv")},
+        headers=host.headers,
+    )
+    preds = csv_bytes(["id", "y"], ["a", 1.0], ["b", 2.0])
+    ids = [_submit(client, alice, "sub.csv", preds, slug="plain").json()["id"] for _ in range(2)]
+    view = client.get(f"{API}/submissions/{ids[1]}", headers=alice.headers).json()
+    assert view["status"] == "scored" and view["queue_position"] is None
+    with session_factory() as session:  # as if a worker had not reached them yet
+        session.execute(update(Submission).values(status=SubmissionStatus.queued))
+        session.commit()
+    places = [
+        client.get(f"{API}/submissions/{i}", headers=alice.headers).json()["queue_position"]
+        for i in ids
+    ]
+    assert places == [1, 2]
