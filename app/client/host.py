@@ -6,12 +6,14 @@ Every failure is one ``error:`` line on stderr naming the field (and, for a YAML
 exit status 2.
 """
 
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from app.client.commands import _client, _fail, _progress, _table
+from app.competitions.schemas import MAX_PHASES
 
 competitions_app = typer.Typer(
     help="Competitions: list them, or (hosts) create, fill, publish, archive and delete them.",
@@ -45,40 +47,41 @@ def list_competitions() -> None:
 # --- init -----------------------------------------------------------------------------------
 
 
-def template(metric_name: str) -> str:
-    """A commented competition body that `create` accepts once the placeholders are filled."""
+def _metric(metric_name: str) -> Any:
     from app.evaluation.metric import CUSTOM, custom_metric
     from app.metrics import UnknownMetric, get_metric
 
     try:
-        metric = custom_metric() if metric_name == CUSTOM else get_metric(metric_name)
+        return custom_metric() if metric_name == CUSTOM else get_metric(metric_name)
     except UnknownMetric as exc:
         _fail(f"{exc}; or '{CUSTOM}' for your own score() file")
+
+
+def _params_block(metric: Any, indent: str) -> str:
+    # Each parameter at its default, with what it means; a metric without any takes {}.
     params = []
     for name, info in metric.params.model_fields.items():
         default = info.get_default(call_default_factory=True)
         note = f"  # {info.description}" if info.description else ""
-        params.append(f"    {name}: {_yaml_value(default)}{note}")
-    # Each parameter at its default, with what it means; a metric without any takes {}.
-    params_block = "  params:\n" + "\n".join(params) if params else "  params: {}"
-    return f"""\
-# A Podium competition. Fill it in, then: podium competitions create competition.yaml
-# It is created as a draft (only you and your co-hosts see it) until it passes the launch
-# checklist: podium competitions checklist SLUG, then podium competitions publish SLUG.
+        params.append(f"{indent}  {name}: {_yaml_value(default)}{note}")
+    return f"{indent}params:\n" + "\n".join(params) if params else f"{indent}params: {{}}"
 
-# The address of the competition (/c/SLUG): lowercase letters, digits and '-'.
-slug: my-competition
-title: My competition
-# Markdown, shown on the Overview tab. The checklist needs one.
-description: |
-  What the task is, what the data holds, how it is scored.
 
+def template(metric_name: str, phases: int | None = None) -> str:
+    """A commented competition body that `create` accepts once the placeholders are filled:
+    one metric and one window, or (``phases``) a ``columns`` list and that many phases."""
+    metric = _metric(metric_name)
+    if phases is not None:
+        return _HEAD + _phased(metric, phases) + _TAIL
+    return (
+        _HEAD
+        + f"""
 metric:
   # {metric.name}: {metric.summary or metric.name} ({metric.direction})
   # Other metrics: the server's /metrics page, or custom for your own score() file (then
   # upload it on the Host tab's Answer keys page, or PUT /api/v1/competitions/SLUG/custom-metric).
   name: {metric.name}
-{params_block}
+{_params_block(metric, "  ")}
 
 # Dates are UTC. A bare date as the start is 00:00:00 of that day; as a deadline 23:59:59.
 # A time without a zone (2030-01-31T18:00:00) is UTC; one with a zone is converted.
@@ -89,7 +92,25 @@ deadline: 2030-01-31
 daily_submission_limit: 5
 # total_submission_limit: 100
 final_selection_limit: 2
-max_team_size: 5
+"""
+        + _TAIL
+    )
+
+
+_HEAD = """\
+# A Podium competition. Fill it in, then: podium competitions create competition.yaml
+# It is created as a draft (only you and your co-hosts see it) until it passes the launch
+# checklist: podium competitions checklist SLUG, then podium competitions publish SLUG.
+
+# The address of the competition (/c/SLUG): lowercase letters, digits and '-'.
+slug: my-competition
+title: My competition
+# Markdown, shown on the Overview tab. The checklist needs one.
+description: |
+  What the task is, what the data holds, how it is scored.
+"""
+
+_TAIL = """max_team_size: 5
 # Participants see scores rounded to this many decimals.
 score_decimals: 5
 # The id column of the answer key (default: its first column).
@@ -98,6 +119,69 @@ score_decimals: 5
 public_board_mode: exact
 score_intervals: true
 """
+
+
+def _phased(metric: Any, count: int) -> str:
+    """The ``columns`` list (the chosen metric ranks) and ``count`` phases, a month each."""
+    from datetime import date, timedelta
+
+    lines = [
+        "",
+        "# The leaderboard's columns: the first ranks, the others break ties in order. Each is",
+        "# a metric from the catalogue (the server's /metrics page) or computed from columns",
+        "# before it (op: mean, sum, min or max). Every catalogue column reads the same file.",
+        "columns:",
+        f"  # {metric.name}: {metric.summary or metric.name} ({metric.direction})",
+        f"  - key: {metric.name}",
+        f"    title: {metric.name}",
+        "    metric:",
+        f"      name: {metric.name}",
+        _params_block(metric, "      "),
+        "    # precision: 4     # digits shown (ranked at full precision)",
+        "    # hidden: false    # true: scored and shown to hosts only",
+        "  # - key: second",
+        "  #   metric: {name: ANOTHER_METRIC}",
+        "  # - key: average",
+        f"  #   computed: {{op: mean, of: [{metric.name}, second]}}",
+        "",
+        "# Dates are UTC. A bare date as a start is 00:00:00 of that day; as an end 23:59:59.",
+        "# A time without a zone (2030-01-31T18:00:00) is UTC; one with a zone is converted.",
+        "# Each phase has its own answer key: podium competitions key SLUG --phase NAME key.csv",
+        "# Quotas left out take the competition's, below the phases.",
+        "phases:",
+    ]
+    first = date(2030, 1, 1)
+    for i in range(count):
+        start = first + timedelta(days=31 * i)
+        end = start + timedelta(days=30)
+        name = f"phase-{i + 1}" if count > 1 else "main"
+        last = i == count - 1
+        lines += [
+            f"  - name: {name}   # lowercase letters, digits and '-'",
+            f"    title: {'Phase ' + str(i + 1) if count > 1 else 'Main'}",
+            f"    start: {start.isoformat()}",
+            f"    end: {end.isoformat()}",
+            "    daily_submission_limit: 5",
+            "    # total_submission_limit: 100",
+            "    final_selection_limit: 2",
+            "    # public (everyone sees the board), hidden (each team its own scores; hosts the",
+            "    # board) or blind (nothing of any score until the phase ends)",
+            f"    board: {'blind' if last and count > 1 else 'public'}",
+            "    # which submission stands: best, last, or chosen (the team's final selections)",
+            "    counts: chosen",
+            "    # columns: [...]   # the phase's own columns (else the competition's)",
+            "    # entry_fields:     # what an uploader is asked with each submission",
+            "    #   - {key: method_name, title: Method, type: text, required: true, "
+            "on_board: true}",
+        ]
+    lines += [
+        "",
+        "# team_merge_deadline: 2030-01-24   # within the phases' dates",
+        "daily_submission_limit: 5",
+        "final_selection_limit: 2",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def _yaml_value(value: Any) -> str:
@@ -117,9 +201,18 @@ def _yaml_value(value: Any) -> str:
 @competitions_app.command()
 def init(
     metric: Annotated[str, typer.Option(help="The metric, from the catalogue.")] = "roc_auc",
+    phases: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=MAX_PHASES,
+            help="Write a columns list and this many phases, each with its own dates, quotas, "
+            "board and counting rule (without it: one metric, one window).",
+        ),
+    ] = None,
 ) -> None:
     """Print a commented template of a competition: podium competitions init > competition.yaml"""
-    typer.echo(template(metric), nl=False)
+    typer.echo(template(metric, phases), nl=False)
 
 
 # --- create ---------------------------------------------------------------------------------
@@ -154,6 +247,14 @@ def load_body(file: Path) -> Any:
     return body
 
 
+def _loc(field: str) -> tuple[str | int, ...]:
+    """``phases[1].end`` as the path the file's lines are indexed by: ("phases", 1, "end")."""
+    parts: list[str | int] = []
+    for name, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", field):
+        parts.append(int(index) if index else name)
+    return tuple(parts)
+
+
 def _lacking(checklist: dict[str, Any]) -> list[str]:
     return [f"{i['key']}: {i['detail']}" for i in checklist["items"] if not i["ok"]]
 
@@ -178,6 +279,10 @@ def create(
             if errors:
                 loc = tuple(p for p in errors[0].get("loc", []) if p != "body")
                 _fail(_field_error(file, body, loc, errors[0].get("msg", str(exc))))
+            field = exc.body.get("field")
+            if isinstance(field, str):
+                # A service refusal names its field as the message does: phases[1].end.
+                _fail(f"{_where(file, body.line_of(_loc(field)))}: {exc.body.get('detail', exc)}")
             raise
         slug = created["slug"]
         typer.echo(f"created {slug} (draft): {client.url}/c/{slug}")
@@ -205,12 +310,18 @@ def _existing(file: Path) -> Path:
 
 
 @competitions_app.command()
-def key(slug: Slug, file: Annotated[Path, typer.Argument(help="The answer key (CSV).")]) -> None:
-    """Upload the answer key (a new version when there is one already)."""
+def key(
+    slug: Slug,
+    file: Annotated[Path, typer.Argument(help="The answer key (CSV).")],
+    phase: Annotated[
+        str | None, typer.Option(help="The phase it is for (needed when there are several).")
+    ] = None,
+) -> None:
+    """Upload an answer key (a new version of the phase's key when it has one already)."""
     _existing(file)
     with _client() as client:
         with _progress(file.stat().st_size, "uploading") as progress:
-            uploaded = client.upload_key(slug, file, progress)
+            uploaded = client.upload_key(slug, file, progress, phase)
     live = "live" if uploaded.get("published_at") else "not yet published"
     typer.echo(
         f"answer key version {uploaded['version']} ({uploaded['n_rows']:,} rows: "

@@ -170,11 +170,15 @@ class PodiumClient:
     def create_competition(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._call("POST", "/competitions", json=body)  # type: ignore[no-any-return]
 
-    def upload_key(self, slug: str, path: Path, progress: Progress) -> dict[str, Any]:
+    def upload_key(
+        self, slug: str, path: Path, progress: Progress, phase: str | None = None
+    ) -> dict[str, Any]:
+        # Without a phase, the legacy route: the server names the phases when there are several.
+        route = f"phases/{phase}/answer-key" if phase else "answer-key"
         with path.open("rb") as source:
             files = {"file": (path.name, _CountingReader(source, progress), "text/csv")}
             return self._call(  # type: ignore[no-any-return]
-                "PUT", f"/competitions/{slug}/answer-key", files=files
+                "PUT", f"/competitions/{slug}/{route}", files=files
             )
 
     def upload_file(self, slug: str, path: Path, progress: Progress) -> dict[str, Any]:

@@ -1,11 +1,13 @@
 """A competition's life after creation: the launch checklist, publishing a draft, archiving,
 and deleting one nobody has competed in.
 
-The checklist is a list of items computed by :func:`checklist`, each an independent check
-(phases, when they come, add their items per phase here).
+The checklist is a list of items computed by :func:`checklist`, each an independent check: per
+phase its answer key and each of its columns scoring the sample, then the dates and the
+description.
 """
 
 import logging
+import math
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,11 +24,13 @@ from app.competitions.visibility import require_writable
 from app.config import Settings
 from app.db import after_commit
 from app.errors import AppError, Conflict, Forbidden
+from app.evaluation.columns import columns_for
 from app.evaluation.keys import intake_limits, key_table
-from app.evaluation.metric import is_custom, label_set, metric_for
-from app.models import Competition, DataFile, Submission, User
+from app.evaluation.metric import is_custom, label_set
+from app.models import Competition, DataFile, Phase, Submission, User
 from app.models.competition import ARCHIVED, DRAFT, PUBLISHED
-from app.scoring.core import ScoringError, score_submission_file
+from app.scoring.columns import Column
+from app.scoring.core import ScoringError, score_columns_file
 from app.storage import delete_blob, remove_stored
 
 log = logging.getLogger(__name__)
@@ -40,69 +44,152 @@ class HasSubmissions(Conflict):
     code = "has_submissions"
 
 
-def _item(key: str, ok: bool, detail: str) -> ChecklistItem:
-    return ChecklistItem(key=key, ok=ok, detail=detail)
+def _item(
+    key: str, ok: bool, detail: str, *, phase: str | None = None, column: str | None = None
+) -> ChecklistItem:
+    return ChecklistItem(key=key, ok=ok, detail=detail, phase=phase, column=column)
 
 
-def _answer_key(competition: Competition) -> ChecklistItem:
-    key = competition.board_key
+def _name(base: str, phase: Phase, several_phases: bool, column: str | None = None) -> str:
+    """An item's key: ``answer_key`` for a one-phase, one-column competition (as before phases),
+    else ``phases.NAME.answer_key`` and ``...sample_scores.COLUMN``, so every key is unique."""
+    key = f"phases.{phase.name}.{base}" if several_phases else base
+    return f"{key}.{column}" if column is not None else key
+
+
+def _answer_key(phase: Phase, several: bool) -> ChecklistItem:
+    key = phase.board_key
+    name = _name("answer_key", phase, several)
+    where = f"phase '{phase.name}': " if several else ""
     if key is None:
-        return _item("answer_key", False, "no answer key yet: upload one")
-    return _item("answer_key", True, f"version {key.version}, {key.n_rows:,} rows")
+        return _item(name, False, f"{where}no answer key yet: upload one", phase=phase.name)
+    return _item(name, True, f"{where}version {key.version}, {key.n_rows:,} rows", phase=phase.name)
 
 
-def _sample_scores(competition: Competition, settings: Settings) -> ChecklistItem:
-    """The sample submission participants download, scored by the one scoring function: a
-    metric that cannot score it would fail every first submission."""
-    key = competition.board_key
+def _sample_scores(
+    competition: Competition, phase: Phase, several: bool, settings: Settings
+) -> list[ChecklistItem]:
+    """The phase's sample submission, built from its own key as participants download it,
+    scored on each of the phase's columns by the one scoring function: a column that cannot
+    score it would fail every first submission."""
+    columns = columns_for(competition, phase)
+    one = len(columns) == 1
+    where = f"phase '{phase.name}': " if several else ""
+
+    def item(column: Column, ok: bool, detail: str) -> ChecklistItem:
+        name = _name("sample_scores", phase, several, None if one else column.key)
+        label = "" if one else f"column '{column.key}': "
+        return _item(name, ok, where + label + detail, phase=phase.name, column=column.key)
+
+    key = phase.board_key
     if key is None:
-        return _item("sample_scores", False, "needs an answer key to build the sample submission")
+        return [
+            item(c, False, "needs an answer key to build the sample submission") for c in columns
+        ]
     if is_custom(competition):
         if not competition.custom_metric_path:
-            return _item("sample_scores", False, "no metric file yet: upload your score() file")
+            return [item(columns[0], False, "no metric file yet: upload your score() file")]
         # The metric file was run on the key in the jail when it (or the key) was uploaded.
-        return _item("sample_scores", True, "your metric file scored the answer key at upload")
-    metric = metric_for(competition)
+        return [item(columns[0], True, "your metric file scored the answer key at upload")]
     try:
-        sample = sample_submission_csv(competition, settings)
-        with tempfile.TemporaryDirectory(prefix="podium-checklist-") as tmp:
-            path = Path(tmp) / "sample.csv"
-            path.write_bytes(sample)
-            result = score_submission_file(
-                path,
-                metric=metric,
-                params=metric.parse_params(competition.metric_params),
-                key=key_table(competition, key, settings),
-                limits=intake_limits(settings),
-                labels=label_set(competition),
-            )
-    except ScoringError as exc:
-        return _item("sample_scores", False, f"the sample submission fails: {exc.message}")
+        sample = sample_submission_csv(competition, settings, key=key)
+        table = key_table(competition, key, settings)
     except AppError as exc:
-        return _item("sample_scores", False, f"the sample submission fails: {exc.detail}")
-    return _item("sample_scores", True, f"{metric.name} scores the sample at {result.score:.6g}")
+        return [item(c, False, f"the sample submission fails: {exc.detail}") for c in columns]
+    with tempfile.TemporaryDirectory(prefix="podium-checklist-") as tmp:
+        path = Path(tmp) / "sample.csv"
+        path.write_bytes(sample)
+
+        def score(chosen: list[Column]) -> dict[str, dict[str, float | None]]:
+            return (
+                score_columns_file(
+                    path,
+                    columns=chosen,
+                    key=table,
+                    limits=intake_limits(settings),
+                    labels=label_set(competition),
+                ).columns
+                or {}
+            )
+
+        try:
+            values = score(columns)
+        except ScoringError as exc:
+            # Which columns fail: each catalogue column alone (a computed one needs its inputs).
+            values = {}
+            failures: dict[str, str] = {}
+            for column in columns:
+                if column.computed:
+                    failures[column.key] = "needs its input columns to score: " + ", ".join(
+                        column.of
+                    )
+                    continue
+                try:
+                    values.update(score([column]))
+                except ScoringError as alone:
+                    failures[column.key] = alone.message
+            if not failures:  # only together do they fail: name the one message
+                failures = {c.key: exc.message for c in columns}
+            return [
+                item(c, False, f"the sample submission fails: {failures[c.key]}")
+                if c.key in failures
+                else item(c, True, _scored(c, values[c.key]["score"]))
+                for c in columns
+            ]
+    return [
+        item(c, False, "scores the sample as no number (NaN)")
+        if _missing(values[c.key]["score"])
+        else item(c, True, _scored(c, values[c.key]["score"]))
+        for c in columns
+    ]
+
+
+def _missing(value: float | None) -> bool:
+    return value is None or math.isnan(value)
+
+
+def _scored(column: Column, value: float | None) -> str:
+    what = column.metric.name if column.metric is not None else f"{column.op} of columns"
+    return f"{what} scores the sample at {value:.6g}"
 
 
 def _dates(competition: Competition, now: datetime) -> ChecklistItem:
+    """Each phase's window, their order, and the team merge deadline within them."""
+    phases = list(competition.phases)
+    several = len(phases) > 1
+    problems = []
+    for i, phase in enumerate(phases):
+        which = f"phase '{phase.name}'" if several else "the competition"
+        if phase.end is None:
+            problems.append(f"{which} has no end" if several else "no deadline")
+            continue
+        if phase.end <= phase.start:
+            problems.append(f"{which} must end after it starts")
+        if i > 0 and phase.start < phases[i - 1].start:
+            problems.append(
+                f"phase '{phase.name}' starts before phase '{phases[i - 1].name}' (they are in "
+                "order: move a start or reorder them)"
+            )
+        if i > 0 and phases[i - 1].end is not None and phase.end < phases[i - 1].end:  # type: ignore[operator]
+            problems.append(f"phase '{phase.name}' ends before phase '{phases[i - 1].name}' ends")
     start, merge, deadline = (
         competition.start,
         competition.team_merge_deadline,
         competition.deadline,
     )
-    problems = []
-    if deadline is None:
-        problems.append("no deadline")
-    elif deadline <= now:
+    if deadline is not None and deadline <= now:
         problems.append(f"the deadline {deadline.isoformat()} has passed")
-    if deadline is not None and deadline <= start:
-        problems.append("the deadline must come after the start")
     if merge is not None and not start < merge:
         problems.append("the team merge deadline must come after the start")
     if merge is not None and deadline is not None and merge > deadline:
         problems.append("the team merge deadline must not come after the deadline")
     if problems:
         return _item("dates", False, "; ".join(problems))
-    return _item("dates", True, f"{start.isoformat()} to {deadline.isoformat()}")  # type: ignore[union-attr]
+    windows = ", ".join(
+        f"{p.name} {p.start.isoformat()} to {p.end.isoformat()}"  # type: ignore[union-attr]
+        for p in phases
+    )
+    return _item("dates", True, windows if several else windows.split(" ", 1)[1])
 
 
 def _description(competition: Competition) -> ChecklistItem:
@@ -115,12 +202,12 @@ def checklist(
     competition: Competition, *, settings: Settings, now: datetime | None = None
 ) -> Checklist:
     now = now or datetime.now(UTC)
-    items = [
-        _answer_key(competition),
-        _sample_scores(competition, settings),
-        _dates(competition, now),
-        _description(competition),
-    ]
+    phases = list(competition.phases)
+    several = len(phases) > 1
+    items = [_answer_key(p, several) for p in phases]
+    for phase in phases:
+        items += _sample_scores(competition, phase, several, settings)
+    items += [_dates(competition, now), _description(competition)]
     return Checklist(ready=all(i.ok for i in items), items=items)
 
 

@@ -292,6 +292,9 @@ class ChecklistItem(BaseModel):
     key: str
     ok: bool
     detail: str
+    # The phase and the leaderboard column an item is about, if any.
+    phase: str | None = None
+    column: str | None = None
 
 
 class Checklist(BaseModel):

@@ -541,10 +541,13 @@ def _is_referenced(session: Session, ref: str) -> bool:
     return session.scalar(select(AnswerKey.id).where(AnswerKey.path == ref)) is not None
 
 
-def sample_submission_csv(competition: Competition, settings: Settings) -> bytes:
-    """Every id of the key, sorted (never in the key file's order, which may follow its Usage),
-    with a filler value taken from public information only; fields quoted only when needed."""
-    key_row = competition.board_key
+def sample_submission_csv(
+    competition: Competition, settings: Settings, *, key: AnswerKey | None = None
+) -> bytes:
+    """Every id of the key (``key``, else the current phase's), sorted (never in the key file's
+    order, which may follow its Usage), with a filler value taken from public information only;
+    fields quoted only when needed."""
+    key_row = key or competition.board_key
     if key_row is None:
         raise NotFound("this competition has no answer key yet")
     metric = metric_for(competition)

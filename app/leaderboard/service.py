@@ -39,6 +39,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from app.auth.hosts import is_host
+from app.competitions.entry_fields import on_board
 from app.competitions.phases import board_phase
 from app.errors import Forbidden, Unauthorized, Unprocessable
 from app.evaluation.columns import columns_for, public_column, stored_values
@@ -69,7 +70,6 @@ from app.models import (
 )
 from app.models.phase import BOARD_BLIND, BOARD_HIDDEN
 from app.scoring.columns import Column, sortable
-from app.submissions.details import on_board
 
 MAX_PAGE = 1000
 

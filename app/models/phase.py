@@ -6,16 +6,13 @@ answer key versions, so each phase's boards are the standings of its own board k
 """
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import JSON, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
 from app.models.types import UTCDateTime
-
-if TYPE_CHECKING:
-    from app.models.competition import AnswerKey, Competition
 
 # Who sees a phase's board: everyone; each team its own scores only (hosts the board); or, until
 # the phase ends, nobody but the hosts learns anything of any score.
@@ -62,13 +59,14 @@ class Phase(Base):
     # A code phase's limits (app.coderun.limits.CodeLimits as a dict); None: the defaults.
     code_limits: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
-    competition: Mapped["Competition"] = relationship(back_populates="phases")
-    answer_keys: Mapped[list["AnswerKey"]] = relationship(
+    # By name: app.models.competition imports this module, never the other way round.
+    competition: Mapped["Competition"] = relationship(back_populates="phases")  # noqa: F821
+    answer_keys: Mapped[list["AnswerKey"]] = relationship(  # noqa: F821
         back_populates="phase", order_by="AnswerKey.version", viewonly=True
     )
 
     @property
-    def board_key(self) -> "AnswerKey | None":
+    def board_key(self) -> "AnswerKey | None":  # noqa: F821
         """The phase's newest published key version: the one its boards are computed from."""
         published = [k for k in self.answer_keys if k.published_at is not None]
         return published[-1] if published else None

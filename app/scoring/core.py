@@ -231,6 +231,25 @@ def load_key(
     return key
 
 
+def _read_predictions(
+    path: Path,
+    *,
+    key: AnswerKeyTable,
+    metric: Metric,
+    limits: IntakeLimits,
+    labels: Sequence[str] | None,
+) -> np.ndarray:
+    """The file's predictions aligned with the key; with ``labels``, a label outside them is an
+    error. Intake's refusals become the submission's scoring errors."""
+    try:
+        y_pred = read_submission(path, key=key, metric=metric, limits=limits)
+        if labels is not None:
+            check_labels(path, column=key.target_columns[0], labels=labels, limits=limits)
+    except IntakeError as exc:
+        raise ScoringError(exc.message, source="submission", kind=exc.kind) from None
+    return y_pred
+
+
 def score_submission_file(
     path: Path,
     *,
@@ -242,12 +261,7 @@ def score_submission_file(
     labels: Sequence[str] | None = None,
 ) -> ScoreResult:
     """Score a submission file; with ``labels``, a label outside them is an error."""
-    try:
-        y_pred = read_submission(path, key=key, metric=metric, limits=limits)
-        if labels is not None:
-            check_labels(path, column=key.target_columns[0], labels=labels, limits=limits)
-    except IntakeError as exc:
-        raise ScoringError(exc.message, source="submission", kind=exc.kind) from None
+    y_pred = _read_predictions(path, key=key, metric=metric, limits=limits, labels=labels)
     return score_aligned(metric, params, key, y_pred, details=details)
 
 
@@ -266,12 +280,7 @@ def score_columns_file(
     reading = reading_metric(columns)
     metric, params = reading.metric, reading.params
     assert metric is not None and params is not None  # a catalogue column reads
-    try:
-        y_pred = read_submission(path, key=key, metric=metric, limits=limits)
-        if labels is not None:
-            check_labels(path, column=key.target_columns[0], labels=labels, limits=limits)
-    except IntakeError as exc:
-        raise ScoringError(exc.message, source="submission", kind=exc.kind) from None
+    y_pred = _read_predictions(path, key=key, metric=metric, limits=limits, labels=labels)
     views = SplitViews(key, y_pred)
     values = score_columns(
         columns, key, y_pred, lambda m, p, k, y: score_aligned(m, p, k, y, views=views)

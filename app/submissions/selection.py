@@ -7,6 +7,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.auth.hosts import is_host
+from app.competitions.visibility import require_writable
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Submission, SubmissionStatus, User
 from app.submissions.service import is_member
@@ -20,6 +21,8 @@ def set_selected(session: Session, *, submission_id: int, user: User, selected: 
         if submission is not None and is_host(session, submission.competition, user):
             raise Forbidden("only the team's own members select its submissions")
         raise NotFound(f"no submission {submission_id}")
+    # An archived competition is read-only: its final boards stand as they were (409 archived).
+    require_writable(submission.competition)
     # Each phase's selections close when it ends (a one-phase competition's at its deadline).
     if submission.phase.has_ended(datetime.now(UTC)):
         raise Forbidden("final selections closed at the deadline")

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, joinedload
 from app.audit.service import record
 from app.auth.hosts import host_or_refuse_former, is_host
 from app.coderun.outcome import KAGGLE_WORDS
+from app.competitions.entry_fields import parse_details
 from app.competitions.phases import upload_phase
 from app.config import Settings
 from app.db import after_commit
@@ -25,7 +26,6 @@ from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
-from app.submissions.details import parse_details
 from app.submissions.kinds import checked_code, is_code, refuse_other_kind, wrong_kind
 from app.submissions.quota import charge, check_upload_rate
 from app.submissions.schemas import RunLogPublic

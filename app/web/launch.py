@@ -1,7 +1,8 @@
-"""Starting a competition in the browser: the "New competition" form (``/host/new``) that saves a
-draft, and the Launch tab (``/c/{slug}/host/launch``) with the checklist, Publish, Archive and
-Delete. The same services and messages as the API; no JavaScript needed (the Markdown preview is
-a second submit button)."""
+"""Starting a competition in the browser: the "New competition" form's first step (``/host/new``:
+title, address and description) that saves a draft, and the Launch tab (``/c/{slug}/host/launch``)
+with the checklist, Publish, Archive and Delete, its last step. The steps between (columns,
+phases, keys and data) are app.web.wizard's. The same services and messages as the API; no
+JavaScript needed (the Markdown preview is a second submit button)."""
 
 import re
 from typing import Any
@@ -9,7 +10,6 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
-from starlette.datastructures import FormData
 
 from app.auth.hosts import is_owner
 from app.competitions import lifecycle
@@ -17,12 +17,12 @@ from app.competitions import service as competitions
 from app.competitions.schemas import CompetitionCreate
 from app.deps import SessionDep, SettingsDep
 from app.errors import AppError, Conflict
-from app.metrics import all_metrics
 from app.web.competition import tab_context
 from app.web.forms import HostForm, HostPage, form_post
 from app.web.markdown import render_markdown
 from app.web.session import CsrfChecked, HostsOnly, SignedInUser, redirect
 from app.web.templating import render
+from app.web.wizard import STEPS
 
 router = APIRouter(include_in_schema=False)
 
@@ -31,9 +31,10 @@ WHO_MAY_HOST = (
     "organiser (podium users create NAME --organiser), or to add you as a co-host of theirs."
 )
 # The form's fields, as the API body names them; the rest of the body keeps its defaults.
-_TEXT = ("title", "slug", "description", "start", "team_merge_deadline", "deadline", "metric")
-_NUMBERS = ("daily_submission_limit", "final_selection_limit", "max_team_size")
+_TEXT = ("title", "slug", "description")
 _MAX_FIELD = 100_000
+# The draft starts with one column and one open-ended phase; the next steps replace both.
+FIRST_METRIC = "roc_auc"
 
 
 def suggest_slug(title: str) -> str:
@@ -42,43 +43,11 @@ def suggest_slug(title: str) -> str:
     return "-".join(words)[:62].strip("-")
 
 
-def _catalogue() -> list[dict[str, Any]]:
-    return [
-        {
-            "name": m.name,
-            "summary": m.summary,
-            "direction": m.direction,
-            "params": [
-                (name, info.get_default(call_default_factory=True), info.description or "")
-                for name, info in m.params.model_fields.items()
-            ],
-        }
-        for m in all_metrics()
-    ]
-
-
-def _params(form: FormData, metric: str) -> dict[str, str]:
-    """The chosen metric's parameters typed in the form (``param.NAME``), blanks left out."""
-    prefix = f"param.{metric}."
-    return {
-        key[len(prefix) :]: str(value).strip()
-        for key, value in form.multi_items()
-        if key.startswith(prefix) and str(value).strip()
-    }
-
-
-def _body(values: dict[str, str], params: dict[str, str]) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        name: values[name]
-        for name in ("title", "slug", "description", "start", "team_merge_deadline", "deadline")
-        if values.get(name)
-    }
+def _body(values: dict[str, str]) -> dict[str, Any]:
+    body: dict[str, Any] = {name: values[name] for name in _TEXT if values.get(name)}
     body["slug"] = values.get("slug") or suggest_slug(values.get("title", ""))
-    body["metric"] = {"name": values.get("metric", ""), "params": params}
+    body["metric"] = {"name": FIRST_METRIC}
     body["status"] = "draft"
-    for name in _NUMBERS:
-        if values.get(name):
-            body[name] = values[name]
     return body
 
 
@@ -87,8 +56,6 @@ def _field_of(error: AppError) -> str:
     text = error.detail
     if isinstance(error, Conflict) and "slug" in text:
         return "slug"
-    if "metric" in text or "param" in text.lower():
-        return "metric"
     return "form"
 
 
@@ -97,7 +64,6 @@ def _show_form(
     values: dict[str, str],
     *,
     errors: dict[str, str] | None = None,
-    params: dict[str, str] | None = None,
     preview: Any = None,
     status_code: int = 200,
 ) -> Response:
@@ -107,9 +73,9 @@ def _show_form(
         {
             "values": values,
             "errors": errors or {},
-            "params": params or {},
             "preview": preview,
-            "catalogue": _catalogue(),
+            "steps": STEPS,
+            "step": "basics",
         },
         status_code=status_code,
     )
@@ -119,7 +85,7 @@ def _show_form(
 def new_competition(request: Request, user: SignedInUser) -> Response:
     if not user.is_organiser:
         raise HostsOnly(WHO_MAY_HOST)
-    return _show_form(request, {"metric": "roc_auc", "daily_submission_limit": "5"})
+    return _show_form(request, {})
 
 
 @router.post("/host/new", dependencies=[CsrfChecked])
@@ -127,31 +93,30 @@ async def create_draft(request: Request, session: SessionDep, user: SignedInUser
     if not user.is_organiser:
         raise HostsOnly(WHO_MAY_HOST)
     form = await request.form()
-    values = {name: str(form.get(name) or "").strip()[:_MAX_FIELD] for name in _TEXT + _NUMBERS}
-    params = _params(form, values["metric"])
+    values = {name: str(form.get(name) or "").strip()[:_MAX_FIELD] for name in _TEXT}
     if not values["slug"]:
         values["slug"] = suggest_slug(values["title"])
     if form.get("preview"):
         preview = render_markdown(values["description"])
-        return _show_form(request, values, params=params, preview=preview)
+        return _show_form(request, values, preview=preview)
     errors: dict[str, str] = {}
     try:
-        data = CompetitionCreate.model_validate(_body(values, params))
+        data = CompetitionCreate.model_validate(_body(values))
     except ValidationError as exc:
         for e in exc.errors():
             field = str(e["loc"][0]) if e["loc"] else "form"
             errors.setdefault(field if field in values else "form", e["msg"])
-        return _show_form(request, values, errors=errors, params=params, status_code=422)
+        return _show_form(request, values, errors=errors, status_code=422)
     try:
         competition = competitions.create_competition(session, data=data, owner=user)
     except AppError as exc:
         errors[_field_of(exc)] = exc.detail
-        return _show_form(request, values, errors=errors, params=params, status_code=422)
+        return _show_form(request, values, errors=errors, status_code=422)
     return redirect(
         request,
-        f"/c/{competition.slug}/host/launch",
-        ok=f"Draft {competition.slug} saved: only its hosts see it. Next: the answer key and "
-        "the data files, then Publish.",
+        f"/c/{competition.slug}/host/new/columns",
+        ok=f"Draft {competition.slug} saved: only its hosts see it. Next: the leaderboard's "
+        "columns.",
     )
 
 
@@ -170,6 +135,8 @@ def launch_page(visit: HostPage, settings: SettingsDep) -> Response:
             "host_tab": "launch",
             "checklist": lifecycle.checklist(visit.competition, settings=settings),
             "may_close": owner,
+            "steps": STEPS,
+            "step": "launch",
         },
     )
 

@@ -77,6 +77,83 @@ def test_init_to_publish_round_trip(server: LiveServer, tmp_path: Path) -> None:
     assert any("round-trip" in line and "archived" in line for line in listed.splitlines())
 
 
+def _get(server: LiveServer, who: str, slug: str) -> dict:  # type: ignore[type-arg]
+    import httpx
+
+    response = httpx.get(
+        f"{server.url}/api/v1/competitions/{slug}",
+        headers={"Authorization": f"Bearer {server.tokens[who]}"},
+    )
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+REG_KEY = b"id,y,Usage\na,1.0,Public\nb,2.0,Public\nc,3.0,Private\nd,4.0,Private\n"
+
+
+def test_a_two_phase_round_trip_from_init_to_publish(server: LiveServer, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    init = _as(server, home, "host", "competitions", "init", "--metric", "rmse", "--phases", "2")
+    assert init.returncode == 0, init.stderr
+    # A second column and a computed one, uncommented as a host would.
+    text = (
+        _filled(init.stdout, "two-phases")
+        .replace(
+            "  # - key: second\n  #   metric: {name: ANOTHER_METRIC}",
+            "  - key: second\n    metric: {name: mae}",
+        )
+        .replace("  # - key: average\n  #   computed:", "  - key: average\n    computed:")
+    )
+    spec = home / "competition.yaml"
+    spec.write_text(text)
+    created = _as(server, home, "host", "competitions", "create", str(spec))
+    assert created.returncode == 0, created.stderr
+    assert "phases.phase-1.answer_key" in created.stdout
+    assert "phases.phase-2.sample_scores.average" in created.stdout
+    shown = _get(server, "host", "two-phases")
+    assert [p["name"] for p in shown["phases"]] == ["phase-1", "phase-2"]
+    assert [p["board"] for p in shown["phases"]] == ["public", "blind"]
+    assert [c["key"] for c in shown["leaderboard_columns"]] == ["rmse", "second", "average"]
+
+    key = home / "key.csv"
+    key.write_bytes(REG_KEY)
+    # Without --phase the legacy route answers which phases there are, in one line.
+    unnamed = _as(server, home, "host", "competitions", "key", "two-phases", str(key))
+    assert "phase-1, phase-2" in one_error_line(unnamed)
+    for phase in ("phase-1", "phase-2"):
+        sent = _as(
+            server, home, "host", "competitions", "key", "two-phases", "--phase", phase, str(key)
+        )
+        assert sent.returncode == 0, sent.stderr
+        assert "version 1 (4 rows: 2 public, 2 private)" in sent.stdout
+    checklist = _as(server, home, "host", "competitions", "checklist", "two-phases")
+    assert "ready to publish" in checklist.stdout, checklist.stdout
+    assert "MISSING" not in checklist.stdout
+    published = _as(server, home, "host", "competitions", "publish", "two-phases")
+    assert published.returncode == 0, published.stderr
+    assert _get(server, "alice", "two-phases")["status"] == "published"
+
+
+def test_a_phase_error_names_the_phase_and_its_line(server: LiveServer, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    text = _filled(template("rmse", 2), "bad-phase").replace("end: 2030-03-03", "end: 2030-01-15")
+    spec = home / "c.yaml"
+    spec.write_text(text)
+    line_no = text.splitlines().index("  - name: phase-2   # lowercase letters, digits and '-'") + 1
+    line = one_error_line(_as(server, home, "host", "competitions", "create", str(spec)))
+    assert f"c.yaml line {line_no}: phases.1:" in line
+    assert "end must come after start" in line
+    # The server's own refusal (a computed column of a column that is not there) names its line.
+    text = _filled(template("rmse", 2), "bad-column").replace(
+        "  # - key: average\n  #   computed: {op: mean, of: [rmse, second]}",
+        "  - key: average\n    computed: {op: mean, of: [rmse, second]}",
+    )
+    spec.write_text(text)
+    line = one_error_line(_as(server, home, "host", "competitions", "create", str(spec)))
+    assert "second" in line and "c.yaml line" in line
+
+
 def test_create_with_publish_names_what_is_missing(server: LiveServer, tmp_path: Path) -> None:
     home = tmp_path / "home"
     spec = home / "c.yaml"
@@ -134,6 +211,12 @@ def test_every_metrics_template_is_a_valid_body() -> None:
         data = parse(template(metric.name), is_json=False).data
         CompetitionCreate.model_validate(data)
         metric.parse_params(data["metric"]["params"])
+        for phases in (1, 3):
+            phased = parse(template(metric.name, phases), is_json=False).data
+            body = CompetitionCreate.model_validate(phased)
+            assert body.phases is not None and len(body.phases) == phases
+            assert body.columns is not None and body.columns[0].key == metric.name
+            metric.parse_params(phased["columns"][0]["metric"]["params"])
 
 
 def test_a_billion_laughs_file_is_refused() -> None:

@@ -238,7 +238,7 @@ def test_a_host_cannot_enter_their_own_competition(client, host, alice, competit
     assert baseline.status_code == 202, baseline.text
     rows = client.get(f"{API}/competitions/churn/leaderboard", **_h(alice)).json()["rows"]
     assert [(r["team"], r["rank"], r["baseline"]) for r in rows] == [
-        ("host", None, True),
+        ("Baseline", None, True),  # a baseline is labelled, not a team
         ("alice", 1, False),
     ]
     # The baseline made the host a one-person "team"; it still cannot invite anyone.

@@ -77,7 +77,9 @@ def test_a_sample_the_metric_cannot_score_fails_its_item(client, host, monkeypat
     )
     assert upload_key(client, host.headers, "one").status_code == 201
     monkeypatch.setattr(
-        lifecycle, "sample_submission_csv", lambda *_a: csv_bytes(["id", "target"], ["a", 0.5])
+        lifecycle,
+        "sample_submission_csv",
+        lambda *_a, **_k: csv_bytes(["id", "target"], ["a", 0.5]),
     )
     checklist = client.get(f"{API}/competitions/one/checklist", headers=host.headers).json()
     assert _items(checklist)["sample_scores"] is False
@@ -236,3 +238,152 @@ def test_a_custom_metric_draft_needs_its_metric_file(client, host):
     checklist = client.get(f"{API}/competitions/own/checklist", headers=host.headers).json()
     assert _items(checklist)["sample_scores"] is False
     assert "no metric file yet" in _detail(checklist, "sample_scores")
+
+
+# -- phases and columns -----------------------------------------------------------------------
+
+TWO_PHASES = [
+    {"name": "dev", "start": "2030-01-01", "end": "2030-01-31"},
+    {"name": "final", "start": "2030-02-01", "end": "2030-02-14", "board": "blind"},
+]
+THREE_COLUMNS = [
+    {"key": "rmse", "metric": {"name": "rmse"}},
+    {"key": "mae", "metric": {"name": "mae"}},
+    {"key": "mean", "computed": {"op": "mean", "of": ["rmse", "mae"]}},
+]
+REG_KEY = csv_bytes(
+    ["id", "y", "Usage"], ["a", 1.0, "Public"], ["b", 2.0, "Public"], ["c", 3.0, "Private"]
+)
+
+
+def _phased(client, host, slug="two", **fields):  # type: ignore[no-untyped-def]
+    body = {
+        "slug": slug,
+        "title": "Two",
+        "status": "draft",
+        "description": "A task",
+        "columns": THREE_COLUMNS,
+        "phases": TWO_PHASES,
+        **fields,
+    }
+    response = client.post(f"{API}/competitions", json=body, headers=host.headers)
+    assert response.status_code == 201, response.text
+
+
+def _phase_key(client, host, slug: str, phase: str):  # type: ignore[no-untyped-def]
+    return client.put(
+        f"{API}/competitions/{slug}/phases/{phase}/answer-key",
+        files={"file": ("key.csv", REG_KEY, "text/csv")},
+        headers=host.headers,
+    )
+
+
+def test_the_checklist_has_a_key_per_phase_and_a_sample_score_per_column(client, host):
+    _phased(client, host)
+    assert _phase_key(client, host, "two", "dev").status_code == 201
+    checklist = client.get(f"{API}/competitions/two/checklist", headers=host.headers).json()
+    items = _items(checklist)
+    assert items["phases.dev.answer_key"] is True
+    assert items["phases.final.answer_key"] is False
+    for column in ("rmse", "mae", "mean"):
+        assert items[f"phases.dev.sample_scores.{column}"] is True
+        assert items[f"phases.final.sample_scores.{column}"] is False
+    assert "mean of columns scores the sample" in _detail(
+        checklist, "phases.dev.sample_scores.mean"
+    )
+    refused = client.post(f"{API}/competitions/two/publish", headers=host.headers)
+    assert refused.status_code == 409 and refused.json()["code"] == "not_ready"
+    failing = refused.json()["items"]
+    assert {i["key"] for i in failing} == {
+        "phases.final.answer_key",
+        "phases.final.sample_scores.rmse",
+        "phases.final.sample_scores.mae",
+        "phases.final.sample_scores.mean",
+    }
+    assert all(i["phase"] == "final" for i in failing)
+    assert _phase_key(client, host, "two", "final").status_code == 201
+    published = client.post(f"{API}/competitions/two/publish", headers=host.headers)
+    assert published.status_code == 200, published.text
+
+
+def test_a_column_that_cannot_score_the_sample_is_named(client, host, monkeypatch):
+    from app.competitions import lifecycle
+    from app.scoring.core import ScoringError
+
+    real = lifecycle.score_columns_file
+
+    def mae_fails(path, *, columns, **kw):  # type: ignore[no-untyped-def]
+        if any(c.key == "mae" for c in columns):
+            raise ScoringError("mae cannot read this")
+        return real(path, columns=columns, **kw)
+
+    monkeypatch.setattr(lifecycle, "score_columns_file", mae_fails)
+    _phased(client, host)
+    for phase in ("dev", "final"):
+        assert _phase_key(client, host, "two", phase).status_code == 201
+    refused = client.post(f"{API}/competitions/two/publish", headers=host.headers)
+    assert refused.status_code == 409
+    details = {i["key"]: i["detail"] for i in refused.json()["items"]}
+    assert set(details) == {
+        f"phases.{p}.sample_scores.{c}" for p in ("dev", "final") for c in ("mae", "mean")
+    }
+    assert "mae cannot read this" in details["phases.dev.sample_scores.mae"]
+    assert "needs its input columns" in details["phases.dev.sample_scores.mean"]
+
+
+def test_phase_windows_out_of_order_and_a_merge_deadline_outside_them_fail_the_dates(
+    client, host, session_factory
+):
+    from app.models import Phase
+
+    _phased(client, host, team_merge_deadline="2030-02-10")
+    checklist = client.get(f"{API}/competitions/two/checklist", headers=host.headers).json()
+    assert _items(checklist)["dates"] is True
+    assert "dev 2030-01-01T00:00:00+00:00 to" in _detail(checklist, "dates")
+    with session_factory() as session:
+        final = session.scalar(select(Phase).where(Phase.name == "final"))
+        final.start = datetime(2029, 12, 1, tzinfo=UTC)  # stored directly: before dev's start
+        final.end = datetime(2030, 1, 15, tzinfo=UTC)  # and ending before dev ends
+        session.commit()
+    detail = _detail(
+        client.get(f"{API}/competitions/two/checklist", headers=host.headers).json(), "dates"
+    )
+    assert "phase 'final' starts before phase 'dev'" in detail
+    assert "phase 'final' ends before phase 'dev' ends" in detail
+
+
+def test_a_final_selection_in_an_archived_competition_is_refused(client, host, alice):
+    from tests.helpers import ready_competition
+
+    ready_competition(client, host.headers, "arch")
+    sub = submit(client, alice.headers, PERFECT, "arch")
+    assert sub.status_code == 202, sub.text
+    sub_id = sub.json()["id"]
+    # Before archiving, the team may select it (so the refusal below is the archive's).
+    chosen = client.post(f"{API}/submissions/{sub_id}/select", headers=alice.headers)
+    assert chosen.status_code == 200, chosen.text
+    assert client.post(f"{API}/competitions/arch/archive", headers=host.headers).status_code == 200
+    for method in ("POST", "DELETE"):
+        refused = client.request(
+            method, f"{API}/submissions/{sub_id}/select", headers=alice.headers
+        )
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["code"] == "archived"
+
+
+def test_the_host_guides_two_phase_three_column_example_is_a_valid_body(client, host):
+    import json
+    import re
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "host-guide.md").read_text()
+    blocks = [b for b in re.findall(r"```json\n(.*?)```", guide, re.S) if '"store-sales"' in b]
+    assert len(blocks) == 1
+    response = client.post(f"{API}/competitions", json=json.loads(blocks[0]), headers=host.headers)
+    assert response.status_code == 201, response.text
+    body = response.json()
+    assert [c["key"] for c in body["leaderboard_columns"]] == ["rmse", "mae", "mean_error"]
+    assert [(p["name"], p["board"]) for p in body["phases"]] == [
+        ("development", "public"),
+        ("final", "blind"),
+    ]

@@ -123,7 +123,7 @@ def test_baseline_entries_show_on_the_board_without_taking_a_rank(client, host, 
     submit(client, alice.headers, PUBLIC_HALF)
     rows = _rows(client, bob)["rows"]
     assert [(r["team"], r["rank"], r["baseline"]) for r in rows] == [
-        ("host", None, True),
+        ("organiser baseline", None, True),  # labelled by its description
         ("alice", 1, False),
     ]
 

@@ -83,7 +83,7 @@ def test_baselines_keep_their_place_but_take_no_rank_across_pages(client, field,
     page = _board(client, field[0], limit=2, offset=2)
     assert [(r["rank"], r["team"], r["baseline"]) for r in page["rows"]] == [
         (3, "t2", False),
-        (None, "host", True),
+        (None, "Baseline", True),  # a baseline without a description
     ]
     assert _board(client, field[0], limit=1, offset=4)["rows"][0]["rank"] == 4
 

@@ -39,7 +39,10 @@ def test_private_score_is_hidden_from_participants_before_the_deadline(client, h
     )
     submission_id = submit(client, alice.headers, PUBLIC_HALF).json()["id"]
     view = _view(client, alice, submission_id)
-    assert "private_score" not in view and "host_error" not in view and "details" not in view
+    assert "private_score" not in view and "host_error" not in view
+    # The metric's details are the hosts'; ``details`` holds the entry details (none asked).
+    assert "metric_details" not in view and view["details"] is None
+    assert view["scores"] == {"roc_auc": {"public": 0.5, "private": None}}
     listed = client.get(f"{API}/competitions/churn/submissions", headers=alice.headers).json()
     assert listed and all("private_score" not in row for row in listed)
 

@@ -32,31 +32,24 @@ def test_the_form_saves_a_draft_with_a_slug_made_from_the_title(client, person, 
     response = web.post(
         "/host/new",
         page="/host/new",
-        data={
-            "title": "Churn, 2027 edition!",
-            "metric": "map_at_k",
-            "param.map_at_k.k": "5",
-            "deadline": FUTURE,
-            "description": "Predict *churn*.",
-        },
+        data={"title": "Churn, 2027 edition!", "description": "Predict *churn*."},
     )
     assert response.status_code == 303, response.text
-    assert response.headers["location"] == "/c/churn-2027-edition/host/launch"
+    # Saved at once; the next step is the leaderboard's columns.
+    assert response.headers["location"] == "/c/churn-2027-edition/host/new/columns"
     body = client.get(f"{API}/competitions/churn-2027-edition", headers=ada.headers).json()
     assert body["status"] == "draft"
-    assert body["metric"] == {"name": "map_at_k", "params": {"k": 5}}
-    assert body["deadline"] == f"{FUTURE}T23:59:59Z"
-    launch = web.get("/c/churn-2027-edition/host/launch").text
-    assert "Draft churn-2027-edition saved" in launch and "answer_key" in launch
+    assert body["description"] == "Predict *churn*."
+    columns = web.get(response.headers["location"]).text
+    assert "Draft churn-2027-edition saved" in columns
+    assert "answer_key" in web.get("/c/churn-2027-edition/host/launch").text
 
 
 @pytest.mark.parametrize(
     ("data", "field", "message"),
     [
         ({"title": "Good title", "slug": "Bad Slug"}, "slug", "String should match pattern"),
-        ({"title": "Good title", "deadline": "2030-02-30"}, "deadline", "is not a date"),
-        ({"title": "Good title", "metric": "map_at_k", "param.map_at_k.k": "many"}, "metric", "k"),
-        ({"title": "Good title", "metric": "no_such_metric"}, "metric", "unknown metric"),
+        ({"title": "", "slug": "no-title"}, "title", "Field required"),
     ],
 )
 def test_a_refused_form_keeps_what_was_typed_and_names_the_field(
