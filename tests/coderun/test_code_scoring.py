@@ -75,9 +75,10 @@ def test_a_script_is_scored_exactly_like_its_predictions_uploaded(jail, client, 
     uploaded = _submit(client, alice, "plain", "sub.csv", PREDICTIONS.encode())
     by_code, by_file = _view(client, host, ran["id"]), _view(client, host, uploaded["id"])
     assert by_code["status"] == "scored", by_code
-    for field in ("public_score", "private_score", "scores"):
+    # The interval too: the bootstrap reads the file the run wrote, not the code.
+    for field in ("public_score", "private_score", "scores", "public_interval"):
         assert by_code[field] == by_file[field], field
-    assert by_code["public_score"] is not None
+    assert by_code["public_score"] is not None and by_code["public_interval"] is not None
     # The log and the run's provenance: the team's and the hosts'.
     log = client.get(f"{API}/submissions/{ran['id']}/log", headers=alice.headers)
     assert log.status_code == 200, log.text
