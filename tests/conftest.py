@@ -41,6 +41,7 @@ SLOW_MODULES = frozenset(
         "cli/test_commands.py",
         "cli/test_demo.py",
         "client/test_participant_cli.py",
+        "coderun/test_code_scoring.py",
         "coderun/test_coderun_jail.py",
         "custom_metrics/test_custom_metric_jail.py",
         "custom_metrics/test_custom_metric_processes.py",

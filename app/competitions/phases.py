@@ -11,7 +11,9 @@ from sqlalchemy import false, update
 from sqlalchemy.orm import Session
 
 from app.audit.service import record
+from app.coderun.limits import CodeLimits, beyond, maxima
 from app.competitions.schemas import PhaseConfig, PhasePublic, PhaseUpdate
+from app.config import get_settings
 from app.errors import Conflict, NotFound, Unprocessable
 from app.evaluation.columns import check_columns, columns_for
 from app.models import Competition, Phase, Submission, User
@@ -71,6 +73,7 @@ def make_phases(
     previous_end: datetime | None = None
     for i, config in enumerate(configs):
         check_phase_columns(competition, config, i)
+        check_code_limits(config.code_limits, f"phases[{i}].code_limits")
         # A phase without a start opens when the one before it ends (or when made).
         phase_start = config.start or previous_end or start
         if config.end is not None and config.end <= phase_start:
@@ -98,6 +101,8 @@ def make_phases(
             if config.columns
             else None,
             entry_fields=[f.model_dump(exclude_none=True) for f in config.entry_fields],
+            submission_kind=config.submission_kind,
+            code_limits=config.code_limits.model_dump() if config.code_limits else None,
         )
         session.add(phase)
         phases.append(phase)
@@ -220,7 +225,23 @@ def to_public(phase: Phase, now: datetime | None = None) -> PhasePublic:
         columns=[dict(c) for c in phase.columns] if phase.columns else None,
         entry_fields=[dict(f) for f in phase.entry_fields or []],
         has_answer_key=phase.board_key is not None,
+        submission_kind=phase.submission_kind,  # type: ignore[arg-type]
+        code_limits=code_limits(phase) if phase.takes_code else None,
     )
+
+
+def code_limits(phase: Phase) -> CodeLimits:
+    """The phase's limits for a run, the defaults where the host set none."""
+    return CodeLimits.model_validate(phase.code_limits or {})
+
+
+def check_code_limits(limits: CodeLimits | None, field: str) -> None:
+    """A host's limits past the server's maxima are a 422 naming each, never silently lowered."""
+    if limits is None:
+        return
+    over = beyond(limits, maxima(get_settings()))
+    if over:
+        raise Unprocessable("; ".join(over), extra={"field": field})
 
 
 def _snapshot(phase: Phase, names: list[str]) -> dict[str, Any]:
@@ -231,7 +252,15 @@ def _snapshot(phase: Phase, names: list[str]) -> dict[str, Any]:
     }
 
 
-_NOT_NULL = {"title", "start", "daily_submission_limit", "final_selection_limit", "board", "counts"}
+_NOT_NULL = {
+    "title",
+    "start",
+    "daily_submission_limit",
+    "final_selection_limit",
+    "board",
+    "counts",
+    "submission_kind",
+}
 
 
 def update_phase(
@@ -249,6 +278,9 @@ def update_phase(
     merge = competition.team_merge_deadline
     if merge is not None and merge < start and phase.position == 0:
         raise Unprocessable("team_merge_deadline must not come before the first phase's start")
+    if data.code_limits is not None:
+        check_code_limits(data.code_limits, "code_limits")
+        changes["code_limits"] = data.code_limits.model_dump()
     before = _snapshot(phase, list(changes))
     for name, value in changes.items():
         setattr(phase, name, value)

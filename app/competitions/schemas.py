@@ -3,6 +3,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.coderun.limits import CodeLimits
 from app.competitions.dates import EndInstant, StartInstant
 from app.models.types import MAX_INT
 
@@ -38,6 +39,7 @@ ColumnKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")]
 PhaseName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
 BoardRule = Literal["public", "hidden", "blind"]
 CountingRule = Literal["best", "last", "chosen"]
+SubmissionKind = Literal["predictions", "code"]
 MAX_PHASES = 20
 
 
@@ -109,6 +111,9 @@ class PhaseConfig(BaseModel):
     counts: CountingRule = "chosen"
     columns: Columns | None = None
     entry_fields: list[EntryField] = Field(default_factory=list, max_length=20)
+    # "code": participants send a script, notebook or zip that runs in the jail on the data files.
+    submission_kind: SubmissionKind = "predictions"
+    code_limits: CodeLimits | None = None
 
     @model_validator(mode="after")
     def _end_after_start(self) -> "PhaseConfig":
@@ -133,6 +138,8 @@ class PhaseUpdate(BaseModel):
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
     board: BoardRule | None = None
     counts: CountingRule | None = None
+    submission_kind: SubmissionKind | None = None
+    code_limits: CodeLimits | None = None
 
 
 class PhasePublic(BaseModel):
@@ -149,6 +156,9 @@ class PhasePublic(BaseModel):
     columns: list[dict[str, Any]] | None
     entry_fields: list[dict[str, Any]]
     has_answer_key: bool
+    submission_kind: SubmissionKind = "predictions"
+    # A code phase's limits, the defaults filled in; None for a predictions phase.
+    code_limits: CodeLimits | None = None
 
 
 class CompetitionCreate(BaseModel):

@@ -44,6 +44,7 @@ async def put_file(
     service.check_name(name)
     # The session's slot is given back while the body arrives; put_file checks the host again.
     source = await upload_source(request, settings.max_data_file_bytes, session=session)
+    visibility = await _visibility(request)
     datafile, created = await run_in_threadpool(
         lambda: service.put_file(
             session,
@@ -52,11 +53,21 @@ async def put_file(
             source=source,
             user=user,
             settings=settings,
+            visibility=visibility,
         )
     )
     if not created:
         response.status_code = status.HTTP_200_OK
     return DataFilePublic.model_validate(datafile)
+
+
+async def _visibility(request: Request) -> str | None:
+    """``visibility`` from the query, else from the multipart form (already read with the file)."""
+    value = request.query_params.get("visibility")
+    if value is None and request.headers.get("content-type", "").startswith("multipart/"):
+        field = (await request.form()).get("visibility")
+        value = field if isinstance(field, str) else None
+    return value
 
 
 @router.get("/{name}", response_class=StreamingResponse)

@@ -10,3 +10,5 @@ class DataFilePublic(BaseModel):
     size_bytes: int
     sha256: str
     created_at: datetime
+    # "hidden": an input of code runs only, seen by the hosts alone.
+    visibility: str = "public"

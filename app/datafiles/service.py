@@ -1,5 +1,8 @@
 """Competition data files: hosts publish them, participants read them once the competition has
-started. The bytes go through ``app.storage``; an answer key is refused, never published."""
+started. The bytes go through ``app.storage``; an answer key is refused, never published.
+
+A ``hidden`` file (a code competition's test set) is an input of code runs only: for anyone but
+the competition's hosts it does not exist (never listed, a 404 to download, never in a bundle)."""
 
 import re
 import uuid
@@ -20,6 +23,20 @@ from app.storage import delete_blob, save_blob
 MAX_NAME_LENGTH = 200
 # A plain file name: no directories, no leading dot, nothing a shell or a zip would misread.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+PUBLIC, HIDDEN = "public", "hidden"
+VISIBILITIES = (PUBLIC, HIDDEN)
+
+
+def check_visibility(value: str | None) -> str | None:
+    """``public``, ``hidden`` or None (a new file is public; a replaced one keeps its own)."""
+    if value is None or value == "":
+        return None
+    if value not in VISIBILITIES:
+        raise Unprocessable(
+            f"visibility must be 'public' or 'hidden', not '{value[:20]}'",
+            extra={"field": "visibility"},
+        )
+    return value
 
 
 def require_host(session: Session, competition: Competition, user: User) -> None:
@@ -47,6 +64,14 @@ def check_can_read(session: Session, competition: Competition, user: User) -> No
 
 def list_files(session: Session, *, competition: Competition, user: User) -> list[DataFile]:
     check_can_read(session, competition, user)
+    query = select(DataFile).where(DataFile.competition_id == competition.id)
+    if not is_host(session, competition, user):
+        query = query.where(DataFile.visibility == PUBLIC)
+    return list(session.scalars(query.order_by(DataFile.name)))
+
+
+def run_inputs(session: Session, *, competition: Competition) -> list[DataFile]:
+    """Every data file of the competition, hidden ones included: what a code run reads."""
     return list(
         session.scalars(
             select(DataFile)
@@ -61,6 +86,10 @@ def get_file(session: Session, *, competition: Competition, user: User, name: st
     datafile = session.scalar(
         select(DataFile).where(DataFile.competition_id == competition.id, DataFile.name == name)
     )
+    if datafile is not None and datafile.visibility != PUBLIC:
+        # The same answer as for no file at all: a participant learns nothing of hidden ones.
+        if not is_host(session, competition, user):
+            datafile = None
     if datafile is None:
         raise NotFound(f"no data file '{name[:MAX_NAME_LENGTH]}' in '{competition.slug}'")
     return datafile
@@ -74,10 +103,12 @@ def put_file(
     source: BinaryIO,
     user: User,
     settings: Settings,
+    visibility: str | None = None,
 ) -> tuple[DataFile, bool]:
     """Store (or replace) the data file ``name``; returns it and whether it is new."""
     require_host(session, competition, user)
     check_name(name)
+    visibility = check_visibility(visibility)
     key = f"datafiles/{competition.id}/{uuid.uuid4().hex}"
     blob = save_blob(source, key=key, settings=settings, max_bytes=settings.max_data_file_bytes)
     is_key = session.scalar(
@@ -96,10 +127,14 @@ def put_file(
     created = datafile is None
     before = None
     if datafile is None:
-        datafile = DataFile(competition_id=competition.id, name=name)
+        datafile = DataFile(competition_id=competition.id, name=name, visibility=PUBLIC)
         session.add(datafile)
     else:
-        before = {"sha256": datafile.sha256, "size_bytes": datafile.size_bytes}
+        before = {
+            "sha256": datafile.sha256,
+            "size_bytes": datafile.size_bytes,
+            "visibility": datafile.visibility,
+        }
         old_key = datafile.storage_key
         after_commit(session, lambda: delete_blob(old_key, settings=settings))
     datafile.storage_key = blob.key
@@ -107,6 +142,8 @@ def put_file(
     datafile.sha256 = blob.sha256
     datafile.uploaded_by_id = user.id
     datafile.created_at = datetime.now(UTC)
+    if visibility is not None:
+        datafile.visibility = visibility
     session.flush()
     record(
         session,
@@ -115,7 +152,11 @@ def put_file(
         action="data_file_upload",
         target=name,
         before=before,
-        after={"sha256": blob.sha256, "size_bytes": blob.size},
+        after={
+            "sha256": blob.sha256,
+            "size_bytes": blob.size,
+            "visibility": datafile.visibility,
+        },
     )
     return datafile, created
 

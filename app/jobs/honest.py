@@ -16,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import exists, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -145,7 +145,9 @@ def _claim(factory: sessionmaker[Session], submission_id: int, key_id: int) -> _
             return None
         session.expunge(competition)
         session.expunge(key)
-        return _Job(score.id, competition, key, submission.path, submission.team_id, submission_id)
+        # A code submission's predictions are the file its run wrote, not its code.
+        predictions = submission.output_path or submission.path
+        return _Job(score.id, competition, key, predictions, submission.team_id, submission_id)
 
 
 def _split_masks(usage: np.ndarray | None, n: int) -> dict[str, np.ndarray]:
@@ -246,7 +248,9 @@ def _ladder_threshold(
     best = _team_best(session, job, competition, key)
     if best is None:
         return 0.0
-    path = session.scalar(select(Submission.path).where(Submission.id == best))
+    path = session.scalar(
+        select(func.coalesce(Submission.output_path, Submission.path)).where(Submission.id == best)
+    )
     if path is not None:
         table = key_table(job.competition, job.key, settings)
         mask = _split_masks(table.usage, table.n_rows)["public"]

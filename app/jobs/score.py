@@ -32,6 +32,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 import app
+from app.coderun.limits import CodeLimits
 from app.config import Settings
 from app.custom_metrics.sandbox import CustomMetricFailure
 from app.db import unit_of_work
@@ -40,15 +41,16 @@ from app.evaluation.columns import column_defs
 from app.evaluation.custom import score_with_custom_metric
 from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom
+from app.jobs.code_run import CodeInput, CodePlan, RunRecord, refused_output, run_submission_code
 from app.jobs.honest import add_score_stats
 from app.jobs.lease import Lease, claimable, give_up, held, put_back, renewing, try_claim
 from app.jobs.lease import now as lease_now
-from app.models import AnswerKey, Competition, Score, Submission, SubmissionStatus
+from app.models import AnswerKey, Competition, DataFile, Score, Submission, SubmissionStatus
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
 from app.scoring.columns import resolve_columns
 from app.scoring.core import ScoreResult, ScoringError, score_columns_file
-from app.storage import local_file
+from app.storage import local_file, store_stream
 
 log = logging.getLogger(__name__)
 
@@ -103,14 +105,23 @@ class ScoringPlan:
     custom_metric_direction: str | None
     # The leaderboard column definitions of the submission's phase.
     columns: tuple[dict[str, Any], ...] = ()
+    # A code phase's submission: ``submission_path`` is the code, run first (app.jobs.code_run).
+    code: CodePlan | None = None
 
     @classmethod
     def read(
-        cls, submission: Submission, competition: Competition, key: AnswerKey
+        cls,
+        submission: Submission,
+        competition: Competition,
+        key: AnswerKey,
+        *,
+        code: CodePlan | None = None,
     ) -> "ScoringPlan":
         return cls(
             columns=tuple(column_defs(competition, submission.phase)),
-            submission_path=submission.path,
+            code=code,
+            # A code submission scored before is rescored from the file its run wrote.
+            submission_path=submission.output_path or submission.path,
             key_path=key.path,
             key_sha256=key.sha256,
             metric_name=competition.metric_name,
@@ -152,6 +163,7 @@ class Claim:
     plan: ScoringPlan
     time_limit: float
     request_id: str | None
+    hold_for: float = 0.0
 
 
 def _claim(factory: sessionmaker[Session], submission_id: int, settings: Settings) -> Claim | None:
@@ -176,15 +188,37 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
         lease = try_claim(session, submission_id, seconds=settings.scoring_lease_seconds)
         if lease is None:
             return None
+        code = _code_plan(session, submission, competition)
+        time_limit = float(
+            competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
+        )
         return Claim(
             lease=lease,
             key_id=key.id,
-            plan=ScoringPlan.read(submission, competition, key),
-            time_limit=float(
-                competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
-            ),
+            plan=ScoringPlan.read(submission, competition, key, code=code),
+            time_limit=time_limit,
             request_id=submission.request_id,
+            # The lease is renewed through the run and then the scoring.
+            hold_for=time_limit + (float(code.limits["wall_seconds"]) + 60 if code else 0),
         )
+
+
+def _code_plan(
+    session: Session, submission: Submission, competition: Competition
+) -> CodePlan | None:
+    phase = submission.phase
+    if not phase.takes_code:
+        return None
+    files = session.scalars(
+        select(DataFile).where(DataFile.competition_id == competition.id).order_by(DataFile.name)
+    )
+    return CodePlan(
+        filename=submission.filename,
+        slug=competition.slug,
+        limits=CodeLimits.model_validate(phase.code_limits or {}).model_dump(),
+        # Every data file, hidden ones included: a code competition's test set is hidden.
+        inputs=tuple(CodeInput(f.name, f.storage_key, f.sha256) for f in files),
+    )
 
 
 def _score(plan: ScoringPlan, settings: Settings) -> ScoreResult:
@@ -363,20 +397,24 @@ def score_submission(
             extra={"submission_id": submission_id},
         )
         started = time.perf_counter()
-        with renewing(factory, claim.lease, until=claim.time_limit):
+        ran: Ran | None = None
+        with renewing(factory, claim.lease, until=max(claim.time_limit, claim.hold_for)):
             try:
                 plan = claim.plan.fetched(settings)
+                if plan.code is not None:
+                    outcome, ran = _run_then_score(plan, settings, claim, submission_id)
+                else:
+                    outcome = _evaluate(
+                        plan, settings, submission_id=submission_id, time_limit=claim.time_limit
+                    )
             except StorageUnavailable:
                 # Not the submission's fault: back to the queue, scored once the store returns.
                 log.warning("submission %s: the file store is unavailable; put back", submission_id)
                 put_back(factory, claim.lease)
                 return
-            outcome = _evaluate(
-                plan, settings, submission_id=submission_id, time_limit=claim.time_limit
-            )
         seconds = time.perf_counter() - started
         _observe(plan, outcome, seconds)
-        if not _settle(factory, claim, outcome):
+        if not _settle(factory, claim, outcome, ran):
             log.warning(
                 "submission %s: the lease was lost while scoring; another scorer has it",
                 submission_id,
@@ -394,7 +432,49 @@ def score_submission(
             add_score_stats(factory, submission_id, claim.key_id, settings)
 
 
-def _settle(factory: sessionmaker[Session], claim: Claim, outcome: Outcome) -> bool:
+@dataclass(frozen=True)
+class Ran:
+    """A code run's record and, when its output was scored, where that file is kept."""
+
+    record: RunRecord
+    output_ref: str | None = None
+
+
+def _run_then_score(
+    plan: ScoringPlan, settings: Settings, claim: Claim, submission_id: int
+) -> tuple[Outcome, Ran]:
+    """Run the code, then score its submission.csv exactly as an uploaded file is scored."""
+    assert plan.code is not None
+    with run_submission_code(
+        plan.code, Path(plan.submission_path), settings, submission_id=submission_id
+    ) as run:
+        if run.output is None:
+            failed = Outcome(None, run.error, run.host_error, run.participants_fault)
+            return failed, Ran(run.record)
+        scored = replace(plan, code=None, submission_path=str(run.output))
+        outcome = _evaluate(
+            scored, settings, submission_id=submission_id, time_limit=claim.time_limit
+        )
+        if outcome.result is None:
+            if outcome.participants_fault and outcome.error:
+                run = refused_output(run, outcome.error)
+                outcome = Outcome(None, run.error, run.host_error, participants_fault=True)
+            return outcome, Ran(run.record)
+        # Kept, so that a new key version rescores the file the run wrote without running again.
+        with run.output.open("rb") as source:
+            stored = store_stream(
+                source,
+                prefix=f"submissions/outputs/{submission_id}",
+                settings=settings,
+                max_bytes=settings.max_upload_bytes,
+                suffix=".csv",
+            )
+        return outcome, Ran(run.record, stored.ref)
+
+
+def _settle(
+    factory: sessionmaker[Session], claim: Claim, outcome: Outcome, ran: Ran | None = None
+) -> bool:
     """Write the outcome if the lease still holds the submission; False when it does not."""
     with unit_of_work(factory) as session:
         submission = session.scalar(select(Submission).where(held(claim.lease)).with_for_update())
@@ -402,15 +482,29 @@ def _settle(factory: sessionmaker[Session], claim: Claim, outcome: Outcome) -> b
             return False
         submission.finished_at = _now()
         submission.lease_expires_at = None
+        if ran is not None:
+            _keep_run(submission, ran)
         if outcome.result is None:
             submission.status = SubmissionStatus.failed
             submission.error, submission.host_error = outcome.error, outcome.host_error
-            submission.refunded = True  # no failure counts against the quota (README, Quotas)
+            # No failure of a file counts against the quota (README, Quotas); a code run that
+            # failed through its own fault does, as on Kaggle (charged at upload, kept).
+            submission.refunded = not (ran is not None and outcome.participants_fault)
             return True
         _write_score(session, submission.id, claim.key_id, outcome)
         submission.status = SubmissionStatus.scored
         submission.error = submission.host_error = None
         return True
+
+
+def _keep_run(submission: Submission, ran: Ran) -> None:
+    record = ran.record
+    submission.log_head, submission.log_tail = record.log_head, record.log_tail
+    submission.log_bytes, submission.run_failure = record.log_bytes, record.failure
+    submission.code_sha256 = record.code_sha256
+    submission.inputs_sha256 = record.inputs_sha256
+    submission.runtime_fingerprint = record.runtime_fingerprint
+    submission.output_path = ran.output_ref
 
 
 def _observe(plan: ScoringPlan, outcome: Outcome, seconds: float) -> None:

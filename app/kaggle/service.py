@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.competitions.phases import ranking_column
+from app.auth.hosts import is_host
 from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
 from app.datafiles import service as datafiles
@@ -155,7 +156,7 @@ def download_data_file_call(
     competition = get_competition_by_slug(session, req.competition_name, user)
     datafile = datafiles.get_file(session, competition=competition, user=user, name=req.file_name)
     token = sign(
-        {"p": "file", "f": datafile.id},
+        {"p": "file", "f": datafile.id, "all": datafile.visibility != datafiles.PUBLIC},
         secret_key=ctx.settings.secret_key,
         ttl_seconds=DOWNLOAD_TTL,
     )
@@ -169,8 +170,9 @@ def download_data_files_call(
     competition = get_competition_by_slug(session, req.competition_name, user)
     if not datafiles.list_files(session, competition=competition, user=user):
         raise NotFound(f"'{competition.slug}' has no data files")
+    # A host's bundle holds the hidden inputs too; a participant's never does.
     token = sign(
-        {"p": "bundle", "c": competition.id},
+        {"p": "bundle", "c": competition.id, "all": is_host(session, competition, user)},
         secret_key=ctx.settings.secret_key,
         ttl_seconds=DOWNLOAD_TTL,
     )
@@ -180,6 +182,9 @@ def download_data_files_call(
 def signed_file(session: Session, token: str, settings: Settings) -> DataFile:
     payload = verify(token, secret_key=settings.secret_key, purpose="file")
     datafile = session.get(DataFile, int(payload["f"]))
+    # A link made for a public file does not open it once a host has hidden it.
+    if datafile is not None and datafile.visibility != datafiles.PUBLIC and not payload.get("all"):
+        datafile = None
     if datafile is None:
         raise NotFound("this file no longer exists")
     return datafile
@@ -196,10 +201,10 @@ def is_bundle(token: str, settings: Settings) -> bool:
 def signed_bundle(session: Session, token: str, settings: Settings) -> list[DataFile]:
     """Every file a signed bundle URL stands for."""
     payload = verify(token, secret_key=settings.secret_key, purpose="bundle")
-    files = session.scalars(
-        select(DataFile).where(DataFile.competition_id == int(payload["c"])).order_by(DataFile.name)
-    )
-    return list(files)
+    query = select(DataFile).where(DataFile.competition_id == int(payload["c"]))
+    if not payload.get("all"):
+        query = query.where(DataFile.visibility == datafiles.PUBLIC)
+    return list(session.scalars(query.order_by(DataFile.name)))
 
 
 class _Sink:

@@ -24,3 +24,6 @@ class DataFile(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     uploaded_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # "hidden": an input of code runs only (a code competition's test set), never shown to
+    # participants by any route; "public": listed and downloadable by participants.
+    visibility: Mapped[str] = mapped_column(String(8), default="public", server_default="public")

@@ -23,6 +23,10 @@ BOARD_RULES = (BOARD_PUBLIC, BOARD_HIDDEN, BOARD_BLIND)
 COUNTS_BEST, COUNTS_LAST, COUNTS_CHOSEN = "best", "last", "chosen"
 COUNTING_RULES = (COUNTS_BEST, COUNTS_LAST, COUNTS_CHOSEN)
 LEGACY_PHASE = "main"
+# What a phase takes: a predictions file (scored as uploaded), or code run in the jail on the
+# competition's data files (hidden ones included) whose submission.csv is then scored alike.
+KIND_PREDICTIONS, KIND_CODE = "predictions", "code"
+SUBMISSION_KINDS = (KIND_PREDICTIONS, KIND_CODE)
 
 
 class Phase(Base):
@@ -53,6 +57,11 @@ class Phase(Base):
     # program: [{path, sha256}], reference: [{path, sha256}], ...}; ``ref`` is one stored zip
     # of its files and the phase's reference data. None: the columns' catalogue metrics score.
     scorer: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    submission_kind: Mapped[str] = mapped_column(
+        String(16), default=KIND_PREDICTIONS, server_default=KIND_PREDICTIONS
+    )
+    # A code phase's limits (app.coderun.limits.CodeLimits as a dict); None: the defaults.
+    code_limits: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
     # By name: app.models.competition imports this module, never the other way round.
     competition: Mapped["Competition"] = relationship(back_populates="phases")  # noqa: F821
@@ -65,6 +74,10 @@ class Phase(Base):
         """The phase's newest published key version: the one its boards are computed from."""
         published = [k for k in self.answer_keys if k.published_at is not None]
         return published[-1] if published else None
+
+    @property
+    def takes_code(self) -> bool:
+        return self.submission_kind == KIND_CODE
 
     def state(self, now: datetime) -> str:
         if now < self.start:

@@ -77,6 +77,17 @@ class Submission(Base):
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
     # The upload request's id, carried into the scoring job's log lines.
     request_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    # A code submission's run: its log (stdout and stderr, the first 8 KB and the last 64 KB, for
+    # the team and the hosts), the failure's name, and what makes the run reproducible.
+    log_head: Mapped[str | None] = mapped_column(Text, default=None)
+    log_tail: Mapped[str | None] = mapped_column(Text, default=None)
+    log_bytes: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    run_failure: Mapped[str | None] = mapped_column(String(32), default=None)
+    code_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
+    inputs_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
+    runtime_fingerprint: Mapped[str | None] = mapped_column(String(64), default=None)
+    # Where the submission.csv a successful run wrote is kept (rescored without running again).
+    output_path: Mapped[str | None] = mapped_column(String(500), default=None)
 
     competition: Mapped["Competition"] = relationship()
     phase: Mapped["Phase"] = relationship()

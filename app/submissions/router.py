@@ -24,6 +24,7 @@ from app.submissions.quota import quota_for
 from app.submissions.schemas import (
     HideRequest,
     QuotaPublic,
+    RunLogPublic,
     ScoreVersion,
     SubmissionAccepted,
     SubmissionPublic,
@@ -168,6 +169,23 @@ def download_submission(
             "Content-Length": str(submission.size_bytes),
             "Content-Disposition": content_disposition(submission.filename),
         },
+    )
+
+
+@router.get("/submissions/{submission_id}/log", response_model=RunLogPublic)
+def submission_log(submission_id: IdPath, user: CurrentUser, session: SessionDep) -> RunLogPublic:
+    return service.submission_log(session, submission_id=submission_id, user=user)
+
+
+@router.post("/submissions/{submission_id}/rerun", response_model=SubmissionView)
+def rerun_submission(
+    request: Request, submission: HostedSubmissionDep, user: CurrentUser, session: SessionDep
+) -> SubmissionPublic:
+    service.rerun_submission(
+        session, submission=submission, actor=user, queue=request.app.state.scoring_queue
+    )
+    return visibility.view(
+        session, submission=submission, competition=submission.competition, user=user
     )
 
 

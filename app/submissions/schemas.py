@@ -32,6 +32,11 @@ class SubmissionPublic(BaseModel):
     scores: dict[str, dict[str, float | None]] = Field(default_factory=dict)
     # The entry details the phase asked for at upload (method name, URLs, host-defined fields).
     details: dict[str, Any] | None = None
+    # A code submission's failure by name (timeout, memory, runtime_error, no_output,
+    # invalid_output, output_too_large); ``error`` says it in Kaggle's words and ours.
+    failure: str | None = None
+    # While queued: 1 when it is the next to be scored or run (every queued submission counts).
+    queue_position: int | None = None
 
 
 class SubmissionRevealed(SubmissionPublic):
@@ -85,3 +90,20 @@ SubmissionView = SubmissionHost | SubmissionRevealed | SubmissionPublic
 
 class HideRequest(BaseModel):
     reason: str = ""
+
+
+class RunLogPublic(BaseModel):
+    """A code submission's run: stdout and stderr together (the first 8 KB and the last 64 KB,
+    a line saying how much was left out between), why it failed, and what makes it reproducible.
+    ``log`` is None until the code has run."""
+
+    submission_id: int
+    status: str
+    failure: str | None
+    kaggle_words: str | None
+    log: str | None
+    total_bytes: int | None
+    truncated: bool
+    code_sha256: str | None
+    inputs_sha256: str | None
+    runtime_fingerprint: str | None

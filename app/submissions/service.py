@@ -7,7 +7,9 @@ from typing import BinaryIO
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
+from app.audit.service import record
 from app.auth.hosts import host_or_refuse_former, is_host
+from app.coderun.outcome import KAGGLE_WORDS
 from app.competitions.entry_fields import parse_details
 from app.competitions.phases import upload_phase
 from app.config import Settings
@@ -24,7 +26,9 @@ from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
+from app.submissions.kinds import checked_code, is_code, refuse_other_kind, wrong_kind
 from app.submissions.quota import charge, check_upload_rate
+from app.submissions.schemas import RunLogPublic
 from app.teams.service import locked_team_for
 
 
@@ -63,6 +67,7 @@ def create_submission(
             f"phase '{phase.name}' is scored by the scoring program imported with its bundle, "
             "which this server does not run yet; it takes no submissions for now"
         )
+    refuse_other_kind(phase, filename)
     # Checked before anything is stored or counted: a bad detail is the uploader's to fix.
     entry = parse_details(details, list(phase.entry_fields or [])) if not baseline else {}
     key = phase.board_key
@@ -106,7 +111,7 @@ def create_submission(
             source,
             prefix=f"submissions/{competition.id}/{team.id}",
             settings=settings,
-            max_bytes=settings.max_upload_bytes,
+            max_bytes=settings.code_max_bytes if phase.takes_code else settings.max_upload_bytes,
         )
     except (PayloadTooLarge, Unprocessable) as exc:
         submission.path, submission.size_bytes, submission.sha256 = "", 0, ""
@@ -116,6 +121,14 @@ def create_submission(
         stored.size,
         stored.sha256,
     )
+    if phase.takes_code:
+        # Code is checked (not run) here; its submission.csv meets intake when the run wrote it.
+        try:
+            checked_code(stored.path, filename, max_bytes=settings.code_max_bytes)
+        except Unprocessable as refusal:
+            _discard(session, stored.ref, settings)
+            return _failed(session, submission, refusal, now=now)
+        return _queued(session, submission, queue)
     try:
         # The key row carries the same id_column / target_columns the parsed table would.
         check_upload(stored.path, key=key, limits=intake_limits(settings))  # type: ignore[arg-type]
@@ -129,10 +142,16 @@ def create_submission(
                 limits=intake_limits(settings),
             )
     except IntakeError as exc:
+        refusal = Unprocessable(exc.message, extra={"kind": exc.kind})
+        if is_code(stored.path, filename, max_bytes=settings.code_max_bytes):
+            refusal = wrong_kind(phase, f"'{filename[:100]}' holds code")
         # Refused files are not kept (a flood of them would fill the disk); the row is.
         _discard(session, stored.ref, settings)
-        refusal = Unprocessable(exc.message, extra={"kind": exc.kind})
         return _failed(session, submission, refusal, now=now)
+    return _queued(session, submission, queue)
+
+
+def _queued(session: Session, submission: Submission, queue: ScoringQueue) -> "Upload":
     session.add(submission)
     session.flush()
     submission_id = submission.id
@@ -179,6 +198,66 @@ def visible_submission(session: Session, *, submission_id: int, user: User) -> S
     ):
         return submission
     raise NotFound(f"no submission {submission_id}")
+
+
+def submission_log(session: Session, *, submission_id: int, user: User) -> "RunLogPublic":
+    """A code submission's run log, for its team and the hosts (anyone else: no such thing)."""
+    submission = visible_submission(session, submission_id=submission_id, user=user)
+    if not submission.phase.takes_code:
+        raise NotFound(f"submission {submission_id} ran no code: it has no log")
+    head, tail = submission.log_head or "", submission.log_tail or ""
+    total = submission.log_bytes or 0
+    kept = len(head.encode()) + len(tail.encode())
+    text = head + tail
+    if total > kept:
+        text = f"{head}\n[... {total - kept} bytes of output left out ...]\n{tail}"
+    return RunLogPublic(
+        submission_id=submission.id,
+        status=submission.status.value,
+        failure=submission.run_failure,
+        kaggle_words=KAGGLE_WORDS.get(submission.run_failure or ""),
+        log=text if submission.log_bytes is not None else None,
+        total_bytes=submission.log_bytes,
+        truncated=total > kept,
+        code_sha256=submission.code_sha256,
+        inputs_sha256=submission.inputs_sha256,
+        runtime_fingerprint=submission.runtime_fingerprint,
+    )
+
+
+def rerun_submission(
+    session: Session, *, submission: Submission, actor: User, queue: ScoringQueue
+) -> Submission:
+    """A host runs a failed code submission again (a run the platform lost, a limit raised since):
+    queued anew, its old failure and log cleared, audited. A scored one is refused for now: its
+    score rows and the boards built on them would have to be taken back first."""
+    if not submission.phase.takes_code:
+        raise Conflict(f"submission {submission.id} is not code: there is nothing to run again")
+    if submission.status != SubmissionStatus.failed or not submission.path:
+        raise Conflict(
+            f"submission {submission.id} is {submission.status.value}: only a failed run "
+            "whose code was kept can be run again"
+        )
+    before = {"status": submission.status.value, "failure": submission.run_failure}
+    submission.status = SubmissionStatus.queued
+    submission.attempts = 0
+    submission.lease_expires_at = submission.started_at = submission.finished_at = None
+    submission.error = submission.host_error = submission.run_failure = None
+    submission.log_head = submission.log_tail = None
+    submission.log_bytes = None
+    session.flush()
+    record(
+        session,
+        competition=submission.competition,
+        actor=actor,
+        action="submission_rerun",
+        target=str(submission.id),
+        before=before,
+        after={"status": "queued"},
+    )
+    submission_id = submission.id
+    after_commit(session, lambda: queue.enqueue(submission_id))
+    return submission
 
 
 def submission_file(

@@ -5,14 +5,14 @@ scored and nothing of its score."""
 
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.auth.hosts import is_host
 from app.evaluation.columns import columns_for, stored_values
 from app.evaluation.rounding import rounded, rounded_interval, shown_decimals
 from app.honest.board.board import hides_public_scores, submission_ladder
-from app.models import Competition, Score, ScoreStats, Submission, User
+from app.models import Competition, Score, ScoreStats, Submission, SubmissionStatus, User
 from app.models.phase import BOARD_BLIND
 from app.submissions.schemas import (
     ScoreVersion,
@@ -124,6 +124,8 @@ def _view(
         public_interval=rounded_interval(public_interval, decimals),
         phase=phase.name,
         details=submission.details,
+        failure=submission.run_failure,
+        queue_position=_queue_position(session, submission),
     )
     revealed = host or phase.has_ended(now)
     base["scores"] = _column_scores(
@@ -218,3 +220,15 @@ def score_versions(session: Session, *, submission: Submission) -> list[ScoreVer
         )
         for row in rows
     ]
+
+
+def _queue_position(session: Session, submission: Submission) -> int | None:
+    """How many queued submissions go before it, plus one (the queue takes the oldest first)."""
+    if submission.status != SubmissionStatus.queued:
+        return None
+    ahead = session.scalar(
+        select(func.count())
+        .select_from(Submission)
+        .where(Submission.status == SubmissionStatus.queued, Submission.id < submission.id)
+    )
+    return int(ahead or 0) + 1

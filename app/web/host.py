@@ -202,6 +202,7 @@ def upload_file(
     settings: SettingsDep,
     file: UploadFile | None = None,
     name: Annotated[str, Form(max_length=300)] = "",
+    visibility: Annotated[str, Form(max_length=10)] = "",
 ) -> Response:
     upload = chosen(file, "a data file")
     datafile, created = datafiles.put_file(
@@ -211,6 +212,7 @@ def upload_file(
         source=upload.file,
         user=form.user,
         settings=settings,
+        visibility=visibility or None,
     )
     return form.done(f"{datafile.name} {'published' if created else 'replaced'}.")
 
