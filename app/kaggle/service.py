@@ -14,8 +14,8 @@ from typing import TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.competitions.phases import ranking_column
 from app.auth.hosts import is_host
+from app.competitions.phases import ranking_column
 from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
 from app.datafiles import service as datafiles
