@@ -10,6 +10,7 @@ from app.auth.hosts import is_host
 from app.competitions.visibility import require_writable
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import Submission, SubmissionStatus, User
+from app.models.phase import COUNTS_CHOSEN
 from app.submissions.service import is_member
 from app.teams.service import lock_teams
 
@@ -29,6 +30,12 @@ def set_selected(session: Session, *, submission_id: int, user: User, selected: 
     if submission.selected == selected:
         return submission
     if selected:
+        if submission.phase.counts != COUNTS_CHOSEN:
+            # A phase that counts each team's best or latest submission has no choices to make.
+            raise Conflict(
+                f"phase '{submission.phase.name}' counts each team's {submission.phase.counts} "
+                "submission: there is nothing to select"
+            )
         if submission.late:
             raise Conflict("a late submission cannot be selected")
         if submission.status != SubmissionStatus.scored:

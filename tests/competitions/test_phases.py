@@ -570,3 +570,12 @@ def test_each_baseline_stands_on_every_board_labelled_and_unranked(
         assert team_counts(session, competition_ids=[competition.id]) == {competition.id: 2}
         listed = list_teams(session, competition=competition)
         assert [team.name for team, _members in listed] == ["alice", "bob"]
+
+
+@pytest.mark.parametrize("counts", ["best", "last"])
+def test_a_phase_without_choices_refuses_a_selection(client, host, alice, counts):
+    _created(client, host, phases=[{"name": "dev", "start": PAST, "counts": counts}])
+    _key(client, host, phase="dev")
+    submission_id = _submit(client, alice, _preds(1, 2, 3, 4)).json()["id"]
+    refused = client.post(f"{API}/submissions/{submission_id}/select", headers=alice.headers)
+    assert refused.status_code == 409 and "nothing to select" in refused.json()["detail"]
