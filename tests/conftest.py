@@ -47,7 +47,6 @@ SLOW_MODULES = frozenset(
         "custom_metrics/test_custom_metric_inputs.py",
         "competitions/test_custom_metric_api.py",
         "competitions/test_key_upload_outside_transaction.py",
-        "scoring/test_intake_corpus.py",
         "jobs/test_faults.py",
         "jobs/test_server_while_scoring.py",
         "kaggle/test_official_client.py",
