@@ -5,7 +5,8 @@ The suite runs in parallel (pytest-xdist): every worker makes its own throw-away
 its own Redis database, and a module's tests run on one worker (``--dist loadfile``), so a
 module-scoped server or browser starts once and a module's tests keep their order. The tiers'
 markers (``browser``, ``postgres``, ``redis``, ``slow``) are given here, from the fixtures a test
-uses and the module it is in, so that ``make test-fast`` can leave them out."""
+uses and the module it is in, so that ``make test-fast`` can leave them out; a test that starts a
+process in an otherwise quick module carries ``@pytest.mark.slow`` itself."""
 
 import functools
 import os
