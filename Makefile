@@ -33,6 +33,13 @@ run: install
 PYTEST_WORKERS ?= auto
 XDIST := -n $(PYTEST_WORKERS) --dist loadfile
 
+# The suite starts a hundred Python processes (the xdist workers, servers, Celery workers, CLI
+# runs), each importing the app and its libraries. With PYTHONDONTWRITEBYTECODE set (some shells
+# and containers set it) none of them keeps the bytecode it compiles, so each compiles everything
+# again: about 20 s of CPU for every worker's collection alone. The caches land in __pycache__
+# directories, which git ignores.
+unexport PYTHONDONTWRITEBYTECODE
+
 # The full suite: the README's and CI's test command.
 test: install-test
 	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)

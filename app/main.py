@@ -1,12 +1,15 @@
 """The FastAPI application: routers, one error handler, and the scorer's lifecycle."""
 
 import asyncio
+import dataclasses
 import functools
 import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
+import fastapi.routing
 from fastapi import APIRouter, FastAPI
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -84,6 +87,35 @@ def _api_router() -> APIRouter:
     ):
         api.include_router(router)
     return api
+
+
+# FastAPI (0.165) works out an included router's routes (each parameter's pydantic field and
+# validator) lazily, on the first request, and keeps them on the inclusion: a fresh app paid
+# ~0.1-0.4 s of CPU for it on its first requests, which is most of what a test of a route costs.
+_IncludedRouter: Any = getattr(fastapi.routing, "_IncludedRouter", None)
+_shared_inclusions: dict[int, Any] = {}
+
+
+def _share_inclusions(app: FastAPI) -> None:
+    """Give the app the process's inclusion of each router it includes, so that the routes are
+    worked out once per process, however many apps it builds (a test run builds one per test).
+    A router is shared only when every app includes it the same way (prefix, tags, dependencies),
+    and without ``app.dependency_overrides``, which Podium does not use. Where FastAPI changes its
+    internals, every app simply keeps its own (tests/test_main.py notices)."""
+    if _IncludedRouter is None:
+        return
+    routes = app.router.routes
+    for index, route in enumerate(routes):
+        if type(route) is not _IncludedRouter:
+            continue
+        context = dataclasses.replace(route.include_context, dependency_overrides_provider=None)
+        shared = _shared_inclusions.setdefault(
+            id(route.original_router),
+            _IncludedRouter(original_router=route.original_router, include_context=context),
+        )
+        if shared.include_context == context:
+            routes[index] = shared
+    app.router._mark_routes_changed()
 
 
 def create_app(
@@ -183,6 +215,7 @@ def create_app(
 
     app.include_router(_api_router())
     install_web(app)
+    _share_inclusions(app)
     # Around the whole stack, Starlette's outermost error middleware included, so that even the
     # generic 500 carries the security headers.
     build_stack = app.build_middleware_stack

@@ -5,7 +5,8 @@ The suite runs in parallel (pytest-xdist): every worker makes its own throw-away
 its own Redis database, and a module's tests run on one worker (``--dist loadfile``), so a
 module-scoped server or browser starts once and a module's tests keep their order. The tiers'
 markers (``browser``, ``postgres``, ``redis``, ``slow``) are given here, from the fixtures a test
-uses and the module it is in, so that ``make test-fast`` can leave them out."""
+uses and the module it is in, so that ``make test-fast`` can leave them out; a test that starts a
+process in an otherwise quick module carries ``@pytest.mark.slow`` itself."""
 
 import functools
 import os
@@ -40,6 +41,11 @@ SLOW_MODULES = frozenset(
         "cli/test_attack.py",
         "cli/test_commands.py",
         "cli/test_demo.py",
+        "cli/test_first_run.py",
+        "client/test_host_cli.py",
+        "http/test_body_limits.py",
+        "http/test_proxy_headers.py",
+        "http/test_slow_clients.py",
         "client/test_participant_cli.py",
         "coderun/test_code_scoring.py",
         "coderun/test_coderun_jail.py",
@@ -49,7 +55,6 @@ SLOW_MODULES = frozenset(
         "custom_metrics/test_custom_metric_inputs.py",
         "competitions/test_custom_metric_api.py",
         "competitions/test_key_upload_outside_transaction.py",
-        "scoring/test_intake_corpus.py",
         "jail/test_jail_filesystems.py",
         "jobs/test_faults.py",
         "jobs/test_server_while_scoring.py",

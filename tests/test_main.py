@@ -1,0 +1,24 @@
+"""The app factory: apps built in one process share the work FastAPI does on their routes."""
+
+from fastapi.testclient import TestClient
+
+from app.main import _IncludedRouter, create_app
+
+
+def _inclusions(app) -> list[object]:  # type: ignore[no-untyped-def]
+    return [route for route in app.router.routes if type(route) is _IncludedRouter]
+
+
+def test_two_apps_share_their_router_inclusions_and_both_answer(settings, session_factory):
+    # FastAPI works out an inclusion's routes on its first request and keeps them on it: a test
+    # run builds an app per test, and each would pay for that again (most of a route test's CPU).
+    first = create_app(settings, session_factory=session_factory)
+    second = create_app(settings, session_factory=session_factory)
+    assert _IncludedRouter is not None, "FastAPI no longer has _IncludedRouter: see app.main"
+    assert len(_inclusions(first)) >= 7  # ops, the API, the web pages' routers
+    assert all(a is b for a, b in zip(_inclusions(first), _inclusions(second), strict=True))
+    for app in (first, second):
+        with TestClient(app) as client:
+            assert client.get("/api/v1/competitions").status_code == 401
+            assert client.get("/").status_code == 200
+            assert client.get("/api/v1/nowhere").status_code == 404
