@@ -149,28 +149,7 @@ def test_a_standings_write_never_waits_on_the_competition_row(fresh_database_url
                 update(Competition).where(Competition.id == competition_id).values(title="T2")
             )
             scorer.execute(text("SET LOCAL lock_timeout = '5s'"))
-            submission = Submission(
-                competition_id=competition_id,
-                phase_id=_phase_id(scorer, competition_id),
-                team_id=team_id,
-                user_id=user_id,
-                filename="s.csv",
-                path="s.csv",
-                size_bytes=1,
-                sha256="0" * 64,
-                status=SubmissionStatus.scored,
-            )
-            scorer.add(submission)
-            scorer.flush()
-            scorer.add(
-                Score(
-                    submission_id=submission.id,
-                    answer_key_id=key_id,
-                    score=0.5,
-                    public_score=0.5,
-                    private_score=0.5,
-                )
-            )
+            _scored(scorer, competition_id, key_id, team_id, user_id)
             scorer.commit()  # a lock timeout here would fail the test
             host.commit()
         with factory() as session:
