@@ -13,6 +13,8 @@ ID_ROUTES = [
     ("DELETE", "/submissions/{id}/select"),
     ("POST", "/submissions/{id}/hide"),
     ("DELETE", "/submissions/{id}/hide"),
+    ("GET", "/submissions/{id}/log"),
+    ("POST", "/submissions/{id}/rerun"),
     ("DELETE", "/competitions/churn/team/invitations/{id}"),
     ("POST", "/invitations/{id}/accept"),
     ("POST", "/invitations/{id}/decline"),

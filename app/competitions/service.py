@@ -155,12 +155,16 @@ def list_competitions(
 def competitions_page(
     session: Session, *, page: Page, viewer: User, status: str | None = None
 ) -> Paged[Competition]:
-    # Each competition's view reads its key versions: loaded for the whole page at once.
+    # Each competition's view reads its phases and key versions: loaded for the whole page at
+    # once.
     return paginate(
         session,
         _newest_first(viewer, status),
         page,
-        options=[selectinload(Competition.answer_keys)],
+        options=[
+            selectinload(Competition.answer_keys),
+            selectinload(Competition.phases).selectinload(Phase.answer_keys),
+        ],
     )
 
 

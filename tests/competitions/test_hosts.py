@@ -53,6 +53,7 @@ HOST_ROUTES = [
     ("POST", f"/submissions/{SUBMISSION}/hide", {"json": {"reason": "x"}}),
     ("DELETE", f"/submissions/{SUBMISSION}/hide", {}),
     ("GET", f"/submissions/{SUBMISSION}/scores", {}),
+    ("POST", f"/submissions/{SUBMISSION}/rerun", {}),  # 409 for the hosts: not a code run
     ("GET", "/competitions/churn/checklist", {}),
     ("GET", "/competitions/churn/submissions.csv", {}),
     ("GET", "/competitions/churn/submissions.zip", {}),
@@ -88,6 +89,7 @@ OPEN_ROUTES = {
     ("GET", "/competitions/{slug}/files/{name}"),
     ("GET", "/submissions/{submission_id}"),
     ("GET", "/submissions/{submission_id}/file"),
+    ("GET", "/submissions/{submission_id}/log"),  # the team's and the hosts' (code runs)
     ("POST", "/submissions/{submission_id}/select"),
     ("DELETE", "/submissions/{submission_id}/select"),
     ("POST", "/competitions/{slug}/join"),

@@ -3,7 +3,8 @@ SQLAlchemy's cursor events from the guard's token check to the commit, scoring l
 queue here only remembers what it was given).
 
 Where they go today, on both databases: the token (once: the upload guard's user is the
-route's), the competition, the host check, the answer key, the team (found, locked, found again
+route's), the competition, the host check, its phases and the open phase's answer key (the
+phases added one statement), the team (found, locked, found again
 against a merge), the upload rate (none with Redis), both quota counts (one statement), the
 insert, and the standings' entry count at commit (the competition, a delete, an insert and the
 board revision: app.leaderboard.standings).
@@ -18,8 +19,9 @@ from sqlalchemy import event
 from app.main import create_app
 from tests.helpers import PERFECT, ready_competition, submit
 
-# What it costs now: a change that adds a statement fails here.
-TODAY = 14
+# What it costs now: a change that adds a statement fails here. (14 until phases: finding the
+# open phase reads the competition's phases before the phase's key.)
+TODAY = 15
 GOAL = 6
 
 
