@@ -20,8 +20,9 @@ from app.main import create_app
 from tests.helpers import PERFECT, ready_competition, submit
 
 # What it costs now: a change that adds a statement fails here. (14 until phases: finding the
-# open phase reads the competition's phases before the phase's key.)
-TODAY = 15
+# open phase reads the competition's phases before the phase's key. PostgreSQL adds the standings
+# writers' advisory lock, which keeps two processes from both inserting a team's rows.)
+TODAY = {"sqlite": 15, "postgresql": 16}
 GOAL = 6
 
 
@@ -66,7 +67,7 @@ def _statements_of_one_upload(client: TestClient, connection, host, alice) -> li
 
 def test_a_small_upload_costs_no_more_statements_than_today(unscored, connection, host, alice):
     statements = _statements_of_one_upload(unscored, connection, host, alice)
-    assert len(statements) <= TODAY, "\n".join(statements)
+    assert len(statements) <= TODAY[connection.dialect.name], "\n".join(statements)
     # Authenticated once: one query for the token, not two.
     assert sum("api_tokens.token_hash" in s for s in statements) == 1, "\n".join(statements)
 
