@@ -1,5 +1,6 @@
 """Writing and reading audit entries: who did what, when, and what it changed."""
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -7,6 +8,15 @@ from sqlalchemy.orm import Session, joinedload
 
 from app.models import AuditEntry, Competition, User
 from app.pagination import Page, Paged, paginate
+
+
+def snapshot(obj: object, names: list[str]) -> dict[str, Any]:
+    """The named attributes of ``obj`` as an audit entry's before or after (times as ISO text)."""
+    return {
+        name: value.isoformat() if isinstance(value, datetime) else value
+        for name in names
+        for value in [getattr(obj, name)]
+    }
 
 
 def record(

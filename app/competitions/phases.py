@@ -5,12 +5,11 @@ end): the deadline is when the competition ends, after which submissions are lat
 """
 
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import false, update
 from sqlalchemy.orm import Session
 
-from app.audit.service import record
+from app.audit.service import record, snapshot
 from app.coderun.limits import CodeLimits, beyond, maxima
 from app.competitions.schemas import PhaseConfig, PhasePublic, PhaseUpdate
 from app.config import get_settings
@@ -244,14 +243,6 @@ def check_code_limits(limits: CodeLimits | None, field: str) -> None:
         raise Unprocessable("; ".join(over), extra={"field": field})
 
 
-def _snapshot(phase: Phase, names: list[str]) -> dict[str, Any]:
-    return {
-        n: v.isoformat() if isinstance(v, datetime) else v
-        for n in names
-        for v in [getattr(phase, n)]
-    }
-
-
 _NOT_NULL = {
     "title",
     "start",
@@ -281,7 +272,7 @@ def update_phase(
     if data.code_limits is not None:
         check_code_limits(data.code_limits, "code_limits")
         changes["code_limits"] = data.code_limits.model_dump()
-    before = _snapshot(phase, list(changes))
+    before = snapshot(phase, list(changes))
     for name, value in changes.items():
         setattr(phase, name, value)
     sync_window(competition)
@@ -295,7 +286,7 @@ def update_phase(
         action="phase_change",
         target=f"{competition.slug}/{phase.name}",
         before=before,
-        after=_snapshot(phase, list(changes)),
+        after=snapshot(phase, list(changes)),
     )
     return phase
 

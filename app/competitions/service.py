@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 from sqlalchemy import Select, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from app.audit.service import record
+from app.audit.service import record, snapshot
 from app.auth.hosts import make_owner
 from app.competitions.phases import make_phases, relabel_late
 from app.competitions.phases import to_public as phase_public
@@ -208,14 +208,6 @@ def to_public(competition: Competition) -> CompetitionPublic:
     )
 
 
-def _snapshot(competition: Competition, fields: list[str]) -> dict[str, Any]:
-    return {
-        name: value.isoformat() if isinstance(value, datetime) else value
-        for name in fields
-        for value in [getattr(competition, name)]
-    }
-
-
 _NOT_NULL = {
     "title",
     "start",
@@ -249,7 +241,7 @@ def update_competition(
         changes["labels"] = _checked_labels(metric_for(competition), changes["labels"])
         key = competition.board_key
         _check_key_within(key.labels if key else None, changes["labels"])
-    before = _snapshot(competition, list(changes))
+    before = snapshot(competition, list(changes))
     for name, value in changes.items():
         setattr(competition, name, value)
     if "deadline" in changes:
@@ -262,7 +254,7 @@ def update_competition(
         action="settings_change",
         target=competition.slug,
         before=before,
-        after=_snapshot(competition, list(changes)),
+        after=snapshot(competition, list(changes)),
     )
     if "deadline" in changes:
         _unselect_late(session, competition, actor)
