@@ -107,10 +107,25 @@ class PodiumClient:
 
     def download(self, slug: str, name: str, dest: Path, progress: Progress) -> int:
         """Stream one data file to ``dest`` (through a temporary name); returns its size."""
+        return self._stream_to(
+            f"/competitions/{slug}/files/{name}", dest, progress, what=f"download of {name}"
+        )
+
+    def _stream_to(
+        self,
+        path: str,
+        dest: Path,
+        progress: Progress,
+        *,
+        what: str,
+        params: dict[str, str] | None = None,
+    ) -> int:
+        """GET ``path`` streamed into ``dest`` through a ``.part`` file that only a complete
+        answer replaces it with; returns the size."""
         part = dest.with_name(dest.name + ".part")
         size = 0
         try:
-            with self._http.stream("GET", f"/competitions/{slug}/files/{name}") as response:
+            with self._http.stream("GET", path, params=params) as response:
                 if response.status_code >= 400:
                     response.read()
                     raise ClientError(_message(response))
@@ -121,7 +136,7 @@ class PodiumClient:
                         progress(len(chunk))
             part.replace(dest)
         except httpx.HTTPError as exc:
-            raise ClientError(f"download of {name} failed: {exc}") from None
+            raise ClientError(f"{what} failed: {exc}") from None
         finally:
             part.unlink(missing_ok=True)
         return size
@@ -221,24 +236,10 @@ class PodiumClient:
         self, slug: str, dest: Path, with_submissions: bool, progress: Progress
     ) -> int:
         """Stream the bundle to ``dest`` (through a temporary name); returns its size."""
-        part = dest.with_name(dest.name + ".part")
-        size = 0
-        params = {"with_submissions": "true" if with_submissions else "false"}
-        try:
-            with self._http.stream(
-                "GET", f"/competitions/{slug}/export", params=params
-            ) as response:
-                if response.status_code >= 400:
-                    response.read()
-                    raise ClientError(_message(response))
-                with part.open("wb") as out:
-                    for chunk in response.iter_bytes(1 << 20):
-                        out.write(chunk)
-                        size += len(chunk)
-                        progress(len(chunk))
-            part.replace(dest)
-        except httpx.HTTPError as exc:
-            raise ClientError(f"export of {slug} failed: {exc}") from None
-        finally:
-            part.unlink(missing_ok=True)
-        return size
+        return self._stream_to(
+            f"/competitions/{slug}/export",
+            dest,
+            progress,
+            what=f"export of {slug}",
+            params={"with_submissions": "true" if with_submissions else "false"},
+        )
