@@ -151,6 +151,16 @@ def get_competition(
 CompetitionDep = Annotated[Competition, Depends(get_competition)]
 
 
+def get_upload_competition(slug: str, session: SessionDep, user: CurrentUser) -> Competition:
+    # What an upload reads of its competition (phases, keys, whether the uploader hosts it) in
+    # the one statement that loads it.
+    return load_competition(session, slug, user, writing=True, with_phases=True)
+
+
+# CompetitionDep for the upload route.
+UploadCompetitionDep = Annotated[Competition, Depends(get_upload_competition)]
+
+
 def get_public_competition(slug: str, session: SessionDep, user: OptionalUser) -> Competition:
     # The caller's token, if any, is checked first (a wrong one is a 401 before any 404); a
     # draft is still its hosts' alone (an anonymous reader is no host).

@@ -8,7 +8,10 @@ read, so they are remembered as a :class:`FormerHost` and :func:`check_not_forme
 them.
 """
 
-from sqlalchemy import exists, func, select
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import ColumnElement, exists, func, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.audit.service import record
@@ -24,6 +27,7 @@ from app.models import (
 )
 
 _CACHE = "podium.is_host"
+_FORMER = "podium.was_host"
 
 
 class FormerHostRefused(Forbidden):
@@ -79,24 +83,57 @@ def check_not_former_host(session: Session, competition: Competition, user: User
         raise FormerHostRefused.of(competition)
 
 
+def host_columns(user: User | None) -> tuple[ColumnElement[bool], ...]:
+    """Whether ``user`` hosts and whether they once hosted the competition of the enclosing
+    query, as two columns to select beside it (:func:`remember_host_columns` keeps them), so a
+    request that loads a competition learns both without a query of its own."""
+    if user is None or user.id is None or user.is_admin:
+        return ()
+    return (
+        exists()
+        .where(CompetitionHost.competition_id == Competition.id, CompetitionHost.user_id == user.id)
+        .correlate(Competition),
+        exists()
+        .where(FormerHost.competition_id == Competition.id, FormerHost.user_id == user.id)
+        .correlate(Competition),
+    )
+
+
+def remember_host_columns(
+    session: Session, competition: Competition, user: User | None, values: Sequence[Any]
+) -> None:
+    """Keep what :func:`host_columns` selected for the rest of the session (one request)."""
+    if not values or user is None:
+        return
+    host, former = values
+    session.info.setdefault(_CACHE, {})[(competition.id, user.id)] = bool(host)
+    session.info.setdefault(_FORMER, {})[(competition.id, user.id)] = bool(former)
+
+
 def host_or_refuse_former(session: Session, competition: Competition, user: User) -> bool:
-    """:func:`is_host`, after refusing a former host, in one query (every upload asks)."""
+    """:func:`is_host`, after refusing a former host, in one query (every upload asks), or none
+    when the competition was loaded with :func:`host_columns`."""
     if user.is_admin:
         return True
     if user.id is None:
         return False
-    host, former = session.execute(
-        select(
-            exists().where(
-                CompetitionHost.competition_id == competition.id,
-                CompetitionHost.user_id == user.id,
-            ),
-            exists().where(
-                FormerHost.competition_id == competition.id, FormerHost.user_id == user.id
-            ),
-        )
-    ).one()
-    session.info.setdefault(_CACHE, {})[(competition.id, user.id)] = bool(host)
+    key = (competition.id, user.id)
+    former_known: dict[tuple[int, int], bool] = session.info.get(_FORMER, {})
+    if key in former_known and key in session.info.get(_CACHE, {}):
+        host, former = session.info[_CACHE][key], former_known[key]
+    else:
+        host, former = session.execute(
+            select(
+                exists().where(
+                    CompetitionHost.competition_id == competition.id,
+                    CompetitionHost.user_id == user.id,
+                ),
+                exists().where(
+                    FormerHost.competition_id == competition.id, FormerHost.user_id == user.id
+                ),
+            )
+        ).one()
+        session.info.setdefault(_CACHE, {})[key] = bool(host)
     if former and not host:
         raise FormerHostRefused.of(competition)
     return bool(host)
@@ -159,6 +196,7 @@ def require_owner(session: Session, competition: Competition, user: User) -> Non
 
 def _forget(session: Session) -> None:
     session.info.pop(_CACHE, None)
+    session.info.pop(_FORMER, None)
 
 
 def make_owner(session: Session, *, competition: Competition, user: User) -> None:

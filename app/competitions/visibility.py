@@ -6,11 +6,11 @@ try the scoring before anyone sees it. An archived competition is read-only for 
 """
 
 from sqlalchemy import ColumnElement, Select, or_, select, true
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
-from app.auth.hosts import is_host
+from app.auth.hosts import host_columns, is_host, remember_host_columns
 from app.errors import Conflict, NotFound
-from app.models import Competition, CompetitionHost, User
+from app.models import Competition, CompetitionHost, Phase, User
 from app.models.competition import ARCHIVED, DRAFT
 
 # Methods that only read: anything else is a write, refused on an archived competition.
@@ -48,11 +48,27 @@ def require_writable(competition: Competition) -> None:
 
 
 def load_competition(
-    session: Session, slug: str, viewer: User | None = None, *, writing: bool = False
+    session: Session,
+    slug: str,
+    viewer: User | None = None,
+    *,
+    writing: bool = False,
+    with_phases: bool = False,
 ) -> Competition:
     """The competition ``slug`` as ``viewer`` may see it (None: an anonymous visitor), or 404;
-    with ``writing``, 409 ``archived`` for an archived one."""
-    competition = session.scalar(select(Competition).where(Competition.slug == slug))
+    with ``writing``, 409 ``archived`` for an archived one.
+
+    One statement: whether the viewer hosts it (or once did) is selected beside it and kept for
+    the request, and ``with_phases`` loads its phases and their keys in the same statement (an
+    upload reads all three: the upload path counts its statements).
+    """
+    query = select(Competition, *host_columns(viewer)).where(Competition.slug == slug)
+    if with_phases:
+        query = query.options(joinedload(Competition.phases).joinedload(Phase.answer_keys))
+    row = session.execute(query).unique().first()
+    competition = row[0] if row is not None else None
+    if competition is not None:
+        remember_host_columns(session, competition, viewer, row[1:])  # type: ignore[index]
     if competition is None or not is_visible(session, competition, viewer):
         raise NotFound(f"no competition '{slug[:64]}'")
     if writing:

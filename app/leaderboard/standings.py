@@ -224,12 +224,16 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
 
     def history(team_id, phase_id):  # type: ignore[no-untyped-def]
         # The team's entries in the phase: its scored submissions (a failed upload is not an
-        # entry), and when it last submitted there.
-        of_team = (Submission.team_id == team_id) & (Submission.phase_id == phase_id)
-        scored = of_team & (Submission.status == SubmissionStatus.scored)
+        # entry), and when the latest of them was made. Both read scored submissions only, so an
+        # upload changes no standing until it is scored: the upload path writes none.
+        scored = (
+            (Submission.team_id == team_id)
+            & (Submission.phase_id == phase_id)
+            & (Submission.status == SubmissionStatus.scored)
+        )
         return (
             select(func.count()).where(scored).scalar_subquery(),
-            select(func.max(Submission.created_at)).where(of_team).scalar_subquery(),
+            select(func.max(Submission.created_at)).where(scored).scalar_subquery(),
         )
 
     return union_all(
@@ -392,6 +396,19 @@ def _changed(obj: object, names: Iterable[str]) -> bool:
     return any(attrs[name].history.has_changes() for name in names)
 
 
+def _moves_board(submission: Submission) -> bool:
+    """Whether a change to a submission can change a standing. Its status matters only into or
+    out of ``scored``: a code run going queued -> running -> scoring writes no standings."""
+    fields = [name for name in _SUBMISSION_FIELDS if name != "status"]
+    if _changed(submission, fields):
+        return True
+    history = inspect(submission).attrs["status"].history
+    if not history.has_changes():
+        return False
+    scored = SubmissionStatus.scored
+    return any(value == scored for value in [*history.added, *history.deleted])
+
+
 def _old_values(obj: object, name: str) -> list[Any]:
     return [v for v in inspect(obj).attrs[name].history.deleted if v is not None]
 
@@ -399,13 +416,20 @@ def _old_values(obj: object, name: str) -> list[Any]:
 @event.listens_for(Session, "after_flush")
 def _collect(session: Session, _context: UOWTransaction) -> None:
     pending = _pending(session)
-    for obj in list(session.new) + list(session.deleted):
+    for obj in session.new:
+        if isinstance(obj, Score):
+            pending.submissions.add(obj.submission_id)
+        elif isinstance(obj, Submission) and obj.status == SubmissionStatus.scored:
+            # Only a scored submission is an entry: a new upload (queued, or failed at once)
+            # changes no standing, so accepting one writes none.
+            pending.teams.add((obj.competition_id, obj.team_id))
+    for obj in session.deleted:
         if isinstance(obj, Score):
             pending.submissions.add(obj.submission_id)
         elif isinstance(obj, Submission):
             pending.teams.add((obj.competition_id, obj.team_id))
     for obj in session.dirty:
-        if isinstance(obj, Submission) and _changed(obj, _SUBMISSION_FIELDS):
+        if isinstance(obj, Submission) and _moves_board(obj):
             pending.teams.add((obj.competition_id, obj.team_id))
             for old_team in _old_values(obj, "team_id"):
                 pending.teams.add((obj.competition_id, old_team))

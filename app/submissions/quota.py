@@ -6,6 +6,8 @@ through our fault or through its file's, at upload or while scored. What stops a
 sending faulty files without end is the rate limit, which counts every upload, failed or not.
 """
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
@@ -21,6 +23,47 @@ def start_of_utc_day(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
+RATE_WINDOW = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class UploadCounts:
+    """What the upload path counts of a team, in one statement: its submissions in the phase
+    (today and in all, refunded ones left out) and its uploads of the last minute (every one)."""
+
+    used_today: int
+    used_total: int
+    recent: int
+    oldest_recent: datetime | None
+
+    def rate_wait(self, *, now: datetime, per_minute: int) -> float | None:
+        """None when the last minute's uploads leave room, else the seconds until the oldest of
+        them leaves the window. (Uploads past the limit are refused, not stored, and the team is
+        locked while it counts, so ``recent`` is at most ``per_minute`` and the oldest is the
+        one that frees a place.)"""
+        if self.recent < per_minute or self.oldest_recent is None:
+            return None
+        oldest = self.oldest_recent
+        if oldest.tzinfo is None:
+            oldest = oldest.replace(tzinfo=UTC)
+        return (oldest + RATE_WINDOW - now).total_seconds()
+
+
+def upload_counts(session: Session, *, team: Team, phase: Phase, now: datetime) -> UploadCounts:
+    day, since = start_of_utc_day(now), now - RATE_WINDOW
+    counted = (Submission.phase_id == phase.id) & Submission.refunded.is_(False)
+    recent = Submission.created_at > since
+    row = session.execute(
+        select(
+            func.count(Submission.id).filter(counted & (Submission.created_at >= day)),
+            func.count(Submission.id).filter(counted),
+            func.count(Submission.id).filter(recent),
+            func.min(Submission.created_at).filter(recent),
+        ).where(Submission.team_id == team.id)
+    ).one()
+    return UploadCounts(row[0] or 0, row[1] or 0, row[2] or 0, row[3])
+
+
 def quota_for(
     session: Session,
     *,
@@ -28,6 +71,7 @@ def quota_for(
     team: Team | None,
     now: datetime,
     phase: Phase | None = None,
+    counts: UploadCounts | None = None,
 ) -> QuotaPublic:
     """A team's quota in a phase (quotas are per phase; default: the current one)."""
     phase = phase or competition.current_phase
@@ -35,18 +79,8 @@ def quota_for(
     day = start_of_utc_day(now)
     used_today = used_total = 0
     if team is not None:
-        # Both counts in one statement (an upload's path counts its statements).
-        counts = session.execute(
-            select(
-                func.count(Submission.id).filter(Submission.created_at >= day),
-                func.count(Submission.id),
-            ).where(
-                Submission.team_id == team.id,
-                Submission.phase_id == phase.id,
-                Submission.refunded.is_(False),
-            )
-        ).one()
-        used_today, used_total = counts[0] or 0, counts[1] or 0
+        counts = counts or upload_counts(session, team=team, phase=phase, now=now)
+        used_today, used_total = counts.used_today, counts.used_total
     remaining = max(phase.daily_submission_limit - used_today, 0)
     if phase.total_submission_limit is not None:
         remaining = min(remaining, max(phase.total_submission_limit - used_total, 0))
@@ -62,11 +96,19 @@ def quota_for(
 
 
 def charge(
-    session: Session, *, competition: Competition, team: Team, now: datetime, phase: Phase
+    session: Session,
+    *,
+    competition: Competition,
+    team: Team,
+    now: datetime,
+    phase: Phase,
+    counts: UploadCounts | None = None,
 ) -> None:
     """Refuse the upload when the team has no submission left in the phase; call with the team
     locked."""
-    quota = quota_for(session, competition=competition, team=team, now=now, phase=phase)
+    quota = quota_for(
+        session, competition=competition, team=team, now=now, phase=phase, counts=counts
+    )
     total = phase.total_submission_limit
     if total is not None and quota.used_total >= total:
         where = f"phase '{phase.name}'" if len(competition.phases) > 1 else "this competition"
@@ -90,26 +132,23 @@ def _countdown(left: timedelta) -> str:
     return f"{hours}h {minutes}m" if hours else f"{minutes}m"
 
 
-RATE_WINDOW = timedelta(minutes=1)
-
-
 def check_upload_rate(
-    session: Session,
     *,
     team: Team,
     now: datetime,
     per_minute: int,
+    counts: Callable[[], UploadCounts],
     shared: RedisUploadWindow | None = None,
 ) -> None:
     """Refuse an upload when the team made ``per_minute`` in the last minute, failed ones
     included; call with the team locked. The answer says when the next one is accepted.
 
     With a ``shared`` window (Redis), the upload is counted there, atomically for every process,
-    and no statement is spent here; while Redis is away, the database's count decides.
+    and the database's ``counts`` decide only while Redis is away.
     """
 
     def counted_in_database() -> float | None:
-        return _database_wait(session, team=team, now=now, per_minute=per_minute)
+        return counts().rate_wait(now=now, per_minute=per_minute)
 
     if shared is None:
         wait = counted_in_database()
@@ -123,23 +162,3 @@ def check_upload_rate(
         f"try again in {seconds} s",
         retry_after=seconds,
     )
-
-
-def _database_wait(session: Session, *, team: Team, now: datetime, per_minute: int) -> float | None:
-    """None when the team's submissions of the last minute leave room, else the seconds until
-    the oldest of them leaves the window."""
-    since = now - RATE_WINDOW
-    recent = list(
-        session.scalars(
-            select(Submission.created_at)
-            .where(Submission.team_id == team.id, Submission.created_at > since)
-            .order_by(Submission.created_at.desc())
-            .limit(per_minute)
-        )
-    )
-    if len(recent) < per_minute:
-        return None
-    oldest = min(recent)
-    if oldest.tzinfo is None:
-        oldest = oldest.replace(tzinfo=UTC)
-    return (oldest + RATE_WINDOW - now).total_seconds()

@@ -13,6 +13,7 @@ from app.deps import (
     IdPath,
     SessionDep,
     SettingsDep,
+    UploadCompetitionDep,
 )
 from app.errors import error_response, error_responses
 from app.http.headers import content_disposition
@@ -43,7 +44,7 @@ router = APIRouter(tags=["submissions"], responses=error_responses(403, 404, 409
 )
 def create_submission(
     request: Request,
-    competition: CompetitionDep,
+    competition: UploadCompetitionDep,
     user: CurrentUser,
     file: UploadFile,
     session: SessionDep,

@@ -1,5 +1,6 @@
 """Accepting submissions (cheap checks at upload, the rest when scored) and showing them."""
 
+import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import BinaryIO
@@ -27,7 +28,7 @@ from app.scoring.intake_labels import check_labels
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
 from app.submissions.kinds import checked_code, is_code, refuse_other_kind, wrong_kind
-from app.submissions.quota import charge, check_upload_rate
+from app.submissions.quota import charge, check_upload_rate, upload_counts
 from app.submissions.schemas import RunLogPublic
 from app.teams.service import locked_team_for
 
@@ -84,15 +85,18 @@ def create_submission(
     team = locked_team_for(session, competition=competition, user=user)
     if team.banned_at is not None:
         raise Forbidden("your team has been banned from this competition")
+    # The quota and the rate from one statement, made at most once (none for a baseline when
+    # Redis keeps the rate).
+    counts = functools.cache(lambda: upload_counts(session, team=team, phase=phase, now=now))
     check_upload_rate(
-        session,
         team=team,
         now=now,
         per_minute=settings.uploads_per_minute,
+        counts=counts,
         shared=upload_window(settings),
     )
     if not baseline:
-        charge(session, competition=competition, team=team, now=now, phase=phase)
+        charge(session, competition=competition, team=team, now=now, phase=phase, counts=counts())
     submission = Submission(
         competition_id=competition.id,
         phase_id=phase.id,

@@ -31,12 +31,19 @@ from app.teams.schemas import InvitationPublic, InvitationSent, TeamPublic
 _CREATE_ATTEMPTS = 5
 
 
-def find_team(session: Session, *, competition: Competition, user: User) -> Team | None:
-    return session.scalar(
+def find_team(
+    session: Session, *, competition: Competition, user: User, lock: bool = False
+) -> Team | None:
+    query = (
         select(Team)
         .join(TeamMember, TeamMember.team_id == Team.id)
         .where(TeamMember.competition_id == competition.id, TeamMember.user_id == user.id)
     )
+    if lock:
+        # FOR UPDATE OF teams (SQLite has no row locks: BEGIN IMMEDIATE serialises its writers),
+        # re-read so a ban committed while we waited is seen.
+        query = query.with_for_update(of=Team).execution_options(populate_existing=True)
+    return session.scalar(query)
 
 
 def team_for(session: Session, *, competition: Competition, user: User) -> Team:
@@ -47,15 +54,17 @@ def team_for(session: Session, *, competition: Competition, user: User) -> Team:
 def locked_team_for(session: Session, *, competition: Competition, user: User) -> Team:
     """:func:`team_for`, row-locked for the rest of the transaction (quota checks, inserts).
 
-    A merge may absorb the team between reading and locking it; then the user's new team is
-    read and locked instead, so nothing is written against a team row that no longer exists.
+    One statement when the team exists (an upload's path counts them): found and locked at
+    once. A merge that absorbs it deletes the team row under its own lock, so the locking read
+    that waited on it finds no row, and the next finds the user's new team: nothing is written
+    against a team row that no longer exists.
     """
-    while True:
-        team = team_for(session, competition=competition, user=user)
-        lock_teams(session, [team])
-        current = find_team(session, competition=competition, user=user)
-        if current is not None and current.id == team.id:
+    for _attempt in range(_CREATE_ATTEMPTS + 1):
+        team = find_team(session, competition=competition, user=user, lock=True)
+        if team is not None:
             return team
+        team_for(session, competition=competition, user=user)
+    raise Conflict("your team could not be found because of concurrent changes; please retry")
 
 
 def _team_for(session: Session, *, competition: Competition, user: User) -> tuple[Team, bool]:
