@@ -46,15 +46,19 @@ def test_pages_and_the_api_explorer_work_under_their_policies(server, chromium):
             assert _violations(page) == [], path
 
         page.goto(f"{server.url}/docs")
-        sync_api.expect(page.locator(".swagger-ui .info .title")).to_contain_text("Podium")
+        # The explorers render the whole API in the page: on a loaded 2-core machine that takes
+        # longer than expect()'s own 5 s default, so they get the context's time.
+        sync_api.expect(page.locator(".swagger-ui .info .title")).to_contain_text(
+            "Podium", timeout=20_000
+        )
         assert page.locator(".opblock").count() > 10  # the operations were rendered
         assert _violations(page) == []
 
         page.goto(f"{server.url}/redoc")
-        sync_api.expect(page.locator("h1").first).to_contain_text("Podium")
+        sync_api.expect(page.locator("h1").first).to_contain_text("Podium", timeout=20_000)
         sync_api.expect(
             page.locator("[role=search] input, input[placeholder]").first
-        ).to_be_visible()
+        ).to_be_visible(timeout=20_000)
         assert _violations(page, elsewhere=("https://cdn.redoc.ly/",)) == []
     finally:
         context.close()
