@@ -89,7 +89,7 @@ def _uses_postgres(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         module = item.path.resolve().relative_to(TESTS).as_posix()
-        if module in BROWSER_MODULES:
+        if module in BROWSER_MODULES or "chromium" in item.fixturenames:
             item.add_marker(pytest.mark.browser)
         if module in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
@@ -97,6 +97,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.postgres)
         if "redis_url" in item.fixturenames:
             item.add_marker(pytest.mark.redis)
+    items[:] = _heavy_modules_first(items)
+
+
+def _heavy_modules_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """The modules that start processes or a browser first, each module's tests kept together
+    and in their order. pytest-xdist hands out modules in this order as workers free up: long
+    modules last would leave one core working through them while the other idles (a fifth of
+    the suite's time went so when ``tests/web/`` came last)."""
+    heavy = {
+        item.path
+        for item in items
+        if item.get_closest_marker("slow") or item.get_closest_marker("browser")
+    }
+    first_seen: dict[Path, int] = {}
+    for index, item in enumerate(items):
+        first_seen.setdefault(item.path, index)
+    return sorted(items, key=lambda item: (item.path not in heavy, first_seen[item.path]))
 
 
 def _throwaway_postgres() -> Iterator[str]:
