@@ -33,6 +33,7 @@ def test_development_and_tests_accept_a_short_secret():
 def test_settings_read_the_podium_prefix(monkeypatch, tmp_path):
     monkeypatch.setenv("PODIUM_DATABASE_URL", "sqlite:////tmp/x.db")
     monkeypatch.setenv("PODIUM_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("PODIUM_ENV", raising=False)  # the suite sets it for itself (conftest)
     settings = Settings()
     assert settings.database_url == "sqlite:////tmp/x.db"
     assert settings.data_dir == tmp_path

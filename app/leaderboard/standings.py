@@ -225,15 +225,17 @@ def _standing_rows(maximize: bool, by_team: bool):  # type: ignore[no-untyped-de
     def history(team_id, phase_id):  # type: ignore[no-untyped-def]
         # The team's entries in the phase: its scored submissions (a failed upload is not an
         # entry), and when the latest of them was made. Both read scored submissions only, so an
-        # upload changes no standing until it is scored: the upload path writes none.
-        scored = (
-            (Submission.team_id == team_id)
-            & (Submission.phase_id == phase_id)
-            & (Submission.status == SubmissionStatus.scored)
-        )
+        # upload changes no standing until it is scored: the upload path writes none. (A score
+        # row is written before its submission is marked scored, in one transaction: the
+        # latest submission of any state answers until then.)
+        of_team = (Submission.team_id == team_id) & (Submission.phase_id == phase_id)
+        scored = of_team & (Submission.status == SubmissionStatus.scored)
         return (
             select(func.count()).where(scored).scalar_subquery(),
-            select(func.max(Submission.created_at)).where(scored).scalar_subquery(),
+            func.coalesce(
+                select(func.max(Submission.created_at)).where(scored).scalar_subquery(),
+                select(func.max(Submission.created_at)).where(of_team).scalar_subquery(),
+            ),
         )
 
     return union_all(
