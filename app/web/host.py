@@ -15,11 +15,12 @@ from app.audit.service import entries
 from app.auth import hosts
 from app.competitions import service as competitions
 from app.competitions.dates import parse_instant
-from app.competitions.phases import only_phase
+from app.competitions.phases import get_phase, only_phase
 from app.competitions.schemas import CompetitionUpdate
+from app.config import Settings
 from app.datafiles import service as datafiles
 from app.deps import IdPath, SettingsDep
-from app.errors import Conflict, NotFound, Unprocessable
+from app.errors import AppError, Conflict, NotFound, Unprocessable
 from app.evaluation.metric import is_custom
 from app.jobs import rescore
 from app.leaderboard import moderation
@@ -156,17 +157,42 @@ def keys_page(visit: HostPage) -> Response:
 
 
 @form_post(router, "/c/{slug}/host/keys", back="/host/keys")
-def upload_key(form: HostForm, settings: SettingsDep, file: UploadFile | None = None) -> Response:
-    key = competitions.upload_answer_key(
-        form.session,
-        competition=form.competition,
-        phase=only_phase(form.competition, "answer-key"),
-        source=chosen(file, "an answer key file").file,
-        uploader=form.user,
-        settings=settings,
+def upload_key(
+    form: HostForm,
+    settings: SettingsDep,
+    phase: Annotated[str, Form(max_length=64)] = "",
+    file: UploadFile | None = None,
+) -> Response:
+    return store_phase_key(form, settings, phase, file)
+
+
+def store_phase_key(
+    form: Visit, settings: Settings, phase_name: str, file: UploadFile | None
+) -> Response:
+    """A phase's next answer key version, from the Answer keys tab or the New competition
+    page's Keys step: the phase named, or a one-phase competition's only one."""
+    competition = form.competition
+    phase = (
+        get_phase(competition, phase_name) if phase_name else only_phase(competition, "answer-key")
     )
-    then = " It is live." if key.published_at else " Rescore, preview and publish to use it."
-    return form.done(f"Answer key version {key.version} stored.{then}")
+    several = len(competition.phases) > 1
+    try:
+        key = competitions.upload_answer_key(
+            form.session,
+            competition=competition,
+            phase=phase,
+            source=chosen(file, "an answer key file").file,
+            uploader=form.user,
+            settings=settings,
+        )
+    except AppError as exc:
+        # Shown above every phase's form: it says which phase's key was refused.
+        if several:
+            exc.detail = f"Phase {phase.name}: {exc.detail}"
+        raise
+    what = f"Phase {phase.name}: answer key" if several else "Answer key"
+    then = "It is live." if key.published_at else "Rescore, preview and publish to use it."
+    return form.done(f"{what} version {key.version} stored (SHA-256 {key.sha256[:12]}…). {then}")
 
 
 @form_post(router, "/c/{slug}/host/metric", back="/host/keys")

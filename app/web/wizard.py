@@ -17,8 +17,6 @@ from fastapi.responses import HTMLResponse
 from pydantic import TypeAdapter, ValidationError
 
 from app.competitions import drafts
-from app.competitions import service as competitions
-from app.competitions.phases import get_phase
 from app.competitions.schemas import ColumnConfig
 from app.datafiles import service as datafiles
 from app.deps import SettingsDep
@@ -29,6 +27,7 @@ from app.models import Competition
 from app.scoring.columns import is_program
 from app.web.competition import tab_context
 from app.web.forms import HostForm, HostPage, Visit, chosen, form_post
+from app.web.host import store_phase_key
 from app.web.rows import (
     CELL,
     RowShape,
@@ -259,16 +258,7 @@ def upload_phase_key(
     phase: Annotated[str, Form(max_length=64)] = "",
     file: UploadFile | None = None,
 ) -> Response:
-    key = competitions.upload_answer_key(
-        form.session,
-        competition=form.competition,
-        phase=get_phase(form.competition, phase),
-        source=chosen(file, "an answer key file").file,
-        uploader=form.user,
-        settings=settings,
-    )
-    then = "It is live." if key.published_at else "Rescore, preview and publish to use it."
-    return form.done(f"Phase {phase}: answer key version {key.version} stored. {then}")
+    return store_phase_key(form, settings, phase, file)
 
 
 @form_post(router, "/c/{slug}/host/new/data/file", back="/host/new/data")
