@@ -4,6 +4,7 @@ through ``HostedCompetition``: anyone but this competition's hosts gets a 403 pa
 
 from datetime import datetime
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Query, Response, UploadFile
 from fastapi.responses import HTMLResponse
@@ -15,7 +16,7 @@ from app.audit.service import entries
 from app.auth import hosts
 from app.competitions import service as competitions
 from app.competitions.dates import parse_instant
-from app.competitions.phases import get_phase, only_phase
+from app.competitions.phases import board_phase, get_phase, only_phase
 from app.competitions.schemas import CompetitionUpdate
 from app.config import Settings
 from app.datafiles import service as datafiles
@@ -24,7 +25,7 @@ from app.errors import AppError, Conflict, NotFound, Unprocessable
 from app.evaluation.metric import is_custom
 from app.jobs import rescore
 from app.leaderboard import moderation
-from app.models import AuditEntry, Competition, Submission, User
+from app.models import AuditEntry, Competition, Phase, Submission, User
 from app.models.types import RowId
 from app.pagination import MAX_LIMIT, Page
 from app.submissions import service as submissions
@@ -368,30 +369,54 @@ def ban(
 # --- Rescoring ----------------------------------------------------------------------------------
 
 
+def _named_phase(form: Visit, name: str) -> Phase | None:
+    """The phase a rescore form names (none: the current one, as the API's routes without
+    one); the form's page, refusal or not, is that phase's."""
+    if not name:
+        return None
+    phase = get_phase(form.competition, name)
+    form.request.state.back += f"?{urlencode({'phase': phase.name})}"
+    return phase
+
+
 @router.get("/c/{slug}/host/rescore", response_class=HTMLResponse)
-def rescore_page(visit: HostPage) -> Response:
+def rescore_page(
+    visit: HostPage, phase: Annotated[str | None, Query(max_length=64)] = None
+) -> Response:
+    chosen_phase = board_phase(visit.competition, phase)
     preview, reason = None, None
     try:
-        preview = rescore.preview(visit.session, competition=visit.competition)
+        preview = rescore.preview(visit.session, competition=visit.competition, phase=chosen_phase)
     except Conflict as exc:
         reason = exc.detail
-    return _show(visit, "host/rescore.html", "rescore", preview=preview, reason=reason)
+    return _show(
+        visit,
+        "host/rescore.html",
+        "rescore",
+        preview=preview,
+        reason=reason,
+        phase=chosen_phase,
+        several=len(visit.competition.phases) > 1,
+    )
 
 
 @form_post(router, "/c/{slug}/host/rescore", back="/host/rescore")
-def start_rescore(form: HostForm) -> Response:
+def start_rescore(form: HostForm, phase: Annotated[str, Form(max_length=64)] = "") -> Response:
+    named = _named_phase(form, phase)
     started = rescore.start_rescore(
         form.session,
         competition=form.competition,
         actor=form.user,
         queue=form.request.app.state.scoring_queue,
+        phase=named,
     )
     return form.done(f"Rescoring {started.queued} submission(s) against version {started.version}.")
 
 
 @form_post(router, "/c/{slug}/host/rescore/publish", back="/host/rescore")
-def publish(form: HostForm) -> Response:
-    key = rescore.publish(form.session, competition=form.competition, actor=form.user)
+def publish(form: HostForm, phase: Annotated[str, Form(max_length=64)] = "") -> Response:
+    named = _named_phase(form, phase)
+    key = rescore.publish(form.session, competition=form.competition, actor=form.user, phase=named)
     return form.done(f"Version {key.version} is now on the boards.")
 
 

@@ -87,6 +87,20 @@ def test_each_phase_gets_its_key_on_the_tab_and_the_checklist_then_passes(client
     final = tab.split('aria-label="Answer key of final"')[1].split("</form>")[0]
     dev = tab.split('aria-label="Answer key of dev"')[1].split("</form>")[0]
     assert "version 2" in final and "waits" in final and "waits" not in dev
+    # Its link is that phase's Rescore page, which publishes that phase's version.
+    assert 'href="/c/sales/host/rescore?phase=final"' in final
+    rescore = web.get("/c/sales/host/rescore?phase=final").text
+    assert "version <strong>2</strong> is waiting" in rescore
+    assert "version <strong>1</strong> is waiting" not in web.get("/c/sales/host/rescore").text
+    published = web.post(
+        "/c/sales/host/rescore/publish",
+        page="/c/sales/host/rescore?phase=final",
+        data={"phase": "final"},
+    )
+    assert published.headers["location"] == "/c/sales/host/rescore?phase=final"
+    assert "Version 2 is now on the boards" in _flash(web.get(published.headers["location"]).text)
+    final = web.get(TAB.format(slug="sales")).text.split('aria-label="Answer key of final"')[1]
+    assert "version 2, 4 rows" in final.split("</form>")[0]
     assert web.post("/c/sales/host/publish", page="/c/sales/host/launch").status_code == 303
     body = client.get(f"{API}/competitions/sales", headers=ada.headers).json()
     assert body["status"] == "published"
@@ -134,7 +148,12 @@ def test_the_tab_refuses_a_participant_another_competitions_host_and_a_visitor(
     for who in ("alice", "olga"):
         web = browser(who)
         assert web.get(TAB.format(slug="sales")).status_code == expected, who
-        for path in ("/c/sales/host/keys", "/c/sales/host/new/data/key"):
+        for path in (
+            "/c/sales/host/keys",
+            "/c/sales/host/new/data/key",
+            "/c/sales/host/rescore",
+            "/c/sales/host/rescore/publish",
+        ):
             sent = web.post(
                 path, page="/", data={"phase": "dev"}, files={"file": ("k.csv", REG_KEY)}
             )
