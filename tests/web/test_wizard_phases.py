@@ -4,10 +4,12 @@ on the page (no JavaScript: buttons add and remove rows) and then seen through t
 refusal beside the field it names with what was typed kept; and the step is its hosts' alone."""
 
 import html
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
 
+from tests.bundles.builders import codabench_files, make_zip
 from tests.helpers import API, create_competition
 from tests.web.test_wizard import COLUMNS, PHASES, _draft, _error
 
@@ -99,6 +101,9 @@ def test_a_phases_own_columns_entry_fields_and_code_limits_are_set_on_the_page(
     assert 'name="ph-1-col-1-precision" min="0" max="15" value="2"' in again
     assert "none\nsome, public\nprivate</textarea>" in html.unescape(again)
     assert 'name="ph-0-memory_mb" step="any" value="512"' in again
+    # Posted back as shown, the page changes nothing.
+    as_shown = web.post(PAGE, page=PAGE, data={**_shown(again, "phases"), "action": "save"})
+    assert as_shown.status_code == 303 and _phases(client, web) == phases
     audit = client.get(f"{API}/competitions/{SLUG}/audit", headers=web.ada.headers).json()
     change = [e for e in audit if e["action"] == "phases_change"][-1]
     assert change["after"]["phases"][1]["entry_fields"][1]["key"] == "external_data"
@@ -205,3 +210,107 @@ def test_the_phases_step_refuses_the_wrong_users_and_changes_nothing(client, per
     assert posted.status_code == 303 and posted.headers["location"].startswith("/signin")
     phase = client.get(f"{API}/competitions/mine", headers=ada.headers).json()["phases"][0]
     assert phase["columns"] is None and phase["entry_fields"] == []
+
+
+class _Form(HTMLParser):
+    """The fields a browser would post from a page's form whose action ends with ``action``:
+    inputs' values, checked boxes, selected options (else the first), textareas' text."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__()
+        self.action, self.inside, self.fields = action, False, {}
+        self.select: str | None = None
+        self.first: str | None = None
+        self.textarea: str | None = None
+        self.option: bool | None = None  # an option without a value, its text to come: selected?
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "form":
+            self.inside = a.get("action", "").endswith(self.action)
+        if not self.inside:
+            return
+        if tag == "input" and a.get("name") and a.get("type") != "file":
+            if a.get("type") != "checkbox" or "checked" in a:
+                self.fields[a["name"]] = a.get("value", "")
+        elif tag == "select":
+            self.select, self.first = a["name"], None
+        elif tag == "option" and self.select:
+            if "value" not in a:
+                self.option = "selected" in a
+            else:
+                self._option(a["value"], "selected" in a)
+        elif tag == "textarea":
+            self.textarea = a["name"]
+            self.fields[self.textarea] = ""
+
+    def _option(self, value: str, selected: bool) -> None:
+        assert self.select is not None
+        if selected:
+            self.fields[self.select] = value
+        if self.first is None:
+            self.first = value
+
+    def handle_data(self, data: str) -> None:
+        if self.textarea:
+            self.fields[self.textarea] += data
+        if self.option is not None:
+            self._option(data.strip(), self.option)
+            self.option = None
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self.inside = False
+        elif tag == "select" and self.select:
+            self.fields.setdefault(self.select, self.first or "")
+            self.select = None
+        elif tag == "textarea":
+            self.textarea = None
+
+
+def _shown(page: str, action: str) -> dict[str, str]:
+    form = _Form(action)
+    form.feed(page)
+    form.fields.pop("csrf_token", None)
+    form.fields.pop("action", None)
+    return {k: html.unescape(v) for k, v in form.fields.items()}
+
+
+def test_an_imported_programs_columns_and_phases_post_back_as_shown(client, person, browser):
+    # A Codabench bundle scored by its own program: columns the program writes, its phases.
+    ada = person("ada", organiser=True)
+    made = client.post(
+        f"{API}/competitions/import",
+        files={"file": ("bundle.zip", make_zip(codabench_files()), "application/zip")},
+        data={"slug": "iris"},
+        headers=ada.headers,
+    )
+    assert made.status_code == 201, made.text
+    before = client.get(f"{API}/competitions/iris", headers=ada.headers).json()
+    web = browser("ada")
+    for step in ("columns", "phases"):
+        page = f"/c/iris/host/new/{step}"
+        shown = web.get(page).text
+        if step == "phases":
+            assert "Scored by its imported" in shown
+        else:
+            assert "written by the imported scoring program" in shown
+        saved = web.post(page, page=page, data={**_shown(shown, step), "action": "save"})
+        assert saved.status_code == 303, (step, saved.text)
+    after = client.get(f"{API}/competitions/iris", headers=ada.headers).json()
+    assert after["leaderboard_columns"] == before["leaderboard_columns"]
+    assert after["metric"] == before["metric"]
+    for old, new in zip(before["phases"], after["phases"], strict=True):
+        assert {k: v for k, v in new.items() if k != "state"} == {
+            k: v for k, v in old.items() if k != "state"
+        }
+    # A program's columns cannot become catalogue metrics' (the program read the key, not a
+    # metric): refused, what was typed kept.
+    page = "/c/iris/host/new/columns"
+    shown = _shown(web.get(page).text, "columns")
+    typed = {k: "rmse" if v == "program" else v for k, v in shown.items()}
+    assert typed != shown
+    refused = web.post(page, page=page, data={**typed, "action": "save"})
+    assert refused.status_code == 422
+    assert "this competition is scored by its imported program" in html.unescape(refused.text)
+    assert _shown(refused.text, "columns") == typed
