@@ -154,6 +154,7 @@ def keys_page(visit: HostPage) -> Response:
         "keys",
         versions=list(reversed(visit.competition.answer_keys)),
         custom=is_custom(visit.competition),
+        several=len(visit.competition.phases) > 1,
     )
 
 

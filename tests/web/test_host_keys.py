@@ -72,6 +72,10 @@ def test_each_phase_gets_its_key_on_the_tab_and_the_checklist_then_passes(client
     # Each phase is listed with the version on its boards and that version's checksum.
     tab = web.get(TAB.format(slug="sales")).text
     assert "no key yet" not in tab
+    # Below, every version of every phase, each named with its phase.
+    versions = tab.split("<h2>Versions</h2>")[1]
+    assert "<th>Phase</th>" in versions
+    assert "<td><code>dev</code></td>" in versions and "<td><code>final</code></td>" in versions
     for phase in ("dev", "final"):
         versions = client.get(
             f"{API}/competitions/sales/phases/{phase}/answer-key/versions", headers=ada.headers
@@ -131,7 +135,9 @@ def test_a_one_phase_competition_needs_no_phase_named(client, person, browser):
     web = browser("ada")
     assert 'name="phase" value="main"' in web.get(TAB.format(slug="solo")).text
     sent = _send(web, "solo", None)
-    assert "Answer key version 1 stored" in _flash(web.get(sent.headers["location"]).text)
+    tab = web.get(sent.headers["location"]).text
+    assert "Answer key version 1 stored" in _flash(tab)
+    assert "<th>Phase</th>" not in tab and "on the boards" in tab
     assert client.get(f"{API}/competitions/solo", headers=ada.headers).json()["has_answer_key"]
 
 
