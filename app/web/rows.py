@@ -66,7 +66,8 @@ def edit_rows(
     limit: int,
 ) -> bool:
     """Do what a row button asks of ``rows`` in place: ``new[verb]`` adds a row (up to
-    ``limit``), ``remove-<i>`` drops row i. False: the verb is not a row button's."""
+    ``limit``), ``remove-<i>`` drops row i, ``up-<i>`` swaps it with the one before (order
+    matters: the first column ranks, phases run in order). False: not a row button's verb."""
     if verb in new:
         if len(rows) < limit:
             rows.append(new[verb]())
@@ -74,6 +75,12 @@ def edit_rows(
     if verb.startswith("remove-"):
         index = verb.removeprefix("remove-")
         rows[:] = [r for i, r in enumerate(rows) if str(i) != index]
+        return True
+    if verb.startswith("up-"):
+        index = verb.removeprefix("up-")
+        i = int(index) if index.isdigit() and len(index) < 4 else 0
+        if 0 < i < len(rows):
+            rows[i - 1], rows[i] = rows[i], rows[i - 1]
         return True
     return False
 

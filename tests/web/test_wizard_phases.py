@@ -173,11 +173,43 @@ def test_a_refused_phase_setting_is_named_beside_its_field_and_what_was_typed_is
     assert _phases(client, web) == before
 
 
+def test_move_up_reorders_phases_columns_and_a_phases_own_columns(client, person, browser):
+    web = _with_columns(person, browser)
+    moved = web.post(PAGE, page=PAGE, data={**PHASES, **OWN, "action": "up-1"})
+    assert 'name="ph-0-name" value="final"' in moved.text
+    assert 'name="ph-0-col-0-key" value="mae"' in moved.text  # its rows go with it
+    assert 'name="ph-1-name" value="dev"' in moved.text
+    moved = web.post(PAGE, page=PAGE, data={**PHASES, **OWN, "action": "ph-1-col:up-1"})
+    assert 'name="ph-1-col-0-key" value="rmse"' in moved.text
+    assert 'name="ph-1-col-1-precision" min="0" max="15" value="2"' not in moved.text
+    assert 'name="ph-1-col-0-precision" min="0" max="15" value="2"' in moved.text
+    columns = f"/c/{SLUG}/host/new/columns"
+    moved = web.post(columns, page=columns, data={**COLUMNS, "action": "up-1"})
+    assert 'name="col-0-key" value="mae"' in moved.text
+    assert 'name="col-1-key" value="rmse"' in moved.text
+    # Saved, the ranking column is the one moved first.
+    saved = web.post(
+        columns, page=columns, data={**_shown(moved.text, "columns"), "action": "save"}
+    )
+    assert saved.status_code == 303, saved.text
+    body = client.get(f"{API}/competitions/{SLUG}", headers=web.ada.headers).json()
+    assert [c["key"] for c in body["leaderboard_columns"]] == ["mae", "rmse", "both"]
+
+
 def test_row_buttons_of_a_phase_named_out_of_range_change_nothing(person, browser):
     web = _with_columns(person, browser)
-    for action in ("ph-7-col:own", "ph-x-field:add", "ph-0-col:remove-9", "nowhere:add"):
+    for action in (
+        "ph-7-col:own",
+        "ph-x-field:add",
+        "ph-0-col:remove-9",
+        "nowhere:add",
+        "up-0",
+        "up-99999999",
+        "ph-0-col:up-x",
+    ):
         shown = web.post(PAGE, page=PAGE, data={**PHASES, "action": action})
         assert shown.status_code == 200, action
+        assert 'name="ph-0-name" value="dev"' in shown.text
         assert 'name="ph-1-name" value="final"' in shown.text
         assert '-col-0-key"' not in shown.text and '-field-0-key"' not in shown.text
 
