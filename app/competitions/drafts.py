@@ -11,14 +11,14 @@ from typing import Any
 from sqlalchemy import delete, exists, select
 from sqlalchemy.orm import Session
 
-from app.audit.service import record
-from app.competitions.phases import check_phase_columns, relabel_late, sync_window
+from app.audit.service import record, snapshot
+from app.competitions.phases import configure_phase, relabel_late, sync_window
 from app.competitions.schemas import ColumnConfig, PhaseConfig
 from app.errors import Conflict, Unprocessable
 from app.evaluation.columns import check_columns, columns_for
 from app.models import Competition, Phase, Submission, User
 from app.models.competition import DRAFT
-from app.scoring.columns import ColumnError, reading_metric, shape
+from app.scoring.columns import ColumnError, is_program, reading_metric, shape
 
 
 def _require_draft(competition: Competition) -> None:
@@ -41,20 +41,33 @@ def revise_columns(
         resolved = check_columns(definitions)
     except ColumnError as exc:
         raise Unprocessable(exc.args[0], extra={"field": exc.field}) from None
-    reading = reading_metric(resolved)
-    if competition.answer_keys:
-        old = reading_metric(columns_for(competition))
-        if shape(reading.metric, reading.params) != shape(old.metric, old.params):  # type: ignore[arg-type]
-            raise Conflict(
-                f"columns: the answer keys of '{competition.slug}' were read for "
-                f"{old.metric.name}, and {reading.metric.name} reads files differently; keep a "  # type: ignore[union-attr]
-                "metric that reads the same columns",
+    current = columns_for(competition)
+    if is_program(resolved) or is_program(current):
+        # An imported program scores the files: its columns change titles, order and display,
+        # never into catalogue metrics (nor back), which read files the program never checked.
+        if is_program(resolved) != is_program(current):
+            raise Unprocessable(
+                "columns: this competition is scored by "
+                + ("its imported program" if is_program(current) else "catalogue metrics")
+                + ", and a draft's columns keep to that",
                 extra={"field": "columns"},
             )
+        competition.custom_metric_direction = resolved[0].direction
+    else:
+        reading = reading_metric(resolved)
+        if competition.answer_keys:
+            old = reading_metric(current)
+            if shape(reading.metric, reading.params) != shape(old.metric, old.params):  # type: ignore[arg-type]
+                raise Conflict(
+                    f"columns: the answer keys of '{competition.slug}' were read for "
+                    f"{old.metric.name}, and {reading.metric.name} reads files differently; "  # type: ignore[union-attr]
+                    "keep a metric that reads the same columns",
+                    extra={"field": "columns"},
+                )
+        competition.metric_name = reading.metric.name  # type: ignore[union-attr]
+        competition.metric_params = reading.params.model_dump(mode="json")  # type: ignore[union-attr]
     before = competition.columns
     competition.columns = definitions
-    competition.metric_name = reading.metric.name  # type: ignore[union-attr]
-    competition.metric_params = reading.params.model_dump(mode="json")  # type: ignore[union-attr]
     session.flush()
     record(
         session,
@@ -71,50 +84,23 @@ def revise_columns(
 def revise_phases(
     session: Session, *, competition: Competition, phases: list[PhaseConfig], actor: User
 ) -> list[Phase]:
-    """Replace a draft's phases: a phase keeps its keys and baselines when its name stays; a
-    phase that goes must have neither (409 naming it)."""
+    """Replace a draft's phases, every setting of each as given (what the API takes to create
+    one): a phase keeps its keys and baselines when its name stays; a phase that goes must have
+    neither (409 naming it)."""
     _require_draft(competition)
     existing = {p.name: p for p in competition.phases}
     wanted = {c.name for c in phases}
     for name, phase in existing.items():
         if name not in wanted:
             _require_empty(session, phase)
-    for i, config in enumerate(phases):
-        check_phase_columns(competition, config, i)
     before = [_summary(p) for p in competition.phases]
     previous_end = None
     for i, config in enumerate(phases):
         phase = existing.get(config.name) or Phase(competition_id=competition.id, name=config.name)
         start = config.start or previous_end or phase.start or competition.start
-        if config.end is not None and config.end <= start:
-            raise Unprocessable(
-                f"phases[{i}].end: phase '{config.name}' must end after it starts "
-                f"({start.isoformat()})",
-                extra={"field": f"phases[{i}].end"},
-            )
-        phase.title = config.title or config.name.replace("-", " ").capitalize()
-        phase.position = i
-        phase.start = start
-        phase.end = config.end
-        phase.daily_submission_limit = (
-            config.daily_submission_limit or competition.daily_submission_limit
-        )
-        phase.total_submission_limit = (
-            config.total_submission_limit
-            if config.total_submission_limit is not None
-            else competition.total_submission_limit
-        )
-        phase.final_selection_limit = (
-            config.final_selection_limit or competition.final_selection_limit
-        )
-        phase.board = config.board
-        phase.counts = config.counts
-        if config.columns is not None:
-            phase.columns = [c.model_dump(exclude_none=True) for c in config.columns]
-        if config.entry_fields:
-            phase.entry_fields = [f.model_dump(exclude_none=True) for f in config.entry_fields]
-        elif phase.entry_fields is None:
-            phase.entry_fields = []
+        # Replaced whole, as the page shows it: a phase's own columns or entry fields left out
+        # are gone (the competition's columns again, no fields asked).
+        configure_phase(phase, config, competition, index=i, start=start)
         session.add(phase)
         previous_end = config.end
     gone = [p.id for name, p in existing.items() if name not in wanted]
@@ -146,11 +132,22 @@ def _require_empty(session: Session, phase: Phase) -> None:
         )
 
 
+# What the audit log keeps of a revised phase: every setting the page changes.
+_AUDITED = [
+    "name",
+    "start",
+    "end",
+    "daily_submission_limit",
+    "total_submission_limit",
+    "final_selection_limit",
+    "board",
+    "counts",
+    "columns",
+    "entry_fields",
+    "submission_kind",
+    "code_limits",
+]
+
+
 def _summary(phase: Phase) -> dict[str, Any]:
-    return {
-        "name": phase.name,
-        "start": phase.start.isoformat() if phase.start else None,
-        "end": phase.end.isoformat() if phase.end else None,
-        "board": phase.board,
-        "counts": phase.counts,
-    }
+    return snapshot(phase, _AUDITED)

@@ -71,37 +71,10 @@ def make_phases(
     phases = []
     previous_end: datetime | None = None
     for i, config in enumerate(configs):
-        check_phase_columns(competition, config, i)
-        check_code_limits(config.code_limits, f"phases[{i}].code_limits")
         # A phase without a start opens when the one before it ends (or when made).
-        phase_start = config.start or previous_end or start
-        if config.end is not None and config.end <= phase_start:
-            raise Unprocessable(
-                f"phases[{i}].end: phase '{config.name}' must end after it starts "
-                f"({phase_start.isoformat()})",
-                extra={"field": f"phases[{i}].end"},
-            )
-        phase = Phase(
-            competition_id=competition.id,
-            name=config.name,
-            title=config.title or config.name.replace("-", " ").capitalize(),
-            position=i,
-            start=phase_start,
-            end=config.end,
-            daily_submission_limit=config.daily_submission_limit
-            or competition.daily_submission_limit,
-            total_submission_limit=config.total_submission_limit
-            if config.total_submission_limit is not None
-            else competition.total_submission_limit,
-            final_selection_limit=config.final_selection_limit or competition.final_selection_limit,
-            board=config.board,
-            counts=config.counts,
-            columns=[c.model_dump(exclude_none=True) for c in config.columns]
-            if config.columns
-            else None,
-            entry_fields=[f.model_dump(exclude_none=True) for f in config.entry_fields],
-            submission_kind=config.submission_kind,
-            code_limits=config.code_limits.model_dump() if config.code_limits else None,
+        phase = Phase(competition_id=competition.id, name=config.name)
+        configure_phase(
+            phase, config, competition, index=i, start=config.start or previous_end or start
         )
         session.add(phase)
         phases.append(phase)
@@ -110,6 +83,42 @@ def make_phases(
     session.refresh(competition, ["phases"])
     sync_window(competition)
     return phases
+
+
+def configure_phase(
+    phase: Phase, config: PhaseConfig, competition: Competition, *, index: int, start: datetime
+) -> None:
+    """Every setting of ``phase`` from its config (the competition's quotas where it gives
+    none), checked as the API checks it: a new phase and a draft's revised one alike."""
+    check_phase_columns(competition, config, index)
+    check_code_limits(config.code_limits, f"phases[{index}].code_limits")
+    if config.end is not None and config.end <= start:
+        raise Unprocessable(
+            f"phases[{index}].end: phase '{config.name}' must end after it starts "
+            f"({start.isoformat()})",
+            extra={"field": f"phases[{index}].end"},
+        )
+    phase.title = config.title or config.name.replace("-", " ").capitalize()
+    phase.position = index
+    phase.start = start
+    phase.end = config.end
+    phase.daily_submission_limit = (
+        config.daily_submission_limit or competition.daily_submission_limit
+    )
+    phase.total_submission_limit = (
+        config.total_submission_limit
+        if config.total_submission_limit is not None
+        else competition.total_submission_limit
+    )
+    phase.final_selection_limit = config.final_selection_limit or competition.final_selection_limit
+    phase.board = config.board
+    phase.counts = config.counts
+    phase.columns = (
+        [c.model_dump(exclude_none=True) for c in config.columns] if config.columns else None
+    )
+    phase.entry_fields = [f.model_dump(exclude_none=True) for f in config.entry_fields]
+    phase.submission_kind = config.submission_kind
+    phase.code_limits = config.code_limits.model_dump() if config.code_limits else None
 
 
 def sync_window(competition: Competition) -> None:

@@ -4,6 +4,7 @@ through ``HostedCompetition``: anyone but this competition's hosts gets a 403 pa
 
 from datetime import datetime
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, Query, Response, UploadFile
 from fastapi.responses import HTMLResponse
@@ -15,15 +16,16 @@ from app.audit.service import entries
 from app.auth import hosts
 from app.competitions import service as competitions
 from app.competitions.dates import parse_instant
-from app.competitions.phases import only_phase
+from app.competitions.phases import board_phase, get_phase, only_phase
 from app.competitions.schemas import CompetitionUpdate
+from app.config import Settings
 from app.datafiles import service as datafiles
 from app.deps import IdPath, SettingsDep
-from app.errors import Conflict, NotFound, Unprocessable
+from app.errors import AppError, Conflict, NotFound, Unprocessable
 from app.evaluation.metric import is_custom
 from app.jobs import rescore
 from app.leaderboard import moderation
-from app.models import AuditEntry, Competition, Submission, User
+from app.models import AuditEntry, Competition, Phase, Submission, User
 from app.models.types import RowId
 from app.pagination import MAX_LIMIT, Page
 from app.submissions import service as submissions
@@ -152,21 +154,47 @@ def keys_page(visit: HostPage) -> Response:
         "keys",
         versions=list(reversed(visit.competition.answer_keys)),
         custom=is_custom(visit.competition),
+        several=len(visit.competition.phases) > 1,
     )
 
 
 @form_post(router, "/c/{slug}/host/keys", back="/host/keys")
-def upload_key(form: HostForm, settings: SettingsDep, file: UploadFile | None = None) -> Response:
-    key = competitions.upload_answer_key(
-        form.session,
-        competition=form.competition,
-        phase=only_phase(form.competition, "answer-key"),
-        source=chosen(file, "an answer key file").file,
-        uploader=form.user,
-        settings=settings,
+def upload_key(
+    form: HostForm,
+    settings: SettingsDep,
+    phase: Annotated[str, Form(max_length=64)] = "",
+    file: UploadFile | None = None,
+) -> Response:
+    return store_phase_key(form, settings, phase, file)
+
+
+def store_phase_key(
+    form: Visit, settings: Settings, phase_name: str, file: UploadFile | None
+) -> Response:
+    """A phase's next answer key version, from the Answer keys tab or the New competition
+    page's Keys step: the phase named, or a one-phase competition's only one."""
+    competition = form.competition
+    phase = (
+        get_phase(competition, phase_name) if phase_name else only_phase(competition, "answer-key")
     )
-    then = " It is live." if key.published_at else " Rescore, preview and publish to use it."
-    return form.done(f"Answer key version {key.version} stored.{then}")
+    several = len(competition.phases) > 1
+    try:
+        key = competitions.upload_answer_key(
+            form.session,
+            competition=competition,
+            phase=phase,
+            source=chosen(file, "an answer key file").file,
+            uploader=form.user,
+            settings=settings,
+        )
+    except AppError as exc:
+        # Shown above every phase's form: it says which phase's key was refused.
+        if several:
+            exc.detail = f"Phase {phase.name}: {exc.detail}"
+        raise
+    what = f"Phase {phase.name}: answer key" if several else "Answer key"
+    then = "It is live." if key.published_at else "Rescore, preview and publish to use it."
+    return form.done(f"{what} version {key.version} stored (SHA-256 {key.sha256[:12]}…). {then}")
 
 
 @form_post(router, "/c/{slug}/host/metric", back="/host/keys")
@@ -342,30 +370,54 @@ def ban(
 # --- Rescoring ----------------------------------------------------------------------------------
 
 
+def _named_phase(form: Visit, name: str) -> Phase | None:
+    """The phase a rescore form names (none: the current one, as the API's routes without
+    one); the form's page, refusal or not, is that phase's."""
+    if not name:
+        return None
+    phase = get_phase(form.competition, name)
+    form.request.state.back += f"?{urlencode({'phase': phase.name})}"
+    return phase
+
+
 @router.get("/c/{slug}/host/rescore", response_class=HTMLResponse)
-def rescore_page(visit: HostPage) -> Response:
+def rescore_page(
+    visit: HostPage, phase: Annotated[str | None, Query(max_length=64)] = None
+) -> Response:
+    chosen_phase = board_phase(visit.competition, phase)
     preview, reason = None, None
     try:
-        preview = rescore.preview(visit.session, competition=visit.competition)
+        preview = rescore.preview(visit.session, competition=visit.competition, phase=chosen_phase)
     except Conflict as exc:
         reason = exc.detail
-    return _show(visit, "host/rescore.html", "rescore", preview=preview, reason=reason)
+    return _show(
+        visit,
+        "host/rescore.html",
+        "rescore",
+        preview=preview,
+        reason=reason,
+        phase=chosen_phase,
+        several=len(visit.competition.phases) > 1,
+    )
 
 
 @form_post(router, "/c/{slug}/host/rescore", back="/host/rescore")
-def start_rescore(form: HostForm) -> Response:
+def start_rescore(form: HostForm, phase: Annotated[str, Form(max_length=64)] = "") -> Response:
+    named = _named_phase(form, phase)
     started = rescore.start_rescore(
         form.session,
         competition=form.competition,
         actor=form.user,
         queue=form.request.app.state.scoring_queue,
+        phase=named,
     )
     return form.done(f"Rescoring {started.queued} submission(s) against version {started.version}.")
 
 
 @form_post(router, "/c/{slug}/host/rescore/publish", back="/host/rescore")
-def publish(form: HostForm) -> Response:
-    key = rescore.publish(form.session, competition=form.competition, actor=form.user)
+def publish(form: HostForm, phase: Annotated[str, Form(max_length=64)] = "") -> Response:
+    named = _named_phase(form, phase)
+    key = rescore.publish(form.session, competition=form.competition, actor=form.user, phase=named)
     return form.done(f"Version {key.version} is now on the boards.")
 
 

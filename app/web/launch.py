@@ -22,7 +22,7 @@ from app.web.forms import HostForm, HostPage, form_post
 from app.web.markdown import render_markdown
 from app.web.session import CsrfChecked, HostsOnly, SignedInUser, redirect
 from app.web.templating import render
-from app.web.wizard import STEPS
+from app.web.wizard import FIRST_METRIC, STEPS
 
 router = APIRouter(include_in_schema=False)
 
@@ -33,8 +33,6 @@ WHO_MAY_HOST = (
 # The form's fields, as the API body names them; the rest of the body keeps its defaults.
 _TEXT = ("title", "slug", "description")
 _MAX_FIELD = 100_000
-# The draft starts with one column and one open-ended phase; the next steps replace both.
-FIRST_METRIC = "roc_auc"
 
 
 def suggest_slug(title: str) -> str:
@@ -46,6 +44,7 @@ def suggest_slug(title: str) -> str:
 def _body(values: dict[str, str]) -> dict[str, Any]:
     body: dict[str, Any] = {name: values[name] for name in _TEXT if values.get(name)}
     body["slug"] = values.get("slug") or suggest_slug(values.get("title", ""))
+    # The draft starts with one column and one open-ended phase; the next steps replace both.
     body["metric"] = {"name": FIRST_METRIC}
     body["status"] = "draft"
     return body

@@ -56,6 +56,12 @@ def test_new_competition_with_two_phases_and_two_columns_to_publish(server, sign
     page.fill("input[name=ph-1-end]", "2030-02-14")
     page.select_option("select[name=ph-1-board]", "blind")
     page.select_option("select[name=ph-1-counts]", "chosen")
+    # The final phase asks each uploader for a method name, shown on its board.
+    page.click("button[value='ph-1-field:add']")
+    page.wait_for_selector("input[name=ph-1-field-0-key]")
+    assert page.input_value("input[name=ph-1-name]") == "final"  # kept across the new row
+    page.fill("input[name=ph-1-field-0-key]", "method_name")
+    page.check("input[name=ph-1-field-0-on_board]")
     shot(page, "new-competition-phases")
     page.click("button[value=save] >> nth=0")
     page.wait_for_selector("text=dev 2030-01-01T00:00:00Z to 2030-01-31T23:59:59Z")
@@ -84,4 +90,7 @@ def test_new_competition_with_two_phases_and_two_columns_to_publish(server, sign
     assert [(p["name"], p["board"]) for p in body["phases"]] == [
         ("dev", "public"),
         ("final", "blind"),
+    ]
+    assert body["phases"][1]["entry_fields"] == [
+        {"key": "method_name", "type": "text", "required": False, "on_board": True}
     ]
