@@ -10,7 +10,9 @@ column). Safe to run twice: nothing is written here, the caller writes the one s
 """
 
 import io
+import json
 import logging
+import math
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from app.storage import local_file
 
 log = logging.getLogger(__name__)
 
+MAX_RESULT_CHARS = 64 * 1024  # EvalAI's submission_result kept with the score, as JSON
 PLATFORM_FAILURE = (
     "the scoring program could not be run because of a problem on our side; the host has been "
     "notified"
@@ -194,7 +197,8 @@ def _result(
     for column in columns:
         if column.computed:
             continue
-        cells = scores.scores.get(column.key, {})
+        # NaN and infinities are no score (and no JSON value a database takes): blank cells.
+        cells = {k: v for k, v in scores.scores.get(column.key, {}).items() if _finite(v)}
         if plan.kind != "evalai":
             # One board (Codabench, CodaLab): the same values on the public and private boards.
             value = cells.get("public")
@@ -217,10 +221,25 @@ def _result(
         details={
             "scorer": plan.kind,
             "notes": list(scores.notes[:50]),
-            "submission_result": scores.extra,
+            "submission_result": _kept(scores.extra),
         },
         has_usage=has_private,
         columns=values,
         public_tie=tie_key(columns, values, "public"),
         private_tie=tie_key(columns, values, "private"),
     )
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def _kept(extra: Any) -> Any:
+    """EvalAI's ``submission_result`` as strict JSON (no NaN), or a note when it is too large."""
+    try:
+        text = json.dumps(extra, allow_nan=False, default=str)
+    except ValueError:
+        return "(not kept: it holds NaN or infinite numbers)"
+    if len(text) > MAX_RESULT_CHARS:
+        return f"(not kept: {len(text)} characters as JSON)"
+    return json.loads(text)

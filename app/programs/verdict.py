@@ -7,6 +7,7 @@ Pure: a :class:`~app.programs.jailed.JailedRun` in, a :class:`ProgramVerdict` ou
 
 import base64
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -106,7 +107,8 @@ def verdict(
     written = [
         c.key
         for c in columns
-        if c.computed is None and any(v is not None for v in scores.scores.get(c.key, {}).values())
+        if c.computed is None
+        and any(v is not None and math.isfinite(v) for v in scores.scores.get(c.key, {}).values())
     ]
     if not written:
         wanted = ", ".join(c.program_key for c in columns if c.computed is None)

@@ -13,6 +13,7 @@ import textwrap
 import threading
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from tests.bundles.builders import (
 )
 from tests.bundles.test_import_api import import_bundle
 from tests.conftest import Caller, skip_or_fail
-from tests.helpers import API, create_competition, csv_bytes, upload_key
+from tests.helpers import API, create_competition, csv_bytes, set_competition, upload_key
 
 SECRET = f"s3cret-{uuid.uuid4().hex}"
 METHOD = {"method": "nearest neighbours"}  # the Codabench fixture's fact sheet asks for it
@@ -47,20 +48,18 @@ def jail() -> None:
 
 
 def opened(client: TestClient, host: Caller, slug: str) -> list[str]:
-    """Every phase open now and the competition published (the launch checklist's sample
-    scoring is not what is tested here); the phases' names."""
+    """Every phase open now, and the competition published through the launch checklist (the
+    reference data is each phase's answer key; the program needs no sample); the phases' names."""
     phases = client.get(f"{API}/competitions/{slug}", headers=host.headers).json()["phases"]
-    with client.app.state.session_factory() as session:  # type: ignore[attr-defined]
-        from datetime import UTC, datetime
-
-        ids = select(Competition.id).where(Competition.slug == slug)
-        for phase in session.scalars(select(Phase).where(Phase.competition_id.in_(ids))):
-            phase.start, phase.end = (
-                datetime(2020, 1, 1, tzinfo=UTC),
-                datetime(2099, 1, 1, tzinfo=UTC),
-            )
-        session.query(Competition).filter_by(slug=slug).update({"status": "published"})
-        session.commit()
+    factory = client.app.state.session_factory  # type: ignore[attr-defined]
+    set_competition(
+        factory,
+        slug,
+        start=datetime(2020, 1, 1, tzinfo=UTC),
+        deadline=datetime(2099, 1, 1, tzinfo=UTC),
+    )
+    published = client.post(f"{API}/competitions/{slug}/publish", headers=host.headers)
+    assert published.status_code == 200, published.text
     return [p["name"] for p in phases]
 
 
