@@ -180,6 +180,33 @@ def test_a_submission_to_a_program_phase_is_stored_as_is_without_csv_intake(
     assert stored.status_code == 200 and stored.content == data
 
 
+RUNTIME = """
+import json
+import numpy, pandas, psutil, scipy, sklearn, yaml
+import sklearn.metrics
+
+imported = [numpy, pandas, psutil, scipy, sklearn, yaml]
+accuracy = sklearn.metrics.accuracy_score([1, 0, 1, 1], [1, 0, 0, 1])
+with open("/app/output/scores.json", "w") as f:
+    json.dump({"set1_score": accuracy, "set2_score": len(imported)}, f)
+"""
+
+
+def test_the_scorer_runtime_has_what_scoring_programs_commonly_import(
+    jail: None, client: TestClient, host: Caller, alice: Caller
+) -> None:
+    files = codabench_files()
+    files["scoring_program/score.py"] = RUNTIME
+    assert import_bundle(client, host, make_zip(files), slug="runtime").status_code == 201
+    development = opened(client, host, "runtime")[0]
+    got, _ = submitted(
+        client, alice, host, "runtime", development, "r.zip", make_zip({"x": "1"}), details=METHOD
+    )
+    assert got["status"] == "scored", got
+    assert got["scores"]["set1_score"]["public"] == 0.75
+    assert got["scores"]["set2_score"]["public"] == 6
+
+
 # --- a failing program ------------------------------------------------------------------------
 
 FAILING = """
