@@ -265,6 +265,25 @@ def test_a_program_writing_no_scores_file_fails_as_codabench_says(
     assert "done, but nothing written" in got["host_error"]
 
 
+def test_the_reference_data_is_the_phases_answer_key_and_is_replaced_by_a_new_import(
+    client: TestClient, host: Caller
+) -> None:
+    assert import_bundle(client, host, make_zip(codalab_files()), slug="pi").status_code == 201
+    phase = client.get(f"{API}/competitions/pi", headers=host.headers).json()["phases"][0]["name"]
+    versions = client.get(
+        f"{API}/competitions/pi/phases/{phase}/answer-key/versions", headers=host.headers
+    ).json()
+    assert [(v["version"], v["n_rows"]) for v in versions] == [(1, 1)]  # answer.txt
+    assert versions[0]["published_at"] is not None
+    response = client.put(
+        f"{API}/competitions/pi/phases/{phase}/answer-key",
+        files={"file": ("answer.txt", b"3.1416\n", "text/plain")},
+        headers=host.headers,
+    )
+    assert response.status_code == 409, response.text
+    assert "import the corrected bundle" in response.json()["detail"]
+
+
 # --- Python 2 programs, and several tasks to a phase ---------------------------------------------
 
 
