@@ -138,6 +138,8 @@ def test_a_codabench_program_hard_coding_app_input_scores_an_unzipped_results_zi
     # The ranking column is Codabench's computation: avg over columns 0 and 1.
     assert got["scores"]["mean_score"]["public"] == pytest.approx((two_thirds + 0.5) / 2)
     assert got["public_score"] == pytest.approx((two_thirds + 0.5) / 2)
+    # Read from input/res/metadata, as Codabench's prediction step leaves it (a hidden column).
+    assert got["scores"]["duration"]["public"] == 0.0
     rows = board(client, alice, "iris", development)["rows"]
     assert [r["team"] for r in rows] == ["alice"]
     assert rows[0]["score"] == pytest.approx((two_thirds + 0.5) / 2, abs=1e-2)
