@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import math
+import traceback
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from app.bundles.archive import Limits
 from app.bundles.model import BundleFile, Column, Computed, Program, Split
 from app.bundles.runner import ProgramScores
 from app.config import Settings
+from app.errors import StorageUnavailable
 from app.jail.bwrap import JailUnavailable
 from app.models import Submission
 from app.programs.jailed import ProgramLimits, SubmissionUnreadable, run_program
@@ -119,6 +121,31 @@ def score_with_program(
 ) -> ProgramOutcome:
     """Run the program on the submission; a failure is an outcome, never an exception (a store
     outage excepted: it propagates, so the job is put back)."""
+    try:
+        return _score(
+            plan,
+            submission_path=submission_path,
+            key_path=key_path,
+            columns=columns,
+            settings=settings,
+            submission_id=submission_id,
+        )
+    except StorageUnavailable:
+        raise
+    except Exception:  # noqa: BLE001 - any crash fails the one submission, not the worker
+        log.exception("submission %s: running its scoring program crashed", submission_id)
+        return ProgramOutcome(None, PLATFORM_FAILURE, traceback.format_exc(limit=20))
+
+
+def _score(
+    plan: ProgramPlan,
+    *,
+    submission_path: Path,
+    key_path: Path,
+    columns: Sequence[Mapping[str, Any]],
+    settings: Settings,
+    submission_id: int,
+) -> ProgramOutcome:
     program = Program(
         kind=plan.kind,  # type: ignore[arg-type]
         files=_program_files(local_file(plan.ref, settings=settings)),

@@ -267,6 +267,19 @@ def test_a_program_writing_no_scores_file_fails_as_codabench_says(
     assert "done, but nothing written" in got["host_error"]
 
 
+def test_a_stored_program_that_cannot_be_read_fails_the_submission_on_our_side(
+    client: TestClient, host: Caller, alice: Caller
+) -> None:
+    assert import_bundle(client, host, make_zip(codalab_files()), slug="pi").status_code == 201
+    development = opened(client, host, "pi")[0]
+    with client.app.state.session_factory() as session:  # type: ignore[attr-defined]
+        phase = session.scalars(select(Phase).join(Competition).where(Competition.slug == "pi"))
+        Path(next(iter(phase)).scorer["ref"]).write_bytes(b"not a zip any more")
+    got, own = submitted(client, alice, host, "pi", development, "answer.txt", b"3.14")
+    assert own["status"] == "failed" and "problem on our side" in own["error"]
+    assert "BadZipFile" in got["host_error"] and got["refunded"] is True
+
+
 def test_the_reference_data_is_the_phases_answer_key_and_is_replaced_by_a_new_import(
     client: TestClient, host: Caller
 ) -> None:
