@@ -197,7 +197,7 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
             competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
         )
         plan = ScoringPlan.read(submission, competition, key, code=code)
-        program = limits_of(plan.program, settings).wall_seconds + 60 if plan.program else 0
+        run_for = limits_of(plan.program, settings).wall_seconds + 60 if plan.program else 0
         return Claim(
             lease=lease,
             key_id=key.id,
@@ -207,7 +207,7 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
             # The lease is renewed through the run and then the scoring.
             hold_for=time_limit
             + (float(code.limits["wall_seconds"]) + 60 if code else 0)
-            + program,
+            + run_for,
         )
 
 
