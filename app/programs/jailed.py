@@ -20,6 +20,7 @@ The program's output (stdout and stderr) is the host's only: it may print the re
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,7 @@ _SHARED_BYTES = 16 * MIB
 _RUNNER = f"{CODE_DIR}/program.py"
 _CODE = ((str(APP_ROOT / "app" / "programs" / "inside.py"), _RUNNER),)
 _PROGRAM_SOURCE = f"{CODE_DIR}/program-source"
+_BARE_PYTHON = re.compile(r"python(3(\.\d+)?)?")
 
 
 @dataclass(frozen=True)
@@ -128,9 +130,14 @@ def _coda(
     materialise(layout, work)
     _open_up(work)
     size = sum(len(f.data) for f in program.files)
+    argv = list(layout.argv)
+    if argv and _BARE_PYTHON.fullmatch(argv[0]):
+        # The images these programs ran in answered to `python` and `python3`: both are the
+        # scorer runtime's Python here, whatever the install names its executables.
+        argv[0] = sys.executable
     job = {
         "kind": "coda",
-        "argv": list(layout.argv),
+        "argv": argv,
         "program_source": _PROGRAM_SOURCE,
         "program_dir": f"{ROOT}/program",
         "output_dir": f"{ROOT}/output",
