@@ -121,6 +121,13 @@ class Settings(BaseSettings):
     # (zips inside it included); it is read into memory, so both stay well below the RAM.
     bundle_max_bytes: int = Field(default=256 * 1024 * 1024, ge=1024)
     bundle_max_unpacked_bytes: int = Field(default=512 * 1024 * 1024, ge=1024)
+    # An imported scoring program's run in the jail (app.programs): its wall clock (a bundle's
+    # own execution_time_limit applies up to it), its memory, its CPUs, and its writable output
+    # folder (held in memory).
+    program_wall_seconds: float = Field(default=600.0, gt=0)
+    program_memory_mb: int = Field(default=2048, ge=256)
+    program_cpus: float = Field(default=1.0, gt=0)
+    program_output_mb: int = Field(default=64, ge=1)
     # A competition data file (train / test sets) may be as large as this.
     max_data_file_bytes: int = 50 * 1024 * 1024 * 1024
 

@@ -149,8 +149,14 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
             if t not in tasks:
                 raise f.fail(f"task {t!r} is not defined in tasks", f"{at}.tasks")
         if len(task_ids) > 1:
+            # Codabench scores such a submission once per task (a child submission each) and
+            # shows every task's columns; a Podium phase holds one program and one answer key.
+            task_names = [_task_name(config, t) for t in task_ids]
+            rest = ", ".join(repr(n) for n in task_names[1:])
             warnings.append(
-                f"phase {name!r} runs {len(task_ids)} tasks; only task {task_ids[0]!r} (its program and reference data) is imported"
+                f"phase {name!r} runs {len(task_ids)} tasks; only its first, {task_names[0]!r} (its "
+                f"program and reference data), is imported: {rest} not (a Podium phase is scored "
+                "by one program; make a phase of each to keep them)"
             )
         program, answer_key = tasks[task_ids[0]]
         if row.get("auto_migrate_to_this_phase"):
@@ -217,6 +223,13 @@ def _description(f: Fields, value: Any) -> str:
     if len(value) > 200_000:
         raise f.fail("is longer than 200000 characters", "description")
     return value
+
+
+def _task_name(config: dict[str, Any], index: Any) -> str:
+    for row in config.get("tasks") or ():
+        if isinstance(row, dict) and row.get("index") == index:
+            return str(row.get("name") or index)
+    return str(index)
 
 
 def _tasks(

@@ -240,6 +240,10 @@ def coda_layout(
     else:
         for path, data in unzipped.items():
             files[f"input/res/{path}"] = data
+    # What Codabench's prediction step leaves beside a results submission (and CodaLab's before
+    # it): v1.5-era scorers read elapsedTime there for a Duration column. No step ran here, so
+    # it took no time; a submission's own file of that name is kept.
+    files.setdefault("input/res/metadata", b"exitCode: 0\nelapsedTime: 0\n")
     command = substitute(program.command, root=root)
     try:
         argv = tuple(shlex.split(command))

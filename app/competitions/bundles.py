@@ -4,9 +4,11 @@ Import: the bundle is read by ``app.bundles`` into its one model, turned into th
 ``POST /api/v1/competitions`` takes (its pages as Markdown sections of the description), and
 made through :func:`create_competition`; each phase's
 reference data becomes its answer key through :func:`upload_answer_key` (catalogue columns), or,
-for a phase an imported scoring program scores, one stored zip of the program and the reference
-data named by ``Phase.scorer``. It all happens in a savepoint: any failure (or a dry run) rolls
-every row back and removes every blob stored on the way, so a refused bundle creates nothing.
+for a phase an imported scoring program scores, a published answer key holding the reference data
+as one zip (what the program finds in ``input/ref``) and one stored zip of the program named by
+``Phase.scorer``. A Python 2 program is refused, named by file and line. It all happens in a
+savepoint: any failure (or a dry run) rolls every row back and removes every blob stored on the
+way, so a refused bundle creates nothing.
 
 Export: the competition as that same model, written by ``app.bundles``' Codabench v2 exporter,
 with every submission and its scores added for archiving when asked.
@@ -15,6 +17,8 @@ with every submission and its scores added for archiving when asked.
 import io
 import json
 import zipfile
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from pydantic import ValidationError
@@ -41,23 +45,23 @@ from app.bundles import (
 )
 from app.bundles.export import slugify_file
 from app.bundles.markdown import description_markdown
+from app.bundles.scan import scan_program
 from app.competitions.schemas import CompetitionCreate, CompetitionImported
 from app.competitions.service import create_competition, to_public, upload_answer_key
 from app.config import Settings
 from app.errors import Conflict, Forbidden, PayloadTooLarge, Unprocessable
 from app.evaluation.columns import column_defs, columns_for
 from app.evaluation.metric import is_custom, is_program
+from app.models import AnswerKey, Submission, User
 from app.models import Competition as CompetitionRow
 from app.models import Phase as PhaseRow
-from app.models import Submission, User
 from app.scoring.columns import Column as ResolvedColumn
 from app.storage import StoredFile, open_stored, remove_stored, store_stream
 from app.storage.base import CHUNK
 
-PENDING_PROGRAM = (
-    "phase '{name}' is scored by its imported {kind} scoring program, which Podium runs once "
-    "the program jail lands; until then the phase takes no submissions"
-)
+# A stored zip's entries carry this time, so the same files always make the same bytes (and the
+# same checksum: an export imported again gives the same answer key).
+_ZIP_TIME = (2020, 1, 1, 0, 0, 0)
 
 
 def read_upload(source: BinaryIO, *, max_bytes: int) -> bytes:
@@ -106,6 +110,7 @@ def import_bundle(
         error = exc.errors()[0]
         field = ".".join(str(part) for part in error["loc"])
         raise BundleError(str(error["msg"]), file=name, field=field) from None
+    _refuse_python2(model.phases)
     warnings = list(model.warnings)
     stored: list[str] = []
     savepoint = session.begin_nested()
@@ -113,7 +118,12 @@ def import_bundle(
         competition = create_competition(session, data=data, owner=owner)
         for index, (phase, row) in enumerate(zip(model.phases, competition.phases, strict=True)):
             if phase.scorer is not None or is_program(competition):
-                stored += _store_program(competition, phase, row, settings, warnings)
+                _store_program(session, competition, phase, row, owner, settings, stored)
+                if phase.scorer is None:
+                    warnings.append(
+                        f"phase '{phase.name}' has no scoring program of its own while its "
+                        "columns are written by one; it takes no submissions"
+                    )
             elif phase.answer_key:
                 stored.append(_upload_key(session, competition, phase, row, index, owner, settings))
             else:
@@ -174,36 +184,81 @@ def _upload_key(
     return key.path
 
 
+def _refuse_python2(phases: Sequence[Phase]) -> None:
+    """A Python 2 program cannot run on the scorer runtime (Python 3): the import is refused,
+    naming the file and the line, so the host converts it (2to3) and imports again."""
+    for index, phase in enumerate(phases):
+        program = phase.scorer
+        if program is None or not program.python2:
+            continue
+        report = scan_program({f.path: f.data for f in program.files}, label="the program")
+        where = report.python2[0] if report.python2 else "a Python 2 construct"
+        raise BundleError(
+            f"the scoring program of phase '{phase.name}' is Python 2 ({where}); Podium runs "
+            "Python 3 only: convert it (for example with 2to3) and import the bundle again",
+            file=where.split(" line ", 1)[0] if report.python2 else None,
+            field=f"phases[{index}].scoring_program",
+        )
+
+
+def _zip(files: Sequence[BundleFile], folder: str = "") -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        for f in sorted(files, key=lambda f: f.path):
+            info = zipfile.ZipInfo(f"{folder}{f.path}", date_time=_ZIP_TIME)
+            archive.writestr(info, f.data, compress_type=zipfile.ZIP_DEFLATED)
+    return out.getvalue()
+
+
 def _store_program(
+    session: Session,
     competition: CompetitionRow,
     phase: Phase,
     row: PhaseRow,
+    owner: User,
     settings: Settings,
-    warnings: list[str],
-) -> list[str]:
-    """One zip of the program's files (``program/``) and the reference data (``reference/``),
-    stored content-addressed beside the competition's keys; ``Phase.scorer`` names it."""
+    stored: list[str],
+) -> None:
+    """The reference data as the phase's answer key (one zip of its files, published: it is what
+    the program reads in ``input/ref``) and the program's files as one zip (``program/...``)
+    that ``Phase.scorer`` names, both stored content-addressed beside the competition's keys."""
     program = phase.scorer
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        for folder, files in (
-            ("program", program.files if program else ()),
-            ("reference", phase.answer_key),
-        ):
-            for f in files:
-                info = zipfile.ZipInfo(f"{folder}/{f.path}", date_time=(2020, 1, 1, 0, 0, 0))
-                archive.writestr(info, f.data, compress_type=zipfile.ZIP_DEFLATED)
-    blob: StoredFile = store_stream(
-        io.BytesIO(out.getvalue()),
-        prefix=f"programs/{competition.id}",
-        settings=settings,
-        max_bytes=settings.bundle_max_unpacked_bytes,
-        suffix=".zip",
+    blobs: list[StoredFile] = []
+    for files, prefix, folder in (
+        (program.files if program else (), f"programs/{competition.id}", "program/"),
+        (phase.answer_key, f"answer-keys/{competition.id}", ""),
+    ):
+        blob = store_stream(
+            io.BytesIO(_zip(files, folder)),
+            prefix=prefix,
+            settings=settings,
+            max_bytes=settings.bundle_max_unpacked_bytes,
+            suffix=".zip",
+        )
+        stored.append(blob.ref)  # removed again if the import fails or is a dry run
+        blobs.append(blob)
+    program_blob, key_blob = blobs
+    session.add(
+        AnswerKey(
+            competition_id=competition.id,
+            phase_id=row.id,
+            version=1,
+            path=key_blob.ref,
+            sha256=key_blob.sha256,
+            # Not a table: the program reads the files as they are.
+            id_column="",
+            target_columns=[],
+            n_rows=len(phase.answer_key),
+            n_public=0,
+            n_private=0,
+            uploaded_by_id=owner.id,
+            published_at=datetime.now(UTC),
+        )
     )
     row.scorer = {
         "kind": program.kind if program else None,
-        "ref": blob.ref,
-        "sha256": blob.sha256,
+        "ref": program_blob.ref,
+        "sha256": program_blob.sha256,
         "command": program.command if program else None,
         "docker_image": program.docker_image if program else None,
         "python2": program.python2 if program else False,
@@ -215,14 +270,6 @@ def _store_program(
         "program": [{"path": f.path, "sha256": f.sha256} for f in program.files] if program else [],
         "reference": [{"path": f.path, "sha256": f.sha256} for f in phase.answer_key],
     }
-    if program is None:
-        warnings.append(
-            f"phase '{phase.name}' has no scoring program of its own while its columns are "
-            "written by one; it takes no submissions"
-        )
-    else:
-        warnings.append(PENDING_PROGRAM.format(name=phase.name, kind=program.kind))
-    return [blob.ref]
 
 
 def _remove(refs: list[str], settings: Settings) -> None:
@@ -327,20 +374,26 @@ def _phase(competition: CompetitionRow, row: PhaseRow, settings: Settings) -> Ph
             with open_stored(key.path, settings=settings) as stream:
                 answer_key = (BundleFile("answer_key.csv", stream.read()),)
         return Phase(**common, answer_key=answer_key)
-    return _program_phase(row.scorer, common, settings)
+    return _program_phase(row, common, settings)
 
 
-def _program_phase(scorer: dict[str, Any], common: dict[str, Any], settings: Settings) -> Phase:
+def _program_phase(row: PhaseRow, common: dict[str, Any], settings: Settings) -> Phase:
+    scorer = row.scorer or {}
     with open_stored(scorer["ref"], settings=settings) as stream:
         archive = zipfile.ZipFile(io.BytesIO(stream.read()))
     with archive:
         program_files = tuple(
             BundleFile(f["path"], archive.read(f"program/{f['path']}")) for f in scorer["program"]
         )
+        # Imported before the reference data became the phase's answer key: kept in this zip.
         reference = tuple(
             BundleFile(f["path"], archive.read(f"reference/{f['path']}"))
             for f in scorer["reference"]
+            if f"reference/{f['path']}" in archive.namelist()
         )
+    key = row.board_key
+    if key is not None:
+        reference = _reference_files(key.path, scorer, settings)
     program = None
     if scorer.get("kind"):
         program = Program(
@@ -358,6 +411,24 @@ def _program_phase(scorer: dict[str, Any], common: dict[str, Any], settings: Set
         program_phase=scorer.get("program_phase"),
         execution_time_limit=scorer.get("execution_time_limit"),
     )
+
+
+def _reference_files(
+    ref: str, scorer: dict[str, Any], settings: Settings
+) -> tuple[BundleFile, ...]:
+    """The reference data a program phase's answer key holds (a zip of its files; a key a host
+    uploaded later as one file is that file, under the imported name)."""
+    with open_stored(ref, settings=settings) as stream:
+        data = stream.read()
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        names = [f["path"] for f in scorer.get("reference") or ()]
+        return (BundleFile(names[0] if len(names) == 1 else "answer_key", data),)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return tuple(
+            BundleFile(info.filename, archive.read(info))
+            for info in archive.infolist()
+            if not info.is_dir()
+        )
 
 
 def _add_submissions(

@@ -63,6 +63,10 @@ def _answer_key(phase: Phase, several: bool) -> ChecklistItem:
     where = f"phase '{phase.name}': " if several else ""
     if key is None:
         return _item(name, False, f"{where}no answer key yet: upload one", phase=phase.name)
+    if phase.scorer is not None:
+        files = f"{key.n_rows:,} file{'s' if key.n_rows != 1 else ''}"
+        detail = f"version {key.version}, the scoring program's reference data ({files})"
+        return _item(name, True, where + detail, phase=phase.name)
     return _item(name, True, f"{where}version {key.version}, {key.n_rows:,} rows", phase=phase.name)
 
 
@@ -85,6 +89,17 @@ def _sample_scores(
     if key is None:
         return [
             item(c, False, "needs an answer key to build the sample submission") for c in columns
+        ]
+    if phase.scorer is not None:
+        # An imported program reads whatever its platform passed it: no sample CSV to score.
+        kind, ok = phase.scorer.get("kind"), not phase.scorer.get("python2")
+        if not kind:
+            return [item(columns[0], False, "has no scoring program of its own")]
+        detail = f"scored by its imported {kind} program, run in the jail for each submission"
+        return [
+            item(
+                columns[0], ok, detail if ok else "its program is Python 2: import a converted one"
+            )
         ]
     if is_custom(competition):
         if not competition.custom_metric_path:

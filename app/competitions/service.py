@@ -372,6 +372,13 @@ def upload_answer_key(
     ``pause=False`` keeps the transaction: for a competition made in this same unit of work (a
     bundle's import), which nobody else sees and so nothing can change meanwhile.
     """
+    if phase.scorer is not None:
+        # Its answer key is the program's reference data as the bundle brought it (a zip of its
+        # files), not a table this route could check.
+        raise Conflict(
+            f"phase '{phase.name}' is scored by the scoring program imported with its bundle; "
+            "its reference data comes with the bundle: import the corrected bundle instead"
+        )
     metric = metric_for(competition)
     params = metric.parse_params(competition.metric_params)
     setup = _scoring_setup(competition, phase)

@@ -45,6 +45,7 @@ from app.jobs.code_run import CodeInput, CodePlan, RunRecord, refused_output, ru
 from app.jobs.honest import add_score_stats
 from app.jobs.lease import Lease, claimable, give_up, held, put_back, renewing, try_claim
 from app.jobs.lease import now as lease_now
+from app.jobs.program import ProgramPlan, limits_of, program_plan, score_with_program
 from app.models import AnswerKey, Competition, DataFile, Score, Submission, SubmissionStatus
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
@@ -107,6 +108,8 @@ class ScoringPlan:
     columns: tuple[dict[str, Any], ...] = ()
     # A code phase's submission: ``submission_path`` is the code, run first (app.jobs.code_run).
     code: CodePlan | None = None
+    # A phase scored by its imported program: run in the jail instead (app.jobs.program).
+    program: ProgramPlan | None = None
 
     @classmethod
     def read(
@@ -120,6 +123,7 @@ class ScoringPlan:
         return cls(
             columns=tuple(column_defs(competition, submission.phase)),
             code=code,
+            program=program_plan(submission),
             # A code submission scored before is rescored from the file its run wrote.
             submission_path=submission.output_path or submission.path,
             key_path=key.path,
@@ -192,14 +196,18 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
         time_limit = float(
             competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
         )
+        plan = ScoringPlan.read(submission, competition, key, code=code)
+        run_for = limits_of(plan.program, settings).wall_seconds + 60 if plan.program else 0
         return Claim(
             lease=lease,
             key_id=key.id,
-            plan=ScoringPlan.read(submission, competition, key, code=code),
+            plan=plan,
             time_limit=time_limit,
             request_id=submission.request_id,
             # The lease is renewed through the run and then the scoring.
-            hold_for=time_limit + (float(code.limits["wall_seconds"]) + 60 if code else 0),
+            hold_for=time_limit
+            + (float(code.limits["wall_seconds"]) + 60 if code else 0)
+            + run_for,
         )
 
 
@@ -277,6 +285,16 @@ def estimated_size(path: Path) -> int:
 def _evaluate(
     plan: ScoringPlan, settings: Settings, *, submission_id: int, time_limit: float | None = None
 ) -> Outcome:
+    if plan.program is not None:  # in the jail, with its own wall limit
+        ran = score_with_program(
+            plan.program,
+            submission_path=Path(plan.submission_path),
+            key_path=Path(plan.key_path),
+            columns=plan.columns,
+            settings=settings,
+            submission_id=submission_id,
+        )
+        return Outcome(ran.result, ran.error, ran.host_error, ran.participants_fault)
     # A custom metric already runs in a child of its own (the jail).
     if not is_custom(plan.competition()) and (
         estimated_size(Path(plan.submission_path)) > settings.scoring_in_child_bytes

@@ -19,7 +19,7 @@ from app.errors import AppError, Conflict, Forbidden, NotFound, PayloadTooLarge,
 from app.evaluation.keys import intake_limits
 from app.evaluation.metric import is_custom, label_set
 from app.jobs.queue import ScoringQueue
-from app.models import Competition, Submission, SubmissionStatus, TeamMember, User
+from app.models import Competition, Phase, Submission, SubmissionStatus, TeamMember, User
 from app.ops.logs import current_request_id
 from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_upload
@@ -63,12 +63,12 @@ def create_submission(
             "for an unranked reference entry"
         )
     phase, late = upload_phase(competition, phase_name, now, host=host)
-    if phase.scorer is not None:
-        raise Conflict(
-            f"phase '{phase.name}' is scored by the scoring program imported with its bundle, "
-            "which this server does not run yet; it takes no submissions for now"
-        )
-    refuse_other_kind(phase, filename)
+    program = phase.scorer is not None
+    if program:
+        # Its file goes to the program as it is: no kind, no CSV intake (as its platform did).
+        refuse_unrunnable(phase)
+    else:
+        refuse_other_kind(phase, filename)
     # Checked before anything is stored or counted: a bad detail is the uploader's to fix.
     entry = parse_details(details, list(phase.entry_fields or [])) if not baseline else {}
     key = phase.board_key
@@ -125,6 +125,8 @@ def create_submission(
         stored.size,
         stored.sha256,
     )
+    if program:
+        return _queued(session, submission, queue)
     if phase.takes_code:
         # Code is checked (not run) here; its submission.csv meets intake when the run wrote it.
         try:
@@ -153,6 +155,22 @@ def create_submission(
         _discard(session, stored.ref, settings)
         return _failed(session, submission, refusal, now=now)
     return _queued(session, submission, queue)
+
+
+def refuse_unrunnable(phase: Phase) -> None:
+    """A 409 for a program phase whose program cannot run: none came with it, or it is Python 2
+    (imported before such programs were refused)."""
+    scorer = phase.scorer or {}
+    if not scorer.get("kind"):
+        raise Conflict(
+            f"phase '{phase.name}' has no scoring program of its own while its columns are "
+            "written by one; it takes no submissions"
+        )
+    if scorer.get("python2"):
+        raise Conflict(
+            f"phase '{phase.name}' is scored by a Python 2 program, which cannot run here; it "
+            "takes no submissions until the host imports a converted one"
+        )
 
 
 def _queued(session: Session, submission: Submission, queue: ScoringQueue) -> "Upload":

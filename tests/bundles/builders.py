@@ -141,21 +141,30 @@ EVALAI_CONFIG = dedent(
 EVALAI_INIT = "from .main import evaluate\n"
 EVALAI_MAIN = dedent(
     '''
-    import random
+    import json
+
+    import numpy as np
 
     from .utils import clamp
 
 
     def evaluate(test_annotation_file, user_submission_file, phase_codename, **kwargs):
-        """Scores per split, as EvalAI's worker expects them."""
+        """Scores per split, as EvalAI's worker expects them (numpy scalars, as real ones give)."""
+        with open(test_annotation_file) as f:
+            truth = json.load(f)
+        with open(user_submission_file) as f:
+            guess = json.load(f)
+        hits = np.mean([guess.get(k) == v for k, v in truth.items()])
+        team = kwargs["submission_metadata"]["participant_team_name"]
         output = {}
         if phase_codename == "dev":
-            output["result"] = [{"train_split": {"Metric1": clamp(random.random()), "Total": 1.0}}]
+            output["result"] = [{"train_split": {"Metric1": clamp(hits), "Total": hits + 1}}]
         elif phase_codename == "test":
             output["result"] = [
-                {"train_split": {"Metric1": 0.5, "Total": 1.0}},
-                {"test_split": {"Metric1": 0.25, "Total": 0.75}},
+                {"train_split": {"Metric1": clamp(hits), "Total": np.float64(1.0)}},
+                {"test_split": {"Metric1": np.float32(0.25), "Total": hits}},
             ]
+        output["submission_result"] = {"team": team, "hits": hits}
         return output
     '''
 )
@@ -178,8 +187,8 @@ def evalai_files(
         "templates/submission_guidelines.html": "<p>Upload a JSON file.</p>",
         "templates/challenge_phase_1_description.html": "<p>Dev</p>",
         "templates/challenge_phase_2_description.html": "<p>Test</p>",
-        "annotations/test_annotations_devsplit.json": '{"dev": 1}',
-        "annotations/test_annotations_testsplit.json": '{"test": 2}',
+        "annotations/test_annotations_devsplit.json": '{"a": 1, "b": 2}',
+        "annotations/test_annotations_testsplit.json": '{"a": 1, "b": 2, "c": 3, "d": 4}',
         "logo.png": b"\x89PNG\r\n\x1a\nlogo",
     }
     if script_as_dir:
@@ -293,14 +302,18 @@ CODABENCH_SCORER = dedent(
     import sys
 
     import numpy as np
+    import yaml
 
     reference_dir = "/app/input/ref"
     prediction_dir = "/app/input/res"
     score_dir = "/app/output"
     truth = np.loadtxt(os.path.join(reference_dir, "iris_valid.solution"))
     pred = np.loadtxt(os.path.join(prediction_dir, "iris_valid.predict"))
+    with open(os.path.join(prediction_dir, "metadata")) as f:  # left by the prediction step
+        duration = yaml.safe_load(f).get("elapsedTime")
     with open(os.path.join(score_dir, "scores.json"), "w") as f:
-        json.dump({"set1_score": float(np.mean(truth == pred)), "set2_score": 0.5}, f)
+        scores = {"set1_score": float(np.mean(truth == pred)), "set2_score": 0.5}
+        json.dump({**scores, "Duration": duration}, f)
     """
 )
 
@@ -375,7 +388,9 @@ CODALAB_CONFIG = dedent(
     """
 )
 
-CODALAB_EVALUATE = dedent(
+# Compute_pi's evaluate.py as CodaLab ran it: Python 2, ``scores.txt`` without a space after the
+# colon.
+CODALAB_EVALUATE_PY2 = dedent(
     """
     #!/usr/bin/env python
     import sys, os, os.path
@@ -398,8 +413,38 @@ CODALAB_EVALUATE = dedent(
     """
 )
 
+# The same program converted to Python 3, still in CodaLab's shape: the folders as arguments, the
+# truth beside the answer, ``scores.txt`` written ``key:value`` without a space.
+CODALAB_EVALUATE = dedent(
+    """
+    #!/usr/bin/env python
+    import os
+    import os.path
+    import sys
 
-def codalab_files(config: str = CODALAB_CONFIG) -> dict[str, bytes | str]:
+    input_dir = sys.argv[1]
+    output_dir = sys.argv[2]
+
+    submit_dir = os.path.join(input_dir, 'res')
+    truth_dir = os.path.join(input_dir, 'ref')
+
+    if not os.path.isdir(submit_dir):
+        print("%s doesn't exist" % submit_dir)
+
+    if os.path.isdir(submit_dir) and os.path.isdir(truth_dir):
+        truth = float(open(os.path.join(truth_dir, 'answer.txt')).read())
+        answer = float(open(os.path.join(submit_dir, 'answer.txt')).read())
+        difference = abs(truth - answer)
+        with open(os.path.join(output_dir, 'scores.txt'), 'w') as output_file:
+            output_file.write("Difference:%f\\n" % difference)
+            output_file.write("correct:%d\\n" % (difference < 0.01))
+    """
+)
+
+
+def codalab_files(
+    config: str = CODALAB_CONFIG, evaluate: str = CODALAB_EVALUATE
+) -> dict[str, bytes | str]:
     return {
         "competition.yaml": config,
         "logo.jpg": b"\xff\xd8\xff\xe0logo",
@@ -410,7 +455,7 @@ def codalab_files(config: str = CODALAB_CONFIG) -> dict[str, bytes | str]:
         "program.zip": make_zip(
             {
                 "metadata": "command: python $program/evaluate.py $input $output\ndescription: Compute pi\n",
-                "evaluate.py": CODALAB_EVALUATE,
+                "evaluate.py": evaluate,
             }
         ),
         "reference.zip": make_zip({"answer.txt": "3.14159265359"}),

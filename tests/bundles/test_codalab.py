@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from app.bundles import BundleError, Computed, read_bundle
-from tests.bundles.builders import CODALAB_CONFIG, codalab_files, make_zip
+from tests.bundles.builders import CODALAB_CONFIG, CODALAB_EVALUATE_PY2, codalab_files, make_zip
 
 
 def read(config: str = CODALAB_CONFIG):  # type: ignore[no-untyped-def]
@@ -50,8 +50,13 @@ def test_zips_inside_the_zip_are_the_program_and_reference_data() -> None:
     assert dev.scorer.command == "python $program/evaluate.py $input $output"
 
 
-def test_a_python2_scorer_is_flagged_with_file_and_line() -> None:
+def test_the_python3_scorer_is_not_flagged() -> None:
     competition = read()
+    assert competition.phases[0].scorer is not None and not competition.phases[0].scorer.python2
+
+
+def test_a_python2_scorer_is_flagged_with_file_and_line() -> None:
+    competition = read_bundle(make_zip(codalab_files(evaluate=CODALAB_EVALUATE_PY2)))
     assert competition.phases[0].scorer is not None and competition.phases[0].scorer.python2
     assert any(
         "is Python 2 (evaluate.py line 11: a print statement" in w for w in competition.warnings

@@ -26,7 +26,7 @@ def test_a_starters_bundle_gives_its_phases_columns_splits_and_program() -> None
     assert dev.start == datetime(2019, 1, 19, tzinfo=UTC)
     assert (dev.daily_submission_limit, dev.total_submission_limit) == (5, 50)
     assert dev.answer_key[0].path == "test_annotations_devsplit.json"
-    assert dev.answer_key[0].data == b'{"dev": 1}'
+    assert dev.answer_key[0].data == b'{"a": 1, "b": 2}'
     assert dev.scorer is not None and dev.scorer.kind == "evalai"
     assert {f.path for f in dev.scorer.files} == {"__init__.py", "main.py", "utils.py"}
     assert test.scorer is dev.scorer

@@ -282,5 +282,5 @@ def test_an_exported_evalai_script_runs_under_its_codabench_wrapper(
         "Metric1": 4.0,
         "Total": 1.0,
         "Metric1__test_split": 0.0,
-        "Total__test_split": 11.0,  # len(the test annotation file)
+        "Total__test_split": 32.0,  # len(the test annotation file)
     }

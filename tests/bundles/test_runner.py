@@ -134,9 +134,18 @@ def test_a_zipped_submission_is_unzipped_into_input_res() -> None:
         "program/metadata": b"command: python $program/evaluate.py $input $output",
         "input/ref/answer.txt": b"3.14",
         "input/res/pi.txt": b"3.1",
+        # As Codabench's prediction step leaves it: v1.5 scorers read elapsedTime there.
+        "input/res/metadata": b"exitCode: 0\nelapsedTime: 0\n",
     }
     assert layout.argv == ("python", "/app/program/evaluate.py", "/app/input", "/app/output")
     assert "output" in layout.dirs and "shared" in layout.dirs
+
+
+def test_a_submissions_own_metadata_file_is_kept() -> None:
+    layout = coda_layout(
+        PROGRAM, (), make_zip({"metadata": "elapsedTime: 12"}), submission_name="sub.zip"
+    )
+    assert layout.files["input/res/metadata"] == b"elapsedTime: 12"
 
 
 def test_a_plain_submission_is_placed_as_is() -> None:

@@ -1,0 +1,155 @@
+"""The program's side in the jail: run an imported scoring program as its platform does, and hand
+back what it wrote.
+
+Started only by :func:`app.programs.jailed.run_program` as ``python -I /podium/program.py JOB``,
+inside the jail, as the jail's user. It imports nothing of the server (the standard library only:
+the program brings its own imports). It limits itself first (the limits pass to all it starts),
+then either
+
+- ``evalai``: imports ``/app/evaluation_script`` as a package (its relative imports work) and
+  calls ``evaluate(annotation, submission, phase_codename, submission_metadata=...)`` as EvalAI's
+  worker does; the returned value goes back as JSON (numpy scalars as plain numbers), or
+- ``coda``: copies the program into the writable ``/app/program``, runs the metadata command there
+  (Codabench's working directory) and sends back ``/app/output/scores.json`` and
+  ``scores.txt``.
+
+One JSON status goes back over its own pipe; the program's output goes to the log (the host's).
+"""
+
+import base64
+import json
+import os
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import traceback
+from typing import Any
+
+_SCORE_FILES = ("scores.json", "scores.txt")
+_MESSAGE_CHARS = 2000
+
+
+def _limit_self(job: dict[str, Any]) -> None:
+    limits = [(resource.RLIMIT_CORE, 0)]
+    if job.get("max_processes"):
+        limits.append((resource.RLIMIT_NPROC, job["max_processes"]))
+    if job.get("address_space"):
+        limits.append((resource.RLIMIT_AS, job["address_space"]))
+    for limit, value in limits:
+        _, hard = resource.getrlimit(limit)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        # The hard limit too: the program cannot raise the soft one again.
+        resource.setrlimit(limit, (value, value))
+
+
+def _plain(value: Any) -> Any:
+    """What ``json`` cannot write as it is: numpy scalars and arrays, sets, anything else as its
+    text (the host's side reads ``np.float64(0.5)`` back as a number)."""
+    for method in ("item", "tolist"):
+        convert = getattr(value, method, None)
+        if callable(convert):
+            try:
+                return convert()
+            except (TypeError, ValueError):
+                continue
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return str(value)
+
+
+def _evalai(job: dict[str, Any]) -> dict[str, Any]:
+    import importlib
+
+    sys.path.insert(0, job["package_parent"])
+    try:
+        package = importlib.import_module(job["package"])
+        output = package.evaluate(
+            job["annotation"],
+            job["submission"],
+            job["phase_codename"],
+            submission_metadata=job["submission_metadata"],
+        )
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: the program's failure
+        traceback.print_exc()
+        return {"status": "error", "error": type(exc).__name__}
+    sys.stdout.flush()
+    try:
+        text = json.dumps(output, default=_plain)
+    except (TypeError, ValueError, RecursionError) as exc:
+        print(f"evaluate() returned what cannot be read: {exc}", file=sys.stderr)
+        return {"status": "error", "error": "unreadable_result"}
+    return {"status": "returned", "result": text}
+
+
+def _copy_program(source: str, target: str) -> None:
+    """The program into the writable folder it runs in (Codabench's is writable)."""
+    for name in os.listdir(source):
+        path = os.path.join(source, name)
+        if os.path.isdir(path):
+            shutil.copytree(path, os.path.join(target, name), symlinks=False)
+        else:
+            shutil.copy(path, os.path.join(target, name))
+
+
+def _read_score_file(path: str, limit: int) -> dict[str, Any] | None:
+    try:
+        # Not blocking: a FIFO named scores.txt must not hang the run.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as source:
+        seen = os.fstat(source.fileno())
+        if not stat.S_ISREG(seen.st_mode):
+            return {"too_large": False, "not_a_file": True}
+        data = source.read(limit + 1)
+    if len(data) > limit:
+        return {"too_large": True}
+    return {"data": base64.b64encode(data).decode("ascii")}
+
+
+def _coda(job: dict[str, Any]) -> dict[str, Any]:
+    _copy_program(job["program_source"], job["program_dir"])
+    argv = job["argv"]
+    if not argv:
+        return {"status": "error", "error": "no_command"}
+    try:
+        child = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, cwd=job["program_dir"], env=job["env"]
+        )
+    except OSError as exc:
+        print(f"the command could not start: {exc}", file=sys.stderr)
+        return {"status": "error", "error": "not_started"}
+    code = child.wait()
+    files = {}
+    for name in _SCORE_FILES:
+        found = _read_score_file(os.path.join(job["output_dir"], name), job["max_scores_bytes"])
+        if found is not None:
+            files[name] = found
+    return {"status": "exited", "code": code, "files": files}
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(argv[1])
+    status_fd = job["status_fd"]
+    os.set_inheritable(status_fd, False)
+    _limit_self(job)
+    try:
+        result = _evalai(job) if job["kind"] == "evalai" else _coda(job)
+    except Exception as exc:  # noqa: BLE001 - our own failure still reaches the host
+        result = {"status": "runner_error", "message": f"{type(exc).__name__}: {exc}"}
+        result["message"] = result["message"][:_MESSAGE_CHARS]
+    data = json.dumps(result).encode("utf-8")
+    while data:
+        data = data[os.write(status_fd, data) :]
+    os.close(status_fd)
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,332 @@
+"""Running an imported scoring program in the jail, in its platform's layout, and reading what it
+gave back as scores.
+
+Inside the jail (:mod:`app.jail`: uid 65534, no network, an empty environment, a read-only system
+and Python, its own PID namespace; memory, CPUs and processes held by control groups where the
+machine allows, else by rlimits; everything killed at the wall limit)::
+
+    /app/program/           Codabench / CodaLab: the program, writable (its working directory)
+    /app/evaluation_script/ EvalAI: the package, imported as a package (read-only)
+    /app/input/ref/         the phase's answer key: the reference data (read-only)
+    /app/input/res/         the submission, unzipped when it is a zip (read-only)
+    /app/output/            where scores.json or scores.txt are written (writable, bounded)
+    /app/shared/            Codabench's shared folder (writable, small)
+
+The metadata command's ``$program``, ``$input``, ``$output``, ``$shared``... are these paths, and
+programs that hard-code ``/app/input/ref`` find it there. Only the runner
+(:mod:`app.programs.inside`) and these folders are bound in: no server file, no other phase's key.
+The program's output (stdout and stderr) is the host's only: it may print the reference data.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from io import BufferedReader
+from pathlib import Path
+from typing import Any
+
+from app.bundles.archive import Limits
+from app.bundles.errors import BundleError
+from app.bundles.model import BundleFile, Program
+from app.bundles.runner import MAX_SCORES_BYTES, coda_layout, materialise
+from app.coderun.outcome import LOG_HEAD_BYTES, LOG_TAIL_BYTES, RunLog
+from app.jail.bwrap import APP_ROOT, CODE_DIR, TMP_BYTES, check_jail, jail_command, jail_user
+from app.jail.cgroups import Cgroup, run_cgroup
+from app.jail.process import BoundedReader, HeadTailReader, start, wait_then_kill
+
+MIB = 1024**2
+ROOT = "/app"
+PACKAGE = "evaluation_script"  # EvalAI-Starters' name for the package, and its local tests'
+MAX_PROCESSES = 256
+_STATUS_BYTES = 8 * MIB  # evaluate()'s whole return value comes back this way
+_SHARED_BYTES = 16 * MIB
+_RUNNER = f"{CODE_DIR}/program.py"
+_CODE = ((str(APP_ROOT / "app" / "programs" / "inside.py"), _RUNNER),)
+_PROGRAM_SOURCE = f"{CODE_DIR}/program-source"
+_BARE_PYTHON = re.compile(r"python(3(\.\d+)?)?")
+
+
+@dataclass(frozen=True)
+class ProgramLimits:
+    """What one run of a scoring program may use (``PODIUM_PROGRAM_*``)."""
+
+    wall_seconds: float = 600.0
+    memory_mb: int = 2048
+    cpus: float = 1.0
+    output_mb: int = 64
+    max_processes: int = MAX_PROCESSES
+
+
+@dataclass(frozen=True)
+class JailedRun:
+    """What came back: the runner's status (None when it reported nothing: killed, crashed), the
+    program's output as it interleaved, and what the host saw of the end."""
+
+    status: dict[str, Any] | None
+    log: RunLog
+    timed_out: bool
+    oom_kills: int
+    returncode: int | None
+    seconds: float
+
+
+class SubmissionUnreadable(Exception):
+    """The submission cannot be laid out for the program (a zip that escapes, too large...)."""
+
+
+def run_program(
+    program: Program,
+    reference: Sequence[BundleFile],
+    submission: bytes,
+    *,
+    submission_name: str,
+    limits: ProgramLimits,
+    phase_codename: str = "",
+    submission_metadata: Mapping[str, Any] | None = None,
+    unzip_limits: Limits | None = None,
+) -> JailedRun:
+    """Run ``program`` on ``submission`` against ``reference`` in the jail. Raises
+    :class:`~app.jail.bwrap.JailUnavailable` where the jail cannot run here, and
+    :class:`SubmissionUnreadable` for a submission zip that cannot be unpacked safely."""
+    check_jail()
+    with tempfile.TemporaryDirectory(prefix="podium-program-", ignore_cleanup_errors=True) as tmp:
+        work = Path(tmp)
+        work.chmod(0o711)  # searchable, not listable: the jail's user binds its parts by name
+        if program.kind == "evalai":
+            return _evalai(
+                program,
+                reference,
+                submission,
+                work=work,
+                name=submission_name,
+                limits=limits,
+                phase_codename=phase_codename,
+                metadata=dict(submission_metadata or {}),
+            )
+        return _coda(program, reference, submission, work, submission_name, limits, unzip_limits)
+
+
+def _coda(
+    program: Program,
+    reference: Sequence[BundleFile],
+    submission: bytes,
+    work: Path,
+    name: str,
+    limits: ProgramLimits,
+    unzip_limits: Limits | None,
+) -> JailedRun:
+    try:
+        layout = coda_layout(
+            program, reference, submission, submission_name=name, root=ROOT, limits=unzip_limits
+        )
+    except BundleError as exc:
+        raise SubmissionUnreadable(exc.detail) from None
+    materialise(layout, work)
+    _open_up(work)
+    size = sum(len(f.data) for f in program.files)
+    argv = list(layout.argv)
+    if argv and _BARE_PYTHON.fullmatch(argv[0]):
+        # The images these programs ran in answered to `python` and `python3`: both are the
+        # scorer runtime's Python here, whatever the install names its executables.
+        argv[0] = sys.executable
+    job = {
+        "kind": "coda",
+        "argv": argv,
+        "program_source": _PROGRAM_SOURCE,
+        "program_dir": f"{ROOT}/program",
+        "output_dir": f"{ROOT}/output",
+        "max_scores_bytes": MAX_SCORES_BYTES,
+        "env": _env(),
+    }
+    return _jailed(
+        job,
+        files={
+            _PROGRAM_SOURCE: work / "program",
+            f"{ROOT}/input/ref": work / "input" / "ref",
+            f"{ROOT}/input/res": work / "input" / "res",
+        },
+        writable={
+            f"{ROOT}/program": size + 64 * MIB,  # the program writes beside itself at times
+            f"{ROOT}/output": limits.output_mb * MIB,
+            f"{ROOT}/shared": _SHARED_BYTES,
+        },
+        chdir=f"{ROOT}/program",
+        limits=limits,
+    )
+
+
+def _evalai(
+    program: Program,
+    reference: Sequence[BundleFile],
+    submission: bytes,
+    *,
+    work: Path,
+    name: str,
+    limits: ProgramLimits,
+    phase_codename: str,
+    metadata: dict[str, Any],
+) -> JailedRun:
+    if not reference:
+        raise SubmissionUnreadable("the phase has no annotation file to score against")
+    annotation = reference[0]
+    files = {f"program/{f.path}": f.data for f in program.files}
+    files[f"input/ref/{annotation.path}"] = annotation.data
+    # EvalAI hands the file over as uploaded: a zip stays a zip.
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    base = base if base not in ("", ".", "..") else "submission"
+    files[f"input/res/{base}"] = submission
+    for path, data in files.items():
+        target = work / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    for sub in ("program", "input/ref", "input/res"):
+        (work / sub).mkdir(parents=True, exist_ok=True)
+    _open_up(work)
+    job = {
+        "kind": "evalai",
+        "package_parent": ROOT,
+        "package": PACKAGE,
+        "annotation": f"{ROOT}/input/ref/{annotation.path}",
+        "submission": f"{ROOT}/input/res/{base}",
+        "phase_codename": phase_codename,
+        "submission_metadata": metadata,
+    }
+    return _jailed(
+        job,
+        files={
+            f"{ROOT}/{PACKAGE}": work / "program",
+            f"{ROOT}/input/ref": work / "input" / "ref",
+            f"{ROOT}/input/res": work / "input" / "res",
+        },
+        writable={f"{ROOT}/output": limits.output_mb * MIB},
+        chdir="/tmp",
+        limits=limits,
+    )
+
+
+def _open_up(work: Path) -> None:
+    """Folders searchable and files readable by the jail's user (it binds them by name)."""
+    for dirpath, dirnames, filenames in os.walk(work):
+        for d in dirnames:
+            os.chmod(os.path.join(dirpath, d), 0o755)
+        for f in filenames:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+
+
+def _env() -> dict[str, str]:
+    return {
+        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",  # so a killed program's last prints still reach the host
+        # One thread per BLAS pool: a many-core server would start one per core, each a process
+        # against the jail's process limit.
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+
+
+def _jailed(
+    job: dict[str, Any],
+    *,
+    files: dict[str, Path],
+    writable: dict[str, int],
+    chdir: str,
+    limits: ProgramLimits,
+) -> JailedRun:
+    # The writable folders, /tmp and /dev/shm are in memory and charged to the run's group.
+    group = run_cgroup(
+        memory_bytes=limits.memory_mb * MIB + sum(writable.values()) + 2 * TMP_BYTES,
+        cpus=limits.cpus,
+        processes=limits.max_processes + 8,  # bubblewrap and the shells that start it count too
+    )
+    held = group.held if group else set()
+    try:
+        return _start(
+            job,
+            files=files,
+            writable=writable,
+            chdir=chdir,
+            limits=limits,
+            group=group,
+            # The run's own pids group where there is one (RLIMIT_NPROC counts every process of
+            # uid 65534 on the machine); the address space where no memory group holds.
+            max_processes=None if "processes" in held else limits.max_processes,
+            address_space=None if "memory" in held else limits.memory_mb * MIB,
+        )
+    finally:
+        if group is not None:
+            group.remove()
+
+
+def _start(
+    job: dict[str, Any],
+    *,
+    files: dict[str, Path],
+    writable: dict[str, int],
+    chdir: str,
+    limits: ProgramLimits,
+    group: Cgroup | None,
+    max_processes: int | None,
+    address_space: int | None,
+) -> JailedRun:
+    env = _env()
+    status_read, status_write = os.pipe()
+    job = {
+        **job,
+        "status_fd": status_write,
+        "max_processes": max_processes,
+        "address_space": address_space,
+    }
+    began = time.monotonic()
+    try:
+        argv = jail_command(
+            [sys.executable, "-I", _RUNNER, json.dumps(job)],
+            files=files,
+            env=env,
+            code=_CODE,
+            writable=writable,
+            chdir=chdir,
+            hostname="podium-program",
+        )
+        process = start(
+            group.wrap(argv) if group else argv,
+            env={},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # one log, as the output interleaved
+            pass_fds=(status_write,),
+            user=jail_user(code=_CODE),
+        )
+    except BaseException:
+        os.close(status_read)
+        raise
+    finally:
+        os.close(status_write)  # the jail holds its own copy
+    stdout: BufferedReader = process.stdout  # type: ignore[assignment]
+    log = HeadTailReader(stdout, head=LOG_HEAD_BYTES, tail=LOG_TAIL_BYTES)
+    status = BoundedReader(os.fdopen(status_read, "rb"), _STATUS_BYTES, name="podium-program")
+    timed_out = wait_then_kill(process, limits.wall_seconds)
+    seconds = time.monotonic() - began
+    for reader in (log, status):
+        reader.join(timeout=5)
+    try:
+        parsed = json.loads(status.data())
+    except ValueError:
+        parsed = None
+    return JailedRun(
+        status=parsed if isinstance(parsed, dict) else None,
+        log=RunLog(head=log.head(), tail=log.tail(), total_bytes=log.total),
+        timed_out=timed_out,
+        oom_kills=group.oom_kills() if group else 0,
+        returncode=process.returncode,
+        seconds=seconds,
+    )
