@@ -1,5 +1,6 @@
-"""Podium's own participant CLI (`podium login`, `submit --wait`, ...) run as a user would, as a
-subprocess against a real server. Assertions are on what it prints and on the database."""
+"""Podium's own participant CLI (`podium login`, `submit --wait`, ...) run as a user would
+against a real server: its ``main()`` in this process with a user's environment, and the console
+script as a process once. Assertions are on what it prints and on the database."""
 
 import json
 import os
@@ -8,10 +9,14 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
+from unittest import mock
 
 import pytest
 from sqlalchemy import select
+from typer.testing import CliRunner
 
+from app.cli import commands
 from app.models import Submission, SubmissionStatus
 from tests.helpers import PERFECT, predictions
 from tests.live_server import SLUG, TEST, TRAIN, LiveServer, free_port, live_server
@@ -34,6 +39,44 @@ def home(tmp_path: Path) -> Path:
 def podium(
     home: Path, *args: str, cwd: Path | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
+    """``podium ARGS`` as a user's shell runs it (its own HOME, no PODIUM_ settings but ``env``,
+    no proxy), in this process: the same ``main()``, streams and exit status, without the few
+    CPU-seconds a new Python spends importing the app (``test_the_console_script_...`` runs the
+    real process)."""
+    home.mkdir(parents=True, exist_ok=True)
+    unset: dict[str, str | None] = {
+        k: None for k in os.environ if k.startswith("PODIUM_") or k.lower().endswith("_proxy")
+    }
+    settings = {**unset, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), **env}
+    before = Path.cwd()
+    with (
+        CliRunner().isolation(env=settings) as (out, err, _),
+        mock.patch.object(sys, "argv", ["podium", *args]),
+        mock.patch.object(commands, "_leave", _raise_exit),
+    ):
+        os.chdir(cwd or home)
+        try:
+            commands.main()
+            code = 0
+        except SystemExit as leaving:
+            code = leaving.code if isinstance(leaving.code, int) else 1
+        finally:
+            os.chdir(before)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    return subprocess.CompletedProcess([str(PODIUM), *args], code, stdout, stderr)
+
+
+def _raise_exit(code: int) -> NoReturn:
+    # main() leaves through os._exit (a one-shot process skips the interpreter's teardown).
+    raise SystemExit(code)
+
+
+def podium_process(
+    home: Path, *args: str, cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """The console script itself, in a process of its own."""
     clean = {
         k: v
         for k, v in os.environ.items()
@@ -188,3 +231,15 @@ def test_submit_names_its_phase_and_entry_details(server, home, tmp_path):
     assert "KEY=VALUE" in one_error_line(
         podium(home, "submit", SLUG, path, "--detail", "novalue", **env)
     )
+
+
+def test_the_console_script_prints_one_error_line_and_exits_2_as_a_process(server, home, tmp_path):
+    # The installed entry point, exit status and streams of a real process (the other tests run
+    # the same main() in this one).
+    env = {"PODIUM_URL": server.url, "PODIUM_TOKEN": server.tokens["alice"]}
+    assert "file not found" in one_error_line(
+        podium_process(home, "submit", SLUG, str(tmp_path / "none.csv"), **env)
+    )
+    listed = podium_process(home, "competitions", **env)
+    assert listed.returncode == 0, listed.stderr
+    assert SLUG in listed.stdout
