@@ -1,4 +1,6 @@
-"""The `podium` command's contract, run as a real process the way other tools run it."""
+"""The `podium` command's contract, as other tools run it: its ``main()`` with their arguments
+and environment (in this process, tests/cli/inprocess.py), and as a real process where that is
+the point."""
 
 import json
 import subprocess
@@ -7,10 +9,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.inprocess import run_main
 from tests.helpers import KEY, PUBLIC_HALF, csv_bytes
 
 
 def podium(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command with exactly ``env`` (None: this process's), run in this process."""
+    return run_main(*args, env=env)
+
+
+def podium_process(
+    *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The same in a process of its own (``python -m app.cli``), for what only a process shows."""
     return subprocess.run(
         [sys.executable, "-m", "app.cli", *args],
         capture_output=True,
@@ -68,6 +79,17 @@ def test_score_prints_one_json_object_with_public_and_private(files):
         "public": 0.5,
         "private": 1.0,
     }
+
+
+def test_as_a_process_the_command_prints_its_json_and_a_usage_error_exits_2(files):
+    # The real process: its exit status and streams (the other tests run the same main()).
+    result = podium_process("score", "--metric", "roc_auc", str(files["key"]), str(files["sub"]))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["public"] == 0.5
+    _assert_error(
+        podium_process("score", "--metric", "auc_typo", str(files["key"]), str(files["sub"])),
+        "auc_typo",
+    )
 
 
 def test_score_without_usage_has_null_splits(files, tmp_path):

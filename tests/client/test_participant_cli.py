@@ -9,15 +9,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
-from unittest import mock
 
 import pytest
 from sqlalchemy import select
-from typer.testing import CliRunner
 
-from app.cli import commands
 from app.models import Submission, SubmissionStatus
+from tests.cli.inprocess import run_main
 from tests.helpers import PERFECT, predictions
 from tests.live_server import SLUG, TEST, TRAIN, LiveServer, free_port, live_server
 
@@ -40,37 +37,15 @@ def podium(
     home: Path, *args: str, cwd: Path | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:
     """``podium ARGS`` as a user's shell runs it (its own HOME, no PODIUM_ settings but ``env``,
-    no proxy), in this process: the same ``main()``, streams and exit status, without the few
-    CPU-seconds a new Python spends importing the app (``test_the_console_script_...`` runs the
-    real process)."""
+    no proxy), in this process (tests/cli/inprocess.py; ``podium_process`` is the real one)."""
     home.mkdir(parents=True, exist_ok=True)
-    unset: dict[str, str | None] = {
-        k: None for k in os.environ if k.startswith("PODIUM_") or k.lower().endswith("_proxy")
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PODIUM_") and not k.lower().endswith("_proxy")
     }
-    settings = {**unset, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), **env}
-    before = Path.cwd()
-    with (
-        CliRunner().isolation(env=settings) as (out, err, _),
-        mock.patch.object(sys, "argv", ["podium", *args]),
-        mock.patch.object(commands, "_leave", _raise_exit),
-    ):
-        os.chdir(cwd or home)
-        try:
-            commands.main()
-            code = 0
-        except SystemExit as leaving:
-            code = leaving.code if isinstance(leaving.code, int) else 1
-        finally:
-            os.chdir(before)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
-    return subprocess.CompletedProcess([str(PODIUM), *args], code, stdout, stderr)
-
-
-def _raise_exit(code: int) -> NoReturn:
-    # main() leaves through os._exit (a one-shot process skips the interpreter's teardown).
-    raise SystemExit(code)
+    clean.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), **env)
+    return run_main(*args, env=clean, cwd=cwd or home)
 
 
 def podium_process(
