@@ -9,7 +9,6 @@ kernel's socket buffers, SLACK). Before, the server read a refused 50 MB form wh
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -31,12 +30,15 @@ MULTIPART = {"Content-Type": "multipart/form-data; boundary=b"}
 PART = b'--b\r\nContent-Disposition: form-data; name="file"; filename="s.csv"\r\n\r\n'
 
 
-@pytest.fixture
-def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveServer]:
-    monkeypatch.setenv("PODIUM_MAX_UPLOAD_BYTES", str(UPLOAD_LIMIT))
-    monkeypatch.setenv("PODIUM_MAX_DATA_FILE_BYTES", str(UPLOAD_LIMIT))
-    with live_server(tmp_path, free_port()) as live:
-        yield live
+# One server for the module (a start costs seconds of CPU); its log is checked for tracebacks
+# and 500s once every test has run.
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PODIUM_MAX_UPLOAD_BYTES", str(UPLOAD_LIMIT))
+        env.setenv("PODIUM_MAX_DATA_FILE_BYTES", str(UPLOAD_LIMIT))
+        with live_server(tmp_path_factory.mktemp("limits"), free_port()) as live:
+            yield live
 
 
 def _csrf_cookie(live: LiveServer) -> str:

@@ -7,7 +7,6 @@ Against a real uvicorn server, with raw sockets; the timeouts are hang guards, n
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -21,12 +20,15 @@ GUARD = 30.0  # seconds an answer may take before the test calls it a hang
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
-@pytest.fixture
-def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveServer]:
+# One server per module and setting (a start costs seconds of CPU): each test closes what it
+# held, and the server's log is checked for tracebacks and 500s once all of them have run.
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     # Long enough that every held connection is still held while the others are answered.
-    monkeypatch.setenv("PODIUM_BODY_TIMEOUT_SECONDS", "300")
-    with live_server(tmp_path, free_port()) as live:
-        yield live
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PODIUM_BODY_TIMEOUT_SECONDS", "300")
+        with live_server(tmp_path_factory.mktemp("patient"), free_port()) as live:
+            yield live
 
 
 def _answers_everyone_else(live: LiveServer) -> None:
@@ -122,11 +124,12 @@ def test_held_bodies_on_every_route_that_reads_one_leave_the_server_answering(se
             conn.close()
 
 
-@pytest.fixture
-def impatient(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveServer]:
-    monkeypatch.setenv("PODIUM_BODY_TIMEOUT_SECONDS", "1")
-    with live_server(tmp_path, free_port()) as live:
-        yield live
+@pytest.fixture(scope="module")
+def impatient(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PODIUM_BODY_TIMEOUT_SECONDS", "1")
+        with live_server(tmp_path_factory.mktemp("impatient"), free_port()) as live:
+            yield live
 
 
 @pytest.mark.parametrize(
