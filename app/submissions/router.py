@@ -19,7 +19,7 @@ from app.http.headers import content_disposition
 from app.leaderboard import moderation
 from app.pagination import PAGE_HEADERS, PageDep
 from app.storage import iter_chunks
-from app.submissions import export, selection, service, visibility
+from app.submissions import export, rerun, selection, service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
     HideRequest,
@@ -181,7 +181,7 @@ def submission_log(submission_id: IdPath, user: CurrentUser, session: SessionDep
 def rerun_submission(
     request: Request, submission: HostedSubmissionDep, user: CurrentUser, session: SessionDep
 ) -> SubmissionPublic:
-    service.rerun_submission(
+    rerun.rerun_submission(
         session, submission=submission, actor=user, queue=request.app.state.scoring_queue
     )
     return visibility.view(
