@@ -460,6 +460,7 @@ def worker(
     loglevel: Annotated[str, typer.Option(help="Celery's log level.")] = "INFO",
 ) -> None:
     """Start a Celery scoring worker (broker: PODIUM_CELERY_BROKER_URL)."""
+    chosen = worker_queues(queues)
     _require_celery("worker")
     from prometheus_client import start_http_server
 
@@ -472,7 +473,6 @@ def worker(
     configure_logging(settings.log_format, settings.log_level)
     if settings.worker_metrics_port:
         start_http_server(settings.worker_metrics_port)
-    chosen = worker_queues(queues)
     n = concurrency or (
         settings.code_concurrency if chosen == [CODE_QUEUE] else settings.worker_concurrency
     )

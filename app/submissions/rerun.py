@@ -12,15 +12,22 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.audit.service import record
+from app.config import Settings
 from app.db import after_commit
-from app.errors import Conflict
+from app.errors import Conflict, NotFound
 from app.jobs.queue import ScoringQueue
 from app.models import Score, Submission, SubmissionStatus, User
 from app.models.submission import PENDING_STATUSES
+from app.storage import open_stored
 
 
 def rerun_submission(
-    session: Session, *, submission: Submission, actor: User, queue: ScoringQueue
+    session: Session,
+    *,
+    submission: Submission,
+    actor: User,
+    queue: ScoringQueue,
+    settings: Settings,
 ) -> Submission:
     """Queue a finished submission again, audited with what it had before."""
     if submission.status in PENDING_STATUSES:
@@ -28,7 +35,7 @@ def rerun_submission(
             f"submission {submission.id} is {submission.status.value}: it will be "
             "scored without a rerun"
         )
-    if not submission.path:
+    if not _kept(submission, settings):
         raise Conflict(
             f"submission {submission.id} was refused at upload: its file was not kept, "
             "there is nothing to run again"
@@ -70,3 +77,14 @@ def rerun_submission(
     submission_id, code = submission.id, submission.phase.takes_code
     after_commit(session, lambda: queue.enqueue(submission_id, code=code))
     return submission
+
+
+def _kept(submission: Submission, settings: Settings) -> bool:
+    """Whether the submission's file is still stored (a file refused at upload is not)."""
+    if not submission.path:
+        return False
+    try:
+        open_stored(submission.path, settings=settings).close()
+    except NotFound:
+        return False
+    return True

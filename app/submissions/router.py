@@ -179,10 +179,18 @@ def submission_log(submission_id: IdPath, user: CurrentUser, session: SessionDep
 
 @router.post("/submissions/{submission_id}/rerun", response_model=SubmissionView)
 def rerun_submission(
-    request: Request, submission: HostedSubmissionDep, user: CurrentUser, session: SessionDep
+    request: Request,
+    submission: HostedSubmissionDep,
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
 ) -> SubmissionPublic:
     rerun.rerun_submission(
-        session, submission=submission, actor=user, queue=request.app.state.scoring_queue
+        session,
+        submission=submission,
+        actor=user,
+        queue=request.app.state.scoring_queue,
+        settings=settings,
     )
     return visibility.view(
         session, submission=submission, competition=submission.competition, user=user

@@ -108,3 +108,21 @@ def test_a_code_phase_asks_for_code_in_the_upload_form(parked, person):
     _code_competition(parked, host.headers)
     form = _browser(parked, "alice").get("/c/code/submissions").text
     assert 'accept=".py,.ipynb,.zip"' in form and "/kaggle/working/submission.csv" in form
+
+
+def test_the_evaluation_page_shows_the_layout_the_limits_and_the_runtime(parked, person):
+    host = person("host", organiser=True)
+    _code_competition(parked, host.headers)
+    page = _browser(parked).get("/c/code/evaluation")
+    assert page.status_code == 200
+    runtime = parked.get(f"{API}/runtime", headers=host.headers).json()
+    assert f"Python {runtime['python']}" in page.text
+    assert f"numpy {runtime['packages']['numpy']}" in page.text
+    assert "/kaggle/input/code/" in page.text and "600 s" in page.text
+    # A predictions competition says nothing of code runs.
+    parked.post(
+        f"{API}/competitions",
+        json={"slug": "plain", "title": "Plain", "metric": {"name": "rmse"}},
+        headers=host.headers,
+    )
+    assert "Code runs" not in _browser(parked).get("/c/plain/evaluation").text
