@@ -106,8 +106,10 @@ def _bare_jail(command: list[str], runs: int) -> list[float]:
     return seconds
 
 
-# What app/coderun/inside.py imports before it starts the participant's code.
-RUNNER_IMPORTS = "import json, os, re, resource, stat, subprocess, sys"
+# What app/coderun/inside.py imports before it starts a script, and what it imported before
+# it started the script by fork and exec and stopped reading and writing with json.
+RUNNER_IMPORTS = "import ctypes, marshal, os, resource, stat, sys, _json, _signal"
+RUNNER_IMPORTS_BEFORE = "import ctypes, json, os, re, resource, stat, subprocess, sys, typing"
 
 
 def _grouped_jail(command: list[str], runs: int) -> list[float]:
@@ -147,7 +149,9 @@ def main() -> None:
         python = _bare_jail([sys.executable, "-I", "-S", "-c", "pass"], args.runs)
         print(f"  a bare python -S inside the jail : {_percentiles(python)}")
         runner = _bare_jail([sys.executable, "-I", "-S", "-c", RUNNER_IMPORTS], args.runs)
-        print(f"  python -S with the runner's imports: {_percentiles(runner)}")
+        print(f"  python -S, the runner's imports  : {_percentiles(runner)}")
+        before = _bare_jail([sys.executable, "-I", "-S", "-c", RUNNER_IMPORTS_BEFORE], args.runs)
+        print(f"  python -S, the runner's old ones : {_percentiles(before)}")
         site = _bare_jail([sys.executable, "-c", "pass"], args.runs)
         print(f"  python with site-packages inside : {_percentiles(site)}")
         grouped = _grouped_jail(["/bin/true"], args.runs)
