@@ -350,3 +350,22 @@ def _wait_for(factory: Any, submission_id: int, status: SubmissionStatus) -> Non
     while _status(factory, submission_id) != status:
         assert time.monotonic() < deadline, f"submission {submission_id} never became {status}"
         time.sleep(0.05)
+
+
+def test_through_redis_a_code_run_waits_in_the_code_list_and_a_file_in_celerys(tmp_path, redis_url):
+    import redis
+
+    settings = Settings(
+        env="test",
+        database_url="sqlite://",
+        data_dir=tmp_path,
+        secret_key="k" * 32,
+        celery_broker_url=redis_url,
+    )
+    queue = CeleryQueue(settings)
+    queue.enqueue(1, code=True)
+    queue.enqueue(2)
+    queue.enqueue(3, code=True)
+    broker = redis.Redis.from_url(redis_url)
+    # Celery's Redis transport keeps each queue as a list of that name.
+    assert (broker.llen(CODE_QUEUE), broker.llen(DEFAULT_QUEUE)) == (2, 1)
