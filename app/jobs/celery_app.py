@@ -17,10 +17,9 @@ from sqlalchemy.orm import Session, sessionmaker
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app.config import Settings, get_settings
 from app.db import make_engine, make_session_factory
+from app.jobs.names import CODE_QUEUE, CODE_TASK, DEFAULT_QUEUE, SCORE_TASK, SWEEP_TASK
 
 __all__ = ["CODE_QUEUE", "CODE_TASK", "DEFAULT_QUEUE", "SCORE_TASK", "SWEEP_TASK", "make_celery"]
-
-from app.jobs.names import CODE_QUEUE, CODE_TASK, DEFAULT_QUEUE, SCORE_TASK, SWEEP_TASK
 
 
 def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None) -> Celery:

@@ -91,7 +91,7 @@ def sweep(
             if todo and enqueue_code is not None
             else set()
         )
-        lanes = {s.id: enqueue_code for s in rows if s.phase_id in code_phases}
+        lanes = {row.id: enqueue_code for row in rows if row.phase_id in code_phases}
     for action in ("requeued", "expired", "failed"):
         if getattr(report, action):
             SWEEP_ACTIONS.labels(action).inc(getattr(report, action))
