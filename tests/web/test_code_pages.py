@@ -126,3 +126,25 @@ def test_the_evaluation_page_shows_the_layout_the_limits_and_the_runtime(parked,
         headers=host.headers,
     )
     assert "Code runs" not in _browser(parked).get("/c/plain/evaluation").text
+
+
+def test_a_host_runs_a_submission_again_from_its_page_and_nobody_else_may(
+    parked, settings, session_factory, person, monkeypatch
+):
+    host, alice = person("host", organiser=True), person("alice")
+    _code_competition(parked, host.headers)
+    submission_id = _submit_code(parked, alice.headers)
+    monkeypatch.setattr(code_run, "run_code", _timed_out({}, lambda: None))
+    score_submission(session_factory, submission_id, settings)
+    hosts = _browser(parked, "host")
+    page = f"/c/code/host/submissions/{submission_id}"
+    assert f'action="{page}/rerun"' in hosts.get(page).text
+    # Alice's own submission, alice's browser: the host's form is not hers to post.
+    refused = _browser(parked, "alice").post(f"{page}/rerun", page="/c/code/submissions")
+    assert refused.status_code in (403, 404)
+    view = parked.get(f"{API}/submissions/{submission_id}", headers=alice.headers).json()
+    assert view["status"] == "failed"
+    done = hosts.post(f"{page}/rerun", page=page)
+    assert done.status_code == 303
+    view = parked.get(f"{API}/submissions/{submission_id}", headers=alice.headers).json()
+    assert view["status"] == "queued" and view["failure"] is None  # the parked queue holds it
