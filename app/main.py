@@ -131,6 +131,9 @@ def create_app(
         session_factory = make_session_factory(make_engine(settings.database_url))
     queue = scoring_queue or make_queue(settings, session_factory)
 
+    def enqueue_code(submission_id: int) -> None:
+        queue.enqueue(submission_id, code=True)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.database_slots = asyncio.Semaphore(database_concurrency(session_factory))
@@ -144,13 +147,14 @@ def create_app(
                 queue.enqueue,
                 settings=settings,
                 grace_seconds=0 if embedded else None,
+                enqueue_code=enqueue_code,
             )
         except Exception:  # noqa: BLE001 - the database is away: the periodic sweep catches up
             log.warning("start-up sweep failed", exc_info=True)
         _freeze_start_up_objects()
         sweeper = None
         if settings.scoring_backend == "thread":
-            sweeper = Sweeper(session_factory, queue.enqueue, settings)
+            sweeper = Sweeper(session_factory, queue.enqueue, settings, enqueue_code)
             sweeper.start()
         yield
         if sweeper is not None:

@@ -83,7 +83,7 @@ class ParkedQueue:
     def __init__(self) -> None:
         self.ids: list[int] = []
 
-    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
+    def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
         self.ids.append(submission_id)
 
     def start(self) -> None: ...

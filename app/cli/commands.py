@@ -4,10 +4,13 @@ import json
 import logging
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+
+from app.jobs.names import CODE_QUEUE, DEFAULT_QUEUE  # a leaf of names: nothing else is loaded
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -439,11 +442,25 @@ def users_sessions(
 @app.command()
 def worker(
     concurrency: Annotated[
-        int | None, typer.Option(help="Jobs at once (default PODIUM_WORKER_CONCURRENCY).")
+        int | None,
+        typer.Option(
+            help="Jobs at once (default PODIUM_WORKER_CONCURRENCY; "
+            "PODIUM_CODE_CONCURRENCY for a worker of the code queue alone)."
+        ),
     ] = None,
+    queues: Annotated[
+        str,
+        typer.Option(
+            "--queues",
+            "-Q",
+            help="Queues to take jobs from, comma-separated: 'celery' (scoring uploaded files), "
+            "'code' (code submissions' runs).",
+        ),
+    ] = f"{DEFAULT_QUEUE},{CODE_QUEUE}",
     loglevel: Annotated[str, typer.Option(help="Celery's log level.")] = "INFO",
 ) -> None:
     """Start a Celery scoring worker (broker: PODIUM_CELERY_BROKER_URL)."""
+    chosen = worker_queues(queues)
     _require_celery("worker")
     from prometheus_client import start_http_server
 
@@ -456,7 +473,9 @@ def worker(
     configure_logging(settings.log_format, settings.log_level)
     if settings.worker_metrics_port:
         start_http_server(settings.worker_metrics_port)
-    n = concurrency or settings.worker_concurrency
+    n = concurrency or (
+        settings.code_concurrency if chosen == [CODE_QUEUE] else settings.worker_concurrency
+    )
     # One job at a time runs in the worker's main thread (the job's time limit is a signal);
     # more run in a pool of processes.
     make_celery(settings).worker_main(
@@ -464,12 +483,26 @@ def worker(
             "worker",
             f"--loglevel={loglevel}",
             f"--concurrency={n}",
+            f"--queues={','.join(chosen)}",
             f"--pool={'solo' if n == 1 else 'prefork'}",
             "--prefetch-multiplier=1",
             "--without-gossip",
             "--without-mingle",
         ]
     )
+
+
+def worker_queues(given: str) -> list[str]:
+    """The queue names of ``--queues``, each one Podium sends jobs to."""
+    names = [name.strip() for name in given.split(",") if name.strip()]
+    unknown = sorted(set(names) - {DEFAULT_QUEUE, CODE_QUEUE})
+    if not names or unknown:
+        raise typer.BadParameter(
+            f"unknown queue {', '.join(map(repr, unknown)) or '(none given)'}: "
+            f"the queues are '{DEFAULT_QUEUE}' and '{CODE_QUEUE}'",
+            param_hint="--queues",
+        )
+    return list(dict.fromkeys(names))
 
 
 @app.command()
@@ -503,10 +536,14 @@ def sweep() -> None:
     factory = make_session_factory(make_engine(settings.database_url))
     if settings.scoring_backend == "celery":
         _require_celery("sweep")
-        enqueue = CeleryQueue(settings).enqueue
+        celery_queue = CeleryQueue(settings)
+        enqueue = celery_queue.enqueue
+        enqueue_code = partial(celery_queue.enqueue, code=True)
     else:  # the server's own scoring thread picks them up at its next sweep
-        enqueue = lambda _submission_id: None  # noqa: E731
-    report = sweep_once(factory, enqueue, settings=settings, grace_seconds=0)
+        enqueue = enqueue_code = lambda _submission_id: None  # noqa: E731
+    report = sweep_once(
+        factory, enqueue, settings=settings, grace_seconds=0, enqueue_code=enqueue_code
+    )
     typer.echo(json.dumps(vars(report)))
 
 

@@ -125,7 +125,13 @@ def _scores(sub: dict[str, Any]) -> str:
 
 def submit(
     slug: Annotated[str, typer.Argument(help="The competition.")],
-    file: Annotated[Path, typer.Argument(help="Your predictions (.csv, .csv.gz or .zip).")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="Your predictions (.csv, .csv.gz or .zip), or in a code phase your code "
+            "(.py, .ipynb or .zip)."
+        ),
+    ],
     message: Annotated[str, typer.Option("--message", "-m", help="A description.")] = "",
     wait: Annotated[
         bool, typer.Option("--wait", help="Follow the submission until it is scored.")

@@ -16,7 +16,7 @@ back over a pipe into the caller's folder.
 """
 
 import hashlib
-import json
+import marshal
 import os
 import re
 import shutil
@@ -278,7 +278,7 @@ def _jailed(
     began = time.monotonic()
     try:
         argv = jail_command(
-            [*python, _WRAPPER, json.dumps(job)],
+            [*python, _WRAPPER, marshal.dumps(job).hex()],  # the runner reads it without json
             files=files,
             env=env,
             code=_CODE,

@@ -5,6 +5,10 @@ Each worker scores with the same job function as the embedded thread, against th
 ``reject_on_worker_lost``, prefetch 1, a hard time limit as a backstop); the database covers the
 rest: a job claims its submission under a lease, so a redelivered task stops, and the sweep
 (task ``podium.sweep``, scheduled by beat) re-enqueues what no worker holds.
+
+Code submissions' runs are a task of their own, routed to the queue ``code``: a worker started
+with ``podium worker --queues code`` runs only them (``PODIUM_CODE_CONCURRENCY`` at once), one
+with ``--queues celery`` only the scoring of uploaded files; the default takes both.
 """
 
 from celery import Celery
@@ -13,9 +17,9 @@ from sqlalchemy.orm import Session, sessionmaker
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app.config import Settings, get_settings
 from app.db import make_engine, make_session_factory
+from app.jobs.names import CODE_QUEUE, CODE_TASK, DEFAULT_QUEUE, SCORE_TASK, SWEEP_TASK
 
-SCORE_TASK = "podium.score_submission"
-SWEEP_TASK = "podium.sweep"
+__all__ = ["CODE_QUEUE", "CODE_TASK", "DEFAULT_QUEUE", "SCORE_TASK", "SWEEP_TASK", "make_celery"]
 
 
 def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None) -> Celery:
@@ -32,6 +36,8 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
         broker_transport_options={"socket_connect_timeout": 2, "socket_timeout": 5},
         # The job stops itself at its competition's limit; this only catches a stuck worker.
         task_time_limit=int(settings.scoring_time_limit_seconds * 2 + 60),
+        task_default_queue=DEFAULT_QUEUE,
+        task_routes={CODE_TASK: {"queue": CODE_QUEUE}},
         worker_hijack_root_logger=False,
         beat_schedule={
             "podium-sweep": {"task": SWEEP_TASK, "schedule": settings.sweep_interval_seconds}
@@ -50,6 +56,24 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
 
         run_job(session_factory(), submission_id, key_id, settings)
 
+    # A run may take its phase's wall limit (at most PODIUM_CODE_MAX_WALL_SECONDS), then scoring.
+    @celery.task(
+        name=CODE_TASK,
+        shared=False,
+        time_limit=int(
+            settings.code_max_wall_seconds + settings.scoring_time_limit_seconds * 2 + 60
+        ),
+    )
+    def run_code_task(submission_id: int, key_id: int | None = None) -> None:
+        from app.jobs.score import run_job
+        from app.jobs.turns import next_in_line
+
+        factory = session_factory()
+        run_job(factory, submission_id, key_id, settings)
+        following = next_in_line(factory, submission_id)
+        if following is not None:  # the team's next run, waiting for this one to end
+            run_code_task.apply_async(args=[following, None])
+
     @celery.task(name=SWEEP_TASK, shared=False)
     def sweep_task() -> dict[str, int]:
         from app.jobs.sweep import sweep
@@ -58,6 +82,9 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
             session_factory(),
             lambda submission_id: score_submission_task.apply_async(args=[submission_id, None]),
             settings=settings,
+            enqueue_code=lambda submission_id: run_code_task.apply_async(
+                args=[submission_id, None]
+            ),
         )
         return vars(report)
 

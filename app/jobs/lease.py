@@ -1,7 +1,9 @@
 """Leases: which scorer holds a submission, until when, and at which attempt.
 
 The database is the truth. A scorer claims a submission with one conditional UPDATE (queued, or
-scoring with a lapsed lease), which bumps ``attempts``; that number is the claim's token. The
+held with a lapsed lease), which bumps ``attempts``; that number is the claim's token. A held
+submission is ``running`` (a code run in the jail) or ``scoring``; the holder may move it from one
+to the other (:func:`advance`) without giving it up. The
 holder renews the lease while it scores, and writes its outcome only while the token is still
 the submission's (a scorer whose lease lapsed and was taken over writes nothing). A sweep puts
 back what nobody holds any more (:mod:`app.jobs.sweep`).
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import and_, or_, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import unit_of_work
 from app.models import Submission, SubmissionStatus
+from app.models.submission import HELD_STATUSES
 from app.ops.telemetry import SCORING_FAILURES
 
 log = logging.getLogger(__name__)
@@ -37,24 +41,37 @@ class Lease:
 
 
 def claimable(at: datetime):  # type: ignore[no-untyped-def]
-    """Queued, or scoring under a lease that has lapsed."""
+    """Queued, or held (running, scoring) under a lease that has lapsed."""
     return or_(
         Submission.status == SubmissionStatus.queued,
         and_(
-            Submission.status == SubmissionStatus.scoring,
+            Submission.status.in_(HELD_STATUSES),
             or_(Submission.lease_expires_at.is_(None), Submission.lease_expires_at < at),
         ),
     )
 
 
-def try_claim(session: Session, submission_id: int, *, seconds: float) -> Lease | None:
-    """Take the submission for scoring, or None when someone holds it or it is finished."""
+def try_claim(
+    session: Session,
+    submission_id: int,
+    *,
+    seconds: float,
+    status: SubmissionStatus = SubmissionStatus.scoring,
+    also: Any = None,
+) -> Lease | None:
+    """Take the submission for scoring (or, with ``status=running``, for its code run), or None
+    when someone holds it or it is finished. ``also``: a further condition of the claim, part of
+    the same statement (a code run's turn in its team)."""
+    assert status in HELD_STATUSES
     at = now()
+    conditions = [Submission.id == submission_id, claimable(at)]
+    if also is not None:
+        conditions.append(also)
     attempt = session.scalar(
         update(Submission)
-        .where(Submission.id == submission_id, claimable(at))
+        .where(*conditions)
         .values(
-            status=SubmissionStatus.scoring,
+            status=status,
             attempts=Submission.attempts + 1,
             started_at=at,
             lease_expires_at=at + timedelta(seconds=seconds),
@@ -69,9 +86,23 @@ def held(lease: Lease):  # type: ignore[no-untyped-def]
     """The condition under which ``lease`` still holds its submission."""
     return and_(
         Submission.id == lease.submission_id,
-        Submission.status == SubmissionStatus.scoring,
+        Submission.status.in_(HELD_STATUSES),
         Submission.attempts == lease.attempt,
     )
+
+
+def advance(factory: sessionmaker[Session], lease: Lease, status: SubmissionStatus) -> bool:
+    """Move a held submission to another held status (a code run's output goes to ``scoring``),
+    committed at once so that readers see it; False when the lease no longer holds it."""
+    assert status in HELD_STATUSES
+    with unit_of_work(factory) as session:
+        result = session.execute(
+            update(Submission)
+            .where(held(lease))
+            .values(status=status)
+            .execution_options(synchronize_session=False)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 def renew(factory: sessionmaker[Session], lease: Lease) -> bool:

@@ -1,6 +1,10 @@
 """Where scoring jobs run: inline in a server thread (the default), eagerly, or on Celery.
 
 A job is a submission id, plus an answer-key id when it rescored against a given key version.
+A code submission's run (``code=True``) has its own lane: ``PODIUM_CODE_CONCURRENCY`` threads in
+the server, Celery's queue ``code`` on workers, so that a long run never holds up the scoring of
+uploaded files. A run that settles hands its team's next waiting run to the lane
+(:func:`app.jobs.turns.next_in_line`).
 """
 
 import logging
@@ -11,13 +15,19 @@ from typing import Protocol
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.jobs.names import CODE_TASK, SCORE_TASK
 from app.jobs.score import run_job
+from app.jobs.turns import next_in_line
 
 log = logging.getLogger(__name__)
 
+Job = tuple[int, int | None] | None  # (submission id, key id); None stops a thread
+
 
 class ScoringQueue(Protocol):
-    def enqueue(self, submission_id: int, key_id: int | None = None) -> None: ...
+    def enqueue(
+        self, submission_id: int, key_id: int | None = None, *, code: bool = False
+    ) -> None: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...
 
@@ -29,8 +39,10 @@ class EagerQueue:
         self.factory = factory
         self.settings = settings
 
-    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
+    def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
         run_job(self.factory, submission_id, key_id, self.settings)
+        if code and (following := next_in_line(self.factory, submission_id)) is not None:
+            self.enqueue(following, code=True)
 
     def start(self) -> None:
         pass
@@ -40,42 +52,56 @@ class EagerQueue:
 
 
 class ThreadQueue:
-    """A scoring thread inside the server process; what is queued survives restarts in the DB."""
+    """Scoring threads inside the server process; what is queued survives restarts in the DB.
+
+    One thread scores uploaded files in order; ``code_concurrency`` more run code submissions.
+    """
 
     def __init__(self, factory: sessionmaker[Session], settings: Settings | None = None) -> None:
         self.factory = factory
         self.settings = settings
-        self._jobs: queue.Queue[tuple[int, int | None] | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
+        self._jobs: queue.Queue[Job] = queue.Queue()
+        self._code_jobs: queue.Queue[Job] = queue.Queue()
+        self._threads: list[tuple[queue.Queue[Job], threading.Thread]] = []
+        self.code_threads = (settings or Settings()).code_concurrency
 
-    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
-        self._jobs.put((submission_id, key_id))
+    def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
+        (self._code_jobs if code else self._jobs).put((submission_id, key_id))
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="podium-scorer", daemon=True)
-        self._thread.start()
+        lanes = [(self._jobs, False, "podium-scorer")] + [
+            (self._code_jobs, True, f"podium-code-{n}") for n in range(self.code_threads)
+        ]
+        for jobs, code, name in lanes:
+            thread = threading.Thread(target=self._run, args=(jobs, code), name=name, daemon=True)
+            thread.start()
+            self._threads.append((jobs, thread))
 
     def stop(self) -> None:
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread.join(timeout=30)
-            self._thread = None
+        for jobs, _thread in self._threads:
+            jobs.put(None)
+        for _jobs, thread in self._threads:
+            thread.join(timeout=30)
+        self._threads = []
 
     def join(self) -> None:
-        """Wait until every job queued so far has finished."""
+        """Wait until every job queued so far has finished (and the runs they handed over)."""
         self._jobs.join()
+        self._code_jobs.join()
 
-    def _run(self) -> None:
+    def _run(self, jobs: "queue.Queue[Job]", code: bool) -> None:
         while True:
-            job = self._jobs.get()
+            job = jobs.get()
             try:
                 if job is None:
                     return
                 run_job(self.factory, job[0], job[1], self.settings)
+                if code and (following := next_in_line(self.factory, job[0])) is not None:
+                    jobs.put((following, None))
             except Exception:  # noqa: BLE001 - the thread must outlive any one job
                 log.exception("scoring job %s failed", job)
             finally:
-                self._jobs.task_done()
+                jobs.task_done()
 
 
 class CeleryQueue:
@@ -86,13 +112,15 @@ class CeleryQueue:
     """
 
     def __init__(self, settings: Settings) -> None:
-        from app.jobs.celery_app import make_celery
+        from app.jobs.celery_app import make_celery  # celery is an optional extra
 
         self.celery = make_celery(settings)
 
-    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
+    def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
+        # The task's name routes it: a code run goes to the queue named "code" (celery_app).
+        task = CODE_TASK if code else SCORE_TASK
         try:
-            self.celery.send_task("podium.score_submission", args=[submission_id, key_id])
+            self.celery.send_task(task, args=[submission_id, key_id])
         except Exception:  # noqa: BLE001 - any broker failure: the sweep delivers it later
             log.warning("could not hand submission %s to the broker; the sweep will", submission_id)
 

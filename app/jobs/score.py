@@ -43,9 +43,19 @@ from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom
 from app.jobs.code_run import CodeInput, CodePlan, RunRecord, refused_output, run_submission_code
 from app.jobs.honest import add_score_stats
-from app.jobs.lease import Lease, claimable, give_up, held, put_back, renewing, try_claim
+from app.jobs.lease import (
+    Lease,
+    advance,
+    claimable,
+    give_up,
+    held,
+    put_back,
+    renewing,
+    try_claim,
+)
 from app.jobs.lease import now as lease_now
 from app.jobs.program import ProgramPlan, limits_of, program_plan, score_with_program
+from app.jobs.turns import claim_run
 from app.models import AnswerKey, Competition, DataFile, Score, Submission, SubmissionStatus
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
@@ -189,7 +199,12 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
         ):
             give_up(submission, settings)
             return None
-        lease = try_claim(session, submission_id, seconds=settings.scoring_lease_seconds)
+        seconds = settings.scoring_lease_seconds
+        lease = (
+            claim_run(session, submission, seconds=seconds)  # one run per team at a time
+            if submission.phase.takes_code
+            else try_claim(session, submission_id, seconds=seconds)
+        )
         if lease is None:
             return None
         code = _code_plan(session, submission, competition)
@@ -420,7 +435,7 @@ def score_submission(
             try:
                 plan = claim.plan.fetched(settings)
                 if plan.code is not None:
-                    outcome, ran = _run_then_score(plan, settings, claim, submission_id)
+                    outcome, ran = _run_then_score(factory, plan, settings, claim, submission_id)
                 else:
                     outcome = _evaluate(
                         plan, settings, submission_id=submission_id, time_limit=claim.time_limit
@@ -459,7 +474,11 @@ class Ran:
 
 
 def _run_then_score(
-    plan: ScoringPlan, settings: Settings, claim: Claim, submission_id: int
+    factory: sessionmaker[Session],
+    plan: ScoringPlan,
+    settings: Settings,
+    claim: Claim,
+    submission_id: int,
 ) -> tuple[Outcome, Ran]:
     """Run the code, then score its submission.csv exactly as an uploaded file is scored."""
     assert plan.code is not None
@@ -469,6 +488,7 @@ def _run_then_score(
         if run.output is None:
             failed = Outcome(None, run.error, run.host_error, run.participants_fault)
             return failed, Ran(run.record)
+        advance(factory, claim.lease, SubmissionStatus.scoring)  # the run is over: readers see it
         scored = replace(plan, code=None, submission_path=str(run.output))
         outcome = _evaluate(
             scored, settings, submission_id=submission_id, time_limit=claim.time_limit
@@ -507,7 +527,10 @@ def _settle(
             submission.error, submission.host_error = outcome.error, outcome.host_error
             # No failure of a file counts against the quota (README, Quotas); a code run that
             # failed through its own fault does, as on Kaggle (charged at upload, kept).
-            submission.refunded = not (ran is not None and outcome.participants_fault)
+            # A host's rerun never charges again what was refunded before.
+            submission.refunded = submission.refunded or not (
+                ran is not None and outcome.participants_fault
+            )
             return True
         _write_score(session, submission.id, claim.key_id, outcome)
         submission.status = SubmissionStatus.scored

@@ -2,8 +2,9 @@
 
 - ``queued`` submissions whose delivery is overdue (never delivered: the broker was down, the
   server died before its thread got to them) are enqueued again;
-- ``scoring`` ones whose lease lapsed (the worker died, or hung past its time limit) go back to
-  ``queued`` and are enqueued again;
+- ``running`` and ``scoring`` ones whose lease lapsed (the worker died, or hung past its time
+  limit) go back to ``queued`` and are enqueued again (a code run starts over: nothing of the lost
+  run was kept, and its score is written once, by the run that settles it);
 - one that has used up its attempts fails instead, with a reason for the host only and a refund.
 
 Run by Celery beat (``podium beat``), by ``podium sweep``, and by the embedded thread backend at
@@ -22,7 +23,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import unit_of_work
 from app.jobs.lease import give_up, now
-from app.models import Submission, SubmissionStatus
+from app.models import Phase, Submission, SubmissionStatus
+from app.models.phase import KIND_CODE
+from app.models.submission import HELD_STATUSES
 from app.ops.telemetry import SWEEP_ACTIONS
 
 log = logging.getLogger(__name__)
@@ -41,9 +44,11 @@ def sweep(
     *,
     settings: Settings,
     grace_seconds: float | None = None,
+    enqueue_code: Callable[[int], None] | None = None,
 ) -> SweepReport:
     """One pass. ``grace_seconds``: how long a queued submission may wait for its delivery
-    (0 at a thread backend's start-up, when nothing queued can be in its memory)."""
+    (0 at a thread backend's start-up, when nothing queued can be in its memory).
+    ``enqueue_code``: where code submissions go (their own lane), when not to ``enqueue``."""
     at = now()
     grace = timedelta(
         seconds=settings.sweep_grace_seconds if grace_seconds is None else grace_seconds
@@ -59,7 +64,7 @@ def sweep(
             ),
         )
         lapsed = and_(
-            Submission.status == SubmissionStatus.scoring,
+            Submission.status.in_(HELD_STATUSES),
             or_(Submission.lease_expires_at.is_(None), Submission.lease_expires_at < at),
         )
         rows = session.scalars(
@@ -69,7 +74,7 @@ def sweep(
             .with_for_update(skip_locked=True)
         ).all()
         for submission in rows:
-            if submission.status == SubmissionStatus.scoring:
+            if submission.status in HELD_STATUSES:
                 if submission.attempts >= settings.scoring_max_attempts:
                     give_up(submission, settings)
                     report.failed += 1
@@ -81,12 +86,18 @@ def sweep(
             # The next delivery is due after another grace period, not at every pass.
             submission.lease_expires_at = at + timedelta(seconds=settings.sweep_grace_seconds)
             todo.append(submission.id)
+        code_phases = (
+            set(session.scalars(select(Phase.id).where(Phase.submission_kind == KIND_CODE)))
+            if todo and enqueue_code is not None
+            else set()
+        )
+        lanes = {row.id: enqueue_code for row in rows if row.phase_id in code_phases}
     for action in ("requeued", "expired", "failed"):
         if getattr(report, action):
             SWEEP_ACTIONS.labels(action).inc(getattr(report, action))
     for submission_id in todo:
         try:
-            enqueue(submission_id)
+            (lanes.get(submission_id) or enqueue)(submission_id)
         except Exception:  # noqa: BLE001 - the broker is down: the next pass tries again
             log.warning("sweep could not enqueue submission %s", submission_id, exc_info=True)
     if todo or report.failed:
@@ -103,9 +114,14 @@ class Sweeper:
     """The embedded backend's periodic sweep: a daemon thread, one pass every interval."""
 
     def __init__(
-        self, factory: sessionmaker[Session], enqueue: Callable[[int], None], settings: Settings
+        self,
+        factory: sessionmaker[Session],
+        enqueue: Callable[[int], None],
+        settings: Settings,
+        enqueue_code: Callable[[int], None] | None = None,
     ) -> None:
         self.factory, self.enqueue, self.settings = factory, enqueue, settings
+        self.enqueue_code = enqueue_code
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -121,7 +137,12 @@ class Sweeper:
     def _run(self) -> None:
         while not self._stop.wait(self.settings.sweep_interval_seconds):
             try:
-                sweep(self.factory, self.enqueue, settings=self.settings)
+                sweep(
+                    self.factory,
+                    self.enqueue,
+                    settings=self.settings,
+                    enqueue_code=self.enqueue_code,
+                )
             except Exception:  # noqa: BLE001 - the database is away: try at the next interval
                 log.warning(
                     "sweep failed; trying again in %s s", self.settings.sweep_interval_seconds

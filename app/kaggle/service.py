@@ -345,7 +345,9 @@ def create_submission_call(
 # --- following submissions ------------------------------------------------------------------
 
 _STATUS = {
+    # The client knows no running state: a code run is pending until it is scored or failed.
     SubmissionStatus.queued: "PENDING",
+    SubmissionStatus.running: "PENDING",
     SubmissionStatus.scoring: "PENDING",
     SubmissionStatus.scored: "COMPLETE",
     SubmissionStatus.failed: "ERROR",

@@ -29,9 +29,16 @@ from app.models.user import User
 
 class SubmissionStatus(enum.StrEnum):
     queued = "queued"
+    # A code submission's run in the jail; its submission.csv is then ``scoring``.
+    running = "running"
     scoring = "scoring"
     scored = "scored"
     failed = "failed"
+
+
+# Held by a scorer under a lease (app.jobs.lease), and not yet final.
+HELD_STATUSES = (SubmissionStatus.running, SubmissionStatus.scoring)
+PENDING_STATUSES = (SubmissionStatus.queued, *HELD_STATUSES)
 
 
 class Submission(Base):

@@ -7,7 +7,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app import storage
 from app.config import Settings
-from app.models import Submission, SubmissionStatus
+from app.models import Submission
+from app.models.submission import PENDING_STATUSES
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def queue_depth(factory: sessionmaker[Session]) -> dict[str, int]:
     with factory() as session:
         rows = session.execute(
             select(Submission.status, func.count())
-            .where(Submission.status.in_([SubmissionStatus.queued, SubmissionStatus.scoring]))
+            .where(Submission.status.in_(PENDING_STATUSES))
             .group_by(Submission.status)
         )
         return {str(getattr(s, "value", s)): n for s, n in rows}

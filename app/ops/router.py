@@ -54,7 +54,7 @@ def readyz(request: Request) -> JSONResponse:
 def metrics(request: Request) -> Response:
     try:
         depth = readiness.queue_depth(request.app.state.session_factory)
-        for status in ("queued", "scoring"):
+        for status in ("queued", "running", "scoring"):
             QUEUE_DEPTH.labels(status).set(depth.get(status, 0))
     except Exception:  # noqa: BLE001 - metrics stay up while the database is down
         pass

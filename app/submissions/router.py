@@ -20,7 +20,7 @@ from app.http.headers import content_disposition
 from app.leaderboard import moderation
 from app.pagination import PAGE_HEADERS, PageDep
 from app.storage import iter_chunks
-from app.submissions import export, selection, service, visibility
+from app.submissions import export, rerun, selection, service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
     HideRequest,
@@ -180,10 +180,18 @@ def submission_log(submission_id: IdPath, user: CurrentUser, session: SessionDep
 
 @router.post("/submissions/{submission_id}/rerun", response_model=SubmissionView)
 def rerun_submission(
-    request: Request, submission: HostedSubmissionDep, user: CurrentUser, session: SessionDep
+    request: Request,
+    submission: HostedSubmissionDep,
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
 ) -> SubmissionPublic:
-    service.rerun_submission(
-        session, submission=submission, actor=user, queue=request.app.state.scoring_queue
+    rerun.rerun_submission(
+        session,
+        submission=submission,
+        actor=user,
+        queue=request.app.state.scoring_queue,
+        settings=settings,
     )
     return visibility.view(
         session, submission=submission, competition=submission.competition, user=user

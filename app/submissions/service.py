@@ -8,7 +8,6 @@ from typing import BinaryIO
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session, joinedload
 
-from app.audit.service import record
 from app.auth.hosts import host_or_refuse_former, is_host
 from app.coderun.outcome import KAGGLE_WORDS
 from app.competitions.entry_fields import parse_details
@@ -134,7 +133,7 @@ def create_submission(
         except Unprocessable as refusal:
             _discard(session, stored.ref, settings)
             return _failed(session, submission, refusal, now=now)
-        return _queued(session, submission, queue)
+        return _queued(session, submission, queue, code=True)  # its run's own lane
     try:
         # The key row carries the same id_column / target_columns the parsed table would.
         check_upload(stored.path, key=key, limits=intake_limits(settings))  # type: ignore[arg-type]
@@ -173,11 +172,13 @@ def refuse_unrunnable(phase: Phase) -> None:
         )
 
 
-def _queued(session: Session, submission: Submission, queue: ScoringQueue) -> "Upload":
+def _queued(
+    session: Session, submission: Submission, queue: ScoringQueue, *, code: bool = False
+) -> "Upload":
     session.add(submission)
     session.flush()
     submission_id = submission.id
-    after_commit(session, lambda: queue.enqueue(submission_id))
+    after_commit(session, lambda: queue.enqueue(submission_id, code=code))
     return Upload(submission)
 
 
@@ -245,41 +246,6 @@ def submission_log(session: Session, *, submission_id: int, user: User) -> "RunL
         inputs_sha256=submission.inputs_sha256,
         runtime_fingerprint=submission.runtime_fingerprint,
     )
-
-
-def rerun_submission(
-    session: Session, *, submission: Submission, actor: User, queue: ScoringQueue
-) -> Submission:
-    """A host runs a failed code submission again (a run the platform lost, a limit raised since):
-    queued anew, its old failure and log cleared, audited. A scored one is refused for now: its
-    score rows and the boards built on them would have to be taken back first."""
-    if not submission.phase.takes_code:
-        raise Conflict(f"submission {submission.id} is not code: there is nothing to run again")
-    if submission.status != SubmissionStatus.failed or not submission.path:
-        raise Conflict(
-            f"submission {submission.id} is {submission.status.value}: only a failed run "
-            "whose code was kept can be run again"
-        )
-    before = {"status": submission.status.value, "failure": submission.run_failure}
-    submission.status = SubmissionStatus.queued
-    submission.attempts = 0
-    submission.lease_expires_at = submission.started_at = submission.finished_at = None
-    submission.error = submission.host_error = submission.run_failure = None
-    submission.log_head = submission.log_tail = None
-    submission.log_bytes = None
-    session.flush()
-    record(
-        session,
-        competition=submission.competition,
-        actor=actor,
-        action="submission_rerun",
-        target=str(submission.id),
-        before=before,
-        after={"status": "queued"},
-    )
-    submission_id = submission.id
-    after_commit(session, lambda: queue.enqueue(submission_id))
-    return submission
 
 
 def submission_file(

@@ -30,6 +30,7 @@ from app.models.types import RowId
 from app.pagination import MAX_LIMIT, Page
 from app.submissions import service as submissions
 from app.submissions import visibility
+from app.submissions.rerun import rerun_submission
 from app.teams.service import list_teams
 from app.web.charts import confusion_heatmap
 from app.web.competition import tab_context
@@ -325,7 +326,21 @@ def submission_page(visit: HostPage, submission_id: IdPath) -> Response:
         details=details,
         heatmap=heatmap,
         versions=visibility.score_versions(session, submission=submission),
+        takes_code=submission.phase.takes_code,
     )
+
+
+@form_post(router, "/c/{slug}/host/submissions/{submission_id}/rerun", back="/host/submissions")
+def rerun(form: HostForm, submission_id: IdPath) -> Response:
+    submission = _hosted_submission(form.session, form.competition, form.user, submission_id)
+    rerun_submission(
+        form.session,
+        submission=submission,
+        actor=form.user,
+        queue=form.request.app.state.scoring_queue,
+        settings=form.request.app.state.settings,
+    )
+    return form.done(f"Submission {submission_id} is queued to run again.")
 
 
 @form_post(router, "/c/{slug}/host/submissions/{submission_id}/hide", back="/host/submissions")

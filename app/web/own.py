@@ -9,11 +9,14 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.coderun.outcome import KAGGLE_WORDS
 from app.competitions.phases import board_phase
+from app.errors import NotFound
 from app.evaluation.columns import columns_for
 from app.evaluation.rounding import shown_decimals
 from app.models import Competition, Phase, Team, User
 from app.models.phase import COUNTS_BEST, COUNTS_CHOSEN
+from app.submissions import service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import QuotaPublic
 from app.teams.service import find_team
@@ -72,7 +75,31 @@ def submissions_page(
         "selectable": phase.counts == COUNTS_CHOSEN,
         "counts_best": phase.counts == COUNTS_BEST,
         "upload_phases": targets if len(targets) > 1 else [],
+        # A code phase takes a script, a notebook or a zip, and its rows link to their runs.
+        "takes_code": asked.takes_code,
+        "code_phase": phase.takes_code,
         "default_upload": asked.name,
         "poll": f"/c/{competition.slug}/submissions.json"
         + (f"?phase={phase.name}" if len(phases) > 1 else ""),
+    }
+
+
+def submission_page(
+    session: Session, *, competition: Competition, submission_id: int, user: User
+) -> dict[str, Any]:
+    """One submission for its team or a host (anyone else: 404): its status, why it failed in
+    Kaggle's words and ours, and for a code submission its run's log and provenance."""
+    submission = service.visible_submission(session, submission_id=submission_id, user=user)
+    if submission.competition_id != competition.id:
+        raise NotFound(f"no submission {submission_id}")
+    code = submission.phase.takes_code
+    return {
+        "submission": visibility.view(
+            session, submission=submission, competition=competition, user=user
+        ),
+        "submission_phase": submission.phase,
+        "run": service.submission_log(session, submission_id=submission_id, user=user)
+        if code
+        else None,
+        "kaggle_words": KAGGLE_WORDS.get(submission.run_failure or ""),
     }

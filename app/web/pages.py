@@ -9,6 +9,8 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
+from app.coderun.runtime import runtime_info
+from app.competitions.phases import code_limits
 from app.competitions.service import list_competitions, sample_submission_csv, to_public
 from app.datafiles import service as datafiles
 from app.datafiles.download import file_response
@@ -91,7 +93,13 @@ def sample_submission(competition: PageCompetition, settings: SettingsDep) -> Re
 def evaluation(
     request: Request, competition: PageCompetition, session: SessionDep, user: WebUser
 ) -> Response:
-    return render(request, "evaluation.html", tab_context(session, competition, user, "evaluation"))
+    context = tab_context(session, competition, user, "evaluation")
+    code_phases = [p for p in competition.phases if p.takes_code]
+    if code_phases:
+        # What the participants' code runs on, and with which limits (GET /api/v1/runtime).
+        context["runtime"] = runtime_info()
+        context["code_phases"] = [(p, code_limits(p)) for p in code_phases]
+    return render(request, "evaluation.html", context)
 
 
 @router.get("/c/{slug}/leaderboard", response_class=HTMLResponse)

@@ -21,7 +21,7 @@ from app.teams.merge import merge_allowance
 from app.web.competition import PageCompetition, tab_context
 from app.web.errors import wants_json
 from app.web.forms import MemberForm, chosen, form_post
-from app.web.own import own_page, submissions_page
+from app.web.own import own_page, submission_page, submissions_page
 from app.web.session import SignedInUser, redirect
 from app.web.templating import render
 
@@ -70,6 +70,22 @@ def my_submissions(
             "team": shown.team,
         },
     )
+
+
+@router.get("/c/{slug}/submissions/{submission_id}", response_class=HTMLResponse)
+def submission(
+    request: Request,
+    competition: PageCompetition,
+    session: SessionDep,
+    user: SignedInUser,
+    submission_id: IdPath,
+) -> Response:
+    """One submission: its status, its failure, and a code submission's log (team and hosts)."""
+    context = tab_context(session, competition, user, "submissions")
+    shown = submission_page(
+        session, competition=competition, submission_id=submission_id, user=user
+    )
+    return render(request, "submission.html", {**context, **shown})
 
 
 @router.get("/c/{slug}/submissions.json")

@@ -146,7 +146,36 @@ def test_a_host_reruns_a_failed_run_and_nobody_else_may(jail, client, host, alic
         content=b"go\n",
         headers=host.headers,
     )
+    quota = client.get(f"{API}/competitions/code/quota", headers=alice.headers).json()
     assert client.post(rerun, headers=host.headers).status_code == 200
     assert _view(client, alice, made["id"])["status"] == "scored"
-    again = client.post(rerun, headers=host.headers)
-    assert again.status_code == 409 and "only a failed run" in again.text
+    # A rerun is the same submission: nothing more is charged.
+    assert client.get(f"{API}/competitions/code/quota", headers=alice.headers).json() == quota
+
+
+def test_a_host_reruns_a_scored_run_and_the_same_code_gives_the_same_score(
+    jail, client, host, alice, make_user
+):
+    _competition(client, host, "code", "code")
+    made = _submit(client, alice, "code", "main.py", SCRIPT)
+    first = _view(client, host, made["id"])
+    assert first["status"] == "scored", first
+    first_log = client.get(f"{API}/submissions/{made['id']}/log", headers=host.headers).json()
+    quota = client.get(f"{API}/competitions/code/quota", headers=alice.headers).json()
+    rerun = f"{API}/submissions/{made['id']}/rerun"
+    # The host of another competition may not (nor learn that it exists).
+    stranger = make_user("stranger", organiser=True)
+    _competition(client, stranger, "theirs", "predictions")
+    assert client.post(rerun, headers=stranger.headers).status_code == 404
+    assert client.post(rerun, headers=host.headers).status_code == 200
+    again = _view(client, host, made["id"])
+    assert again["status"] == "scored"
+    for field in ("public_score", "private_score", "scores", "public_interval"):
+        assert again[field] == first[field], field
+    log = client.get(f"{API}/submissions/{made['id']}/log", headers=host.headers).json()
+    for field in ("code_sha256", "inputs_sha256", "runtime_fingerprint", "log"):
+        assert log[field] == first_log[field], field
+    # Scored once against the key: the rerun's score replaced the first, it did not add one.
+    versions = client.get(f"{API}/submissions/{made['id']}/scores", headers=host.headers).json()
+    assert len(versions) == 1
+    assert client.get(f"{API}/competitions/code/quota", headers=alice.headers).json() == quota

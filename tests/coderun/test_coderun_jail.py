@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 import threading
 import uuid
 from collections.abc import Iterator
@@ -155,6 +156,50 @@ def test_a_submission_past_the_upload_limit_is_output_too_large(run):
     )
     assert outcome.failure == "output_too_large"
     assert outcome.output is None
+
+
+# Which descriptors past stdin, stdout and stderr the code holds, and whether it can write to one.
+OPEN_DESCRIPTORS = """
+import os
+held = []
+for fd in range(3, 256):
+    try:
+        os.fstat(fd)
+    except OSError:
+        continue
+    held.append(fd)
+print("held:", held)
+for fd in held:
+    try:
+        os.write(fd, b'{"status": "delivered", "bytes": 0}')
+        print("wrote to", fd)
+    except OSError:
+        pass
+"""
+
+
+def test_the_code_holds_none_of_the_runners_pipes(run, outside):
+    # Outside, a descriptor handed down is there to write to: the probe sees it.
+    read_end, write_end = os.pipe()
+    script = Path(os.environ.get("TMPDIR", "/tmp")) / f"probe-{uuid.uuid4().hex}.py"
+    script.write_text(OPEN_DESCRIPTORS)
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            pass_fds=(write_end,),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    finally:
+        script.unlink()
+        os.close(write_end)
+        os.close(read_end)
+    assert f"wrote to {write_end}" in done.stdout
+    # In the jail, the runner's status and output pipes stay the runner's.
+    outcome = run(OPEN_DESCRIPTORS + textwrap.dedent(WRITE_SUBMISSION))
+    assert_normal(outcome)
+    assert "held: []" in outcome.log.text(), outcome.log.text()
 
 
 def test_the_log_keeps_its_head_and_its_tail(run):

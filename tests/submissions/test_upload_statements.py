@@ -28,7 +28,7 @@ class RememberingQueue:
     def __init__(self) -> None:
         self.queued: list[int] = []
 
-    def enqueue(self, submission_id: int, key_id: int | None = None) -> None:
+    def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
         self.queued.append(submission_id)
 
     def start(self) -> None:

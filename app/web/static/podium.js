@@ -143,6 +143,12 @@ function renderRows(table, rows) {
     tr.append(desc);
     const status = cell("td", "status");
     status.append(cell("span", "badge " + s.status, s.status));
+    if (table.dataset.code === "true") {
+      // A code submission's run: its page has the log (the team's and the hosts' only).
+      const a = cell("a", "small run-link", s.failure ? "log" : "run");
+      a.href = "/c/" + slug + "/submissions/" + s.id;
+      status.append(" ", a);
+    }
     if (s.error) status.append(cell("div", "error-text", s.error));
     tr.append(status);
     for (const which of revealed ? ["public", "private"] : ["public"]) {
@@ -167,6 +173,7 @@ function renderRows(table, rows) {
   }
 }
 
+const PENDING = ["queued", "running", "scoring"];
 let pollTimer = null;
 async function refreshSubmissions() {
   const table = document.getElementById("submissions");
@@ -180,7 +187,7 @@ async function refreshSubmissions() {
     renderRows(table, rows);
     const left = document.getElementById("quota-left");
     if (left && body.quota) left.textContent = String(body.quota.remaining_today);
-    if (rows.some((r) => r.status === "queued" || r.status === "scoring")) pollTimer = setTimeout(refreshSubmissions, 1500);
+    if (rows.some((r) => PENDING.includes(r.status))) pollTimer = setTimeout(refreshSubmissions, 1500);
   } catch (e) {
     pollTimer = setTimeout(refreshSubmissions, 5000);
   }
@@ -191,5 +198,5 @@ document.addEventListener("DOMContentLoaded", () => {
   setInterval(tickCountdowns, 1000);
   setupUpload();
   const table = document.getElementById("submissions");
-  if (table && table.querySelector("tr[data-status=queued], tr[data-status=scoring]")) refreshSubmissions();
+  if (table && table.querySelector("tr[data-status=queued], tr[data-status=running], tr[data-status=scoring]")) refreshSubmissions();
 });
