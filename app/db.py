@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import Engine, MetaData, create_engine, event, inspect
+from sqlalchemy import Engine, MetaData, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
@@ -120,6 +120,31 @@ def check_database(url: str) -> None:
         engine.dispose()
     if not migrated:
         raise NoDatabase(f"the database {shown_url(url)} holds no Podium tables", absent=True)
+
+
+# pg_advisory_xact_lock(key, competition id): the key names the standings lock among the app's.
+_STANDINGS_LOCK = 0x5354  # "ST"
+
+
+def lock_standings(session: Session, competition_id: int) -> None:
+    """Take the competition's standings lock until commit (PostgreSQL; SQLite's BEGIN IMMEDIATE
+    already serialises writers). Here, not in the board service, so that a domain writing
+    standings indirectly (a team merge) takes it without importing that service.
+
+    One standings writer per competition at a time: two transactions that both rewrite a team's
+    rows (two scores of one team, on two processes) would otherwise both insert them, and the
+    second would fail on the unique constraint. A writer holding it inserts standings rows, which
+    take a key-share lock on the team and submission rows they reference; so a transaction that
+    will also lock a team row strongly (a merge deletes the absorbed team) takes this lock
+    *first*, and an upload's team lock is NO KEY UPDATE (it never conflicts with key-share):
+    either other order deadlocks. Taking it twice in one transaction is harmless (it stacks).
+    """
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        connection.execute(
+            text("SELECT pg_advisory_xact_lock(:key, :competition_id)"),
+            {"key": _STANDINGS_LOCK, "competition_id": competition_id},
+        )
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -38,12 +38,12 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    text,
     union_all,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import ORMExecuteState, Session, SessionTransaction, UOWTransaction
 
+from app.db import lock_standings
 from app.evaluation.metric import metric_for
 from app.models import (
     AnswerKey,
@@ -302,12 +302,7 @@ def _recompute(
         stale = stale.where(Standing.team_id.in_(params["team_ids"]))
     # Core statements on the session's connection: no ORM bookkeeping for rows nobody loads.
     connection = session.connection()
-    if connection.dialect.name == "postgresql":
-        # One standings writer per competition at a time, until commit: two transactions that
-        # both rewrite a team's rows (a score and an upload of one team, on two processes) would
-        # otherwise both insert them, and the second would fail on the unique constraint.
-        # Standings are the last thing a transaction writes, so this waits on nothing else.
-        connection.execute(_LOCK, {"competition_id": competition.id})
+    lock_standings(session, competition.id)  # one writer per competition (see app.db)
     connection.execute(stale)
     connection.execute(_insert(maximize, team_ids is not None), params)
     # Last, so the row lock it takes on PostgreSQL is held only until the commit: revisions are
@@ -319,11 +314,6 @@ def _recompute(
             _bump_revision(connection.dialect.name), {"competition_id": competition.id}
         )
     session.info[_WRITTEN] = True
-
-
-# pg_advisory_xact_lock(key, competition id): the key names this lock among the app's.
-_STANDINGS_LOCK = 0x5354  # "ST"
-_LOCK = text(f"SELECT pg_advisory_xact_lock({_STANDINGS_LOCK}, :competition_id)")
 
 
 @functools.cache

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from app.audit.service import record
 from app.auth.hosts import FormerHostRefused, team_has_host
+from app.db import lock_standings
 from app.errors import Conflict
 from app.models import (
     Competition,
@@ -71,6 +72,9 @@ def accept(session: Session, *, invitation_id: int, user: User) -> Team:
         )
     survivor = session.get_one(Team, invitation.team_id)
     absorbed = find_team(session, competition=competition, user=user)
+    # The standings lock before the teams' (the merge rewrites both teams' standings at commit
+    # and deletes the absorbed team): the order every standings writer takes them in.
+    lock_standings(session, competition.id)
     lock_teams(session, [survivor] if absorbed is None else [survivor, absorbed])
     # The locks may have waited for another merge: the invitee's team must still be the same.
     now_on = find_team(session, competition=competition, user=user)

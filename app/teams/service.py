@@ -40,9 +40,14 @@ def find_team(
         .where(TeamMember.competition_id == competition.id, TeamMember.user_id == user.id)
     )
     if lock:
-        # FOR UPDATE OF teams (SQLite has no row locks: BEGIN IMMEDIATE serialises its writers),
-        # re-read so a ban committed while we waited is seen.
-        query = query.with_for_update(of=Team).execution_options(populate_existing=True)
+        # FOR NO KEY UPDATE OF teams (SQLite has no row locks: BEGIN IMMEDIATE serialises its
+        # writers), re-read so a ban committed while we waited is seen. NO KEY UPDATE: uploads
+        # and merges of the team still wait on each other, while a scorer rewriting the team's
+        # standings (whose rows reference the team: a KEY SHARE lock) is not held up (see
+        # app.db.lock_standings for the deadlock the stronger lock made).
+        query = query.with_for_update(of=Team, key_share=True).execution_options(
+            populate_existing=True
+        )
     return session.scalar(query)
 
 
@@ -153,13 +158,14 @@ def member_count(session: Session, team: Team) -> int:
 
 def lock_teams(session: Session, teams: list[Team]) -> None:
     """Row-lock teams in id order (a fixed order, so two merges cannot deadlock); SQLite's
-    BEGIN IMMEDIATE already serialises every writer."""
+    BEGIN IMMEDIATE already serialises every writer. NO KEY UPDATE, as an upload's lock: rows
+    that merely reference a team (standings, submissions) are not held up."""
     ids = sorted({team.id for team in teams})
     session.scalars(
         select(Team)
         .where(Team.id.in_(ids))
         .order_by(Team.id)
-        .with_for_update()
+        .with_for_update(key_share=True)
         .execution_options(populate_existing=True)
     ).all()
 

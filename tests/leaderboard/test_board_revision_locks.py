@@ -22,7 +22,10 @@ from app.models import (
     Submission,
     SubmissionStatus,
     Team,
+    TeamMember,
+    User,
 )
+from app.teams.service import locked_team_for
 
 
 def _competition(session) -> tuple[int, int, int, int]:  # type: ignore[no-untyped-def]
@@ -157,5 +160,36 @@ def test_a_standings_write_never_waits_on_the_competition_row(fresh_database_url
                 select(BoardRevision.revision).where(BoardRevision.competition_id == competition_id)
             )
             assert revision is not None and revision >= 1
+    finally:
+        engine.dispose()
+
+
+def test_a_scorer_rewrites_a_teams_standings_while_an_upload_holds_the_team(fresh_database_url):
+    """An upload holds its team's row until it commits; a scorer holding the standings lock
+    inserts standings rows that reference that team (a key-share lock on it). The upload's lock
+    is NO KEY UPDATE, so the scorer goes on: with FOR UPDATE it waited on the upload, and an
+    upload that then wanted the standings lock (as uploads did, and merges do) deadlocked."""
+    if not fresh_database_url.startswith("postgresql"):
+        pytest.skip("SQLite serialises every writer anyway (BEGIN IMMEDIATE)")
+    engine = make_engine(fresh_database_url)
+    factory = make_session_factory(engine)
+    try:
+        with factory() as session:
+            competition_id, key_id, team_id, user_id = _competition(session)
+            session.add(TeamMember(team_id=team_id, competition_id=competition_id, user_id=user_id))
+            session.commit()
+        with factory() as upload, factory() as scorer:
+            competition = upload.get_one(Competition, competition_id)
+            user = upload.get_one(User, user_id)
+            assert locked_team_for(upload, competition=competition, user=user).id == team_id
+            # Fail at once instead of waiting: a wait here is the deadlock's first half.
+            scorer.execute(text("SET LOCAL lock_timeout = '3s'"))
+            _scored(scorer, competition_id, key_id, team_id, user_id)
+            apply_pending(scorer)  # takes the standings lock, inserts the team's rows
+            scorer.commit()
+            upload.commit()
+        with factory() as session:
+            rows = session.scalars(select(Standing).where(Standing.team_id == team_id)).all()
+            assert sorted(r.board for r in rows) == ["private", "public"]
     finally:
         engine.dispose()
