@@ -70,6 +70,31 @@ SLOW_MODULES = frozenset(
     }
 )
 BROWSER_MODULES = frozenset({"web/test_browser.py", "web/test_browser_csp.py"})
+# Quick enough for `make test-fast`, but among the suite's longest modules (10 s and more in a
+# full run): handed out right after the slow ones, so that no long module is left for last.
+# Only the order depends on this list.
+LONG_MODULES = frozenset(
+    {
+        "leaderboard/test_pages.py",
+        "competitions/test_hosts.py",
+        "storage/test_s3.py",
+        "auth/test_failed_auth_limit.py",
+        "web/test_phase_pages.py",
+        "competitions/test_phases.py",
+        "honest/engine/test_ladder.py",
+        "honest/engine/test_compare.py",
+        "honest/engine/test_shakeup.py",
+        "honest/board/test_api.py",
+        "honest/analysis/test_rounding.py",
+        "jobs/test_jobs.py",
+        "web/test_wizard_phases.py",
+        "teams/test_merge.py",
+        "web/test_web_flows.py",
+        "web/test_cohosts.py",
+        "test_path_ids.py",
+        "leaderboard/test_api.py",
+    }
+)
 
 
 def _worker_index() -> int:
@@ -102,10 +127,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def _heavy_modules_first(items: list[pytest.Item]) -> list[pytest.Item]:
-    """The modules that start processes or a browser first, each module's tests kept together
-    and in their order. pytest-xdist hands out modules in this order as workers free up: long
-    modules last would leave one core working through them while the other idles (a fifth of
-    the suite's time went so when ``tests/web/`` came last)."""
+    """The modules that start processes or a browser first, then the long ones
+    (:data:`LONG_MODULES`), then the rest, each module's tests kept together and in their order.
+    pytest-xdist hands out modules in this order as workers free up: long modules last would
+    leave one core working through them while the other idles (a fifth of the suite's time went
+    so when ``tests/web/`` came last)."""
     heavy = {
         item.path
         for item in items
@@ -114,7 +140,14 @@ def _heavy_modules_first(items: list[pytest.Item]) -> list[pytest.Item]:
     first_seen: dict[Path, int] = {}
     for index, item in enumerate(items):
         first_seen.setdefault(item.path, index)
-    return sorted(items, key=lambda item: (item.path not in heavy, first_seen[item.path]))
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        if item.path in heavy:
+            return 0, first_seen[item.path]
+        long = item.path.relative_to(TESTS).as_posix() in LONG_MODULES
+        return 1 if long else 2, first_seen[item.path]
+
+    return sorted(items, key=rank)
 
 
 def _throwaway_postgres() -> Iterator[str]:
