@@ -38,9 +38,10 @@ import time
 
 
 def score(solution, submission, row_id_column_name):
-    # The key's own check at upload is quick; a participant's file takes a while.
+    # The key's own check at upload is quick; a participant's file takes a while: long enough
+    # for the test to see it scoring (polled every 50 ms) and kill what scores it.
     if len(submission.columns) and submission.iloc[0, 1] != solution.iloc[0, 1]:
-        time.sleep(4)
+        time.sleep(2)
     return 1.0
 """
 
