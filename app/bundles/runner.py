@@ -10,6 +10,9 @@ everything here is pure and tested on its own.
   ``$program``, ``$input``, ``$output``, ``$shared``... replaced by paths under the run's root
   (``/app`` by default, where real programs hard-code them). The program writes
   ``output/scores.json`` or ``output/scores.txt``; those values fill the phase's only board (public).
+- A phase with an ingestion program: a code submission (:func:`is_code_submission`) is run first
+  by the ingestion program in :func:`ingestion_layout` (``program/``, ``ingested_program/``,
+  ``input_data/``, ``output/``; no reference data), and what it wrote is scored as above.
 """
 
 from __future__ import annotations

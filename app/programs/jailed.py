@@ -12,6 +12,14 @@ machine allows, else by rlimits; everything killed at the wall limit)::
     /app/output/            where scores.json or scores.txt are written (writable, bounded)
     /app/shared/            Codabench's shared folder (writable, small)
 
+A code submission to a phase with an ingestion program runs :func:`run_ingestion` first
+(Codabench's prediction step), in a jail of its own that holds no reference data::
+
+    /app/program/           the ingestion program, writable (its working directory)
+    /app/ingested_program/  the participant's code, writable
+    /app/input_data/        the task's input data (read-only)
+    /app/output/            what it writes: sent back as a zip, then the scoring step's input/res
+
 The metadata command's ``$program``, ``$input``, ``$output``, ``$shared``... are these paths, and
 programs that hard-code ``/app/input/ref`` find it there. Only the runner
 (:mod:`app.programs.inside`) and these folders are bound in: no server file, no other phase's key.

@@ -7,19 +7,23 @@ API into the real jail: a code zip runs the ingestion then the scoring program, 
 scored directly, a failing model fails with a short message, and a model reaching for the answer
 key finds nothing (the attack first tried outside the jail, where it works: the control)."""
 
+import io
 import json
 import os
 import subprocess
 import sys
 import textwrap
 import uuid
+import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import yaml
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from app.bundles import read_bundle
+from app.bundles import export_codabench, read_bundle
 from app.models import Competition, Phase
 from tests.bundles.builders import dedent, make_zip
 from tests.bundles.test_import_api import import_bundle
@@ -255,6 +259,23 @@ def test_an_ingestion_run_only_during_scoring_is_named_and_not_run() -> None:
     model = read_bundle(make_zip(bundle_files(config)))
     assert model.phases[0].ingestion is None
     assert any("ingestion_only_during_scoring" in w for w in model.warnings)
+
+
+def test_the_ingestion_program_and_input_data_survive_an_export() -> None:
+    imported = replace(read_bundle(make_zip(bundle_files())), warnings=())
+    hidden = replace(
+        imported,
+        phases=tuple(
+            replace(p, ingestion=replace(p.ingestion, hide_log=True)) if p.ingestion else p
+            for p in imported.phases
+        ),
+    )
+    for competition in (imported, hidden):
+        exported = export_codabench(competition).data
+        config = yaml.safe_load(zipfile.ZipFile(io.BytesIO(exported)).read("competition.yaml"))
+        assert config["tasks"][0]["ingestion_program"].startswith("ingestion_program/")
+        assert config["tasks"][0]["input_data"].startswith("input_data/")
+        assert replace(read_bundle(exported), warnings=()) == competition
 
 
 # --- code and results submissions, in the real jail ----------------------------------------------
