@@ -25,7 +25,7 @@ from sqlalchemy import select
 
 from app.bundles import export_codabench, read_bundle
 from app.models import Competition, Phase
-from tests.bundles.builders import dedent, make_zip
+from tests.bundles.builders import CODALAB_CONFIG, codalab_files, dedent, make_zip
 from tests.bundles.test_import_api import import_bundle
 from tests.bundles.test_program_scoring import board, jail, opened, submitted
 from tests.conftest import Caller
@@ -261,6 +261,36 @@ def test_an_ingestion_run_only_during_scoring_is_named_and_not_run() -> None:
     assert any("ingestion_only_during_scoring" in w for w in model.warnings)
 
 
+def test_a_codalab_phase_s_ingestion_program_and_input_data_zips_are_kept() -> None:
+    config = CODALAB_CONFIG.replace(
+        "        reference_data: reference.zip\n        color: green\n",
+        "        reference_data: reference.zip\n        color: green\n"
+        "        ingestion_program: ingestion_program.zip\n"
+        "        input_data: input_data.zip\n"
+        "        is_scoring_only: False\n"
+        "        hide_prediction_output: True\n",
+    )
+    assert config != CODALAB_CONFIG
+    files = codalab_files(config)
+    files["ingestion_program.zip"] = make_zip(
+        {"metadata": INGESTION_METADATA, "ingestion.py": INGESTION}
+    )
+    files["input_data.zip"] = make_zip({"training_data": "1 1\n", "testing_data": "1 1\n"})
+    model = read_bundle(make_zip(files))
+    development, final = model.phases
+    assert development.ingestion is not None and final.ingestion is None
+    assert development.ingestion.hide_log is True
+    assert [f.path for f in development.ingestion.input_data] == ["testing_data", "training_data"]
+    assert any(
+        "'Development'" in w and "ingestion program in the jail" in w for w in model.warnings
+    )
+    # A data member kept on the CodaLab server: named, and the phase takes results.
+    files["competition.yaml"] = config.replace("input_data.zip", "9f1c-input-data-key")
+    model = read_bundle(make_zip(files))
+    assert model.phases[0].ingestion is None
+    assert any("9f1c-input-data-key" in w and "not in the bundle" in w for w in model.warnings)
+
+
 def test_the_ingestion_program_and_input_data_survive_an_export() -> None:
     imported = replace(read_bundle(make_zip(bundle_files())), warnings=())
     hidden = replace(
@@ -353,6 +383,31 @@ def test_a_phase_hiding_its_output_keeps_the_log_from_the_team(
     assert own["status"] == "failed" and "log shows" not in own["error"]
     assert log_of(client, alice, own["id"]).status_code == 404
     assert "cannot fit these points" in log_of(client, host, own["id"]).json()["log"]
+
+
+SLOW_MODEL = """
+import time
+
+
+class Model:
+    def fit(self, X, y):
+        time.sleep(600)
+
+    def predict(self, X):
+        return X
+"""
+
+
+def test_a_model_past_the_phase_s_time_limit_is_stopped(
+    jail: None, client: TestClient, host: Caller, alice: Caller
+) -> None:
+    config = CONFIG.replace("execution_time_limit: 300", "execution_time_limit: 2")
+    phase = imported(client, host, "points", config)
+    got, own = submitted(client, alice, host, "points", phase, "code.zip", code_zip(SLOW_MODEL))
+    assert own["status"] == "failed", got
+    assert "did not finish within the time limit of 2 s" in own["error"]
+    assert "it was stopped" in got["host_error"]
+    assert own["failure"] == "timeout"
 
 
 # --- the answer key is not in the ingestion's jail -------------------------------------------------
