@@ -23,13 +23,15 @@ import yaml
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from app.auth.service import set_password
 from app.bundles import export_codabench, read_bundle
-from app.models import Competition, Phase
+from app.models import Competition, Phase, User
 from tests.bundles.builders import CODALAB_CONFIG, codalab_files, dedent, make_zip
 from tests.bundles.test_import_api import import_bundle
 from tests.bundles.test_program_scoring import board, jail, opened, submitted
 from tests.conftest import Caller
 from tests.helpers import API
+from tests.web.conftest import PASSWORD, WebClient
 
 __all__ = ["jail"]  # the fixture, used by name
 
@@ -206,6 +208,19 @@ def imported(client: TestClient, host: Caller, slug: str, config: str = CONFIG) 
     return opened(client, host, slug)[0]
 
 
+def signed_in(client: TestClient, name: str) -> WebClient:
+    """A browser signed in as ``name`` (given the pages' password first)."""
+    factory = client.app.state.session_factory  # type: ignore[attr-defined]
+    with factory() as session:
+        set_password(
+            session.scalars(select(User).where(User.name == name)).one(), password=PASSWORD
+        )
+        session.commit()
+    web = WebClient(TestClient(client.app, base_url="http://testserver"))
+    assert web.sign_in(name).status_code == 303
+    return web
+
+
 def log_of(client: TestClient, caller: Caller, sid: int) -> Any:
     return client.get(f"{API}/submissions/{sid}/log", headers=caller.headers)
 
@@ -328,6 +343,9 @@ def test_a_code_submission_runs_the_ingestion_then_the_scoring_program(
     assert SECRET not in seen.text
     assert log_of(client, bob, own["id"]).status_code == 404
     assert log_of(client, host, own["id"]).status_code == 200
+    page = f"/c/points/submissions/{own['id']}"
+    assert "Training Model" in signed_in(client, "alice").get(page).text
+    assert signed_in(client, "bob").get(page).status_code == 404
     # model.py alone, as the wheat-seeds starting kit ships it, is code too.
     alone, _ = submitted(client, bob, host, "points", phase, "model.zip", code_zip(metadata=False))
     assert alone["status"] == "scored", alone
