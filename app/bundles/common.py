@@ -169,7 +169,8 @@ def coda_ingestion(
         f"{name}: code submissions (a zip holding a metadata file or Python code at its root) "
         "run its ingestion program in the jail with the input data at /app/input_data, then the "
         "scoring program on what it wrote; result submissions are scored directly, as Codabench "
-        "does"
+        "does. Not run: a submission's own metadata command (Codabench starts it beside the "
+        "ingestion program in the docker image, which is recorded, not used)"
     )
     return Ingestion(
         command=command.strip(), files=files_of(inner), input_data=data, hide_log=hide_log
