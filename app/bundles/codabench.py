@@ -12,7 +12,14 @@ from dataclasses import replace
 from typing import Any
 
 from app.bundles.archive import Tree
-from app.bundles.common import check_columns, coda_program, direction_warnings, files_of, sort_key
+from app.bundles.common import (
+    check_columns,
+    coda_ingestion,
+    coda_program,
+    direction_warnings,
+    files_of,
+    sort_key,
+)
 from app.bundles.extension import apply_extension
 from app.bundles.fields import Fields, column_key, slugify, unique_column_keys, unique_slugs
 from app.bundles.html import page_from_bytes, sanitise_html
@@ -25,6 +32,7 @@ from app.bundles.model import (
     Counts,
     EntryField,
     FieldType,
+    Ingestion,
     Page,
     PageKind,
     Phase,
@@ -61,7 +69,8 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
     title = f.text(config.get("title"), "title", max_len=200)
     docker = config.get("docker_image") or DEFAULT_DOCKER_IMAGE
     warnings.append(
-        f"the docker image {docker!r} is recorded; Podium runs scoring programs in its own Python runtime"
+        f"the docker image {docker!r} is recorded; Podium runs scoring and ingestion programs "
+        "in its own Python runtime"
     )
     for key, what in (
         ("queue", "a private compute queue (queue)"),
@@ -158,7 +167,13 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                 f"program and reference data), is imported: {rest} not (a Podium phase is scored "
                 "by one program; make a phase of each to keep them)"
             )
-        program, answer_key = tasks[task_ids[0]]
+        program, answer_key, ingestion = tasks[task_ids[0]]
+        if ingestion is not None:
+            hide = f.boolean(row.get("hide_output"), f"{at}.hide_output", default=False)
+            hide = hide or f.boolean(
+                row.get("hide_prediction_output"), f"{at}.hide_prediction_output", default=False
+            )
+            ingestion = replace(ingestion, hide_log=hide)
         if row.get("auto_migrate_to_this_phase"):
             warnings.append(
                 f"phase {name!r}: submissions are not carried over automatically (auto_migrate_to_this_phase)"
@@ -193,6 +208,7 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                 answer_key=answer_key,
                 scorer=program,
                 execution_time_limit=limit_s,
+                ingestion=ingestion,
             )
         )
     warnings.extend(direction_warnings(columns, where="leaderboards[0]"))
@@ -232,11 +248,14 @@ def _task_name(config: dict[str, Any], index: Any) -> str:
     return str(index)
 
 
+Task = tuple[Program, tuple[BundleFile, ...], Ingestion | None]
+
+
 def _tasks(
     tree: Tree, f: Fields, config: dict[str, Any], docker: str, warnings: list[str]
-) -> dict[Any, tuple[Program, tuple[BundleFile, ...]]]:
+) -> dict[Any, Task]:
     rows = f.sequence(config.get("tasks"), "tasks")
-    tasks: dict[Any, tuple[Program, tuple[BundleFile, ...]]] = {}
+    tasks: dict[Any, Task] = {}
     programs: dict[str, Program] = {}
     for i, row in enumerate(rows):
         at = f"tasks[{i}]"
@@ -270,13 +289,54 @@ def _tasks(
             reference = files_of(tree.member(ref, field=f"{at}.reference_data"))
         else:
             warnings.append(f"task {name!r} has no reference_data; its phase has no answer key")
-        if row.get("ingestion_program") is not None or row.get("input_data") is not None:
-            warnings.append(
-                f"task {name!r} has an ingestion program (code submissions); its code submissions "
-                "are not imported, and its phase takes result submissions as Codabench also does"
-            )
-        tasks[index] = (programs[path], reference)
+        tasks[index] = (programs[path], reference, _ingestion(tree, f, row, at, name, warnings))
     return tasks
+
+
+def _ingestion(
+    tree: Tree, f: Fields, row: dict[str, Any], at: str, name: Any, warnings: list[str]
+) -> Ingestion | None:
+    """The task's ingestion program and input data, as Codabench's compute worker runs them on
+    a code submission (its prediction step)."""
+    if row.get("ingestion_program") is None and row.get("input_data") is None:
+        return None
+    if f.boolean(
+        row.get("ingestion_only_during_scoring"),
+        f"{at}.ingestion_only_during_scoring",
+        default=False,
+    ):
+        # Codabench then runs it beside the scoring program, both seeing the reference data
+        # and talking through /app/shared: a scoring step of two programs, not run here.
+        warnings.append(
+            f"task {name!r} runs its ingestion program during scoring "
+            "(ingestion_only_during_scoring), beside the scoring program; Podium does not run "
+            "that, so its ingestion program is not imported and its phase takes result "
+            "submissions"
+        )
+        return None
+    members: dict[str, Tree | None] = {}
+    for key in ("ingestion_program", "input_data"):
+        members[key] = None
+        if row.get(key) is None:
+            continue
+        path = f.text(row[key], f"{at}.{key}")
+        if not tree.exists(path, field=f"{at}.{key}"):
+            # A key of a dataset kept on a Codabench server: no bundle carries it.
+            warnings.append(
+                f"task {name!r}: {key} {path!r} is not in the bundle (a dataset kept on a "
+                "Codabench server); its code submissions are not run, and its phase takes "
+                "result submissions"
+            )
+            return None
+        members[key] = tree.member(path, field=f"{at}.{key}")
+    return coda_ingestion(
+        members["ingestion_program"],
+        members["input_data"],
+        name=f"task {name!r}",
+        field=f"{at}.ingestion_program",
+        hide_log=False,
+        warnings=warnings,
+    )
 
 
 def _leaderboard(

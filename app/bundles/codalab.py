@@ -14,7 +14,14 @@ from datetime import datetime
 from typing import Any
 
 from app.bundles.archive import Tree
-from app.bundles.common import check_columns, coda_program, direction_warnings, files_of, sort_key
+from app.bundles.common import (
+    check_columns,
+    coda_ingestion,
+    coda_program,
+    direction_warnings,
+    files_of,
+    sort_key,
+)
 from app.bundles.fields import Fields, slugify, unique_column_keys, unique_slugs
 from app.bundles.html import page_from_bytes, sanitise_html
 from app.bundles.model import (
@@ -24,6 +31,7 @@ from app.bundles.model import (
     Competition,
     Computed,
     Counts,
+    Ingestion,
     Page,
     PageKind,
     Phase,
@@ -41,7 +49,8 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
     title = f.text(config.get("title"), "title", max_len=200)
     docker = config.get("competition_docker_image") or DEFAULT_DOCKER_IMAGE
     warnings.append(
-        f"the docker image {docker!r} is recorded; Podium runs scoring programs in its own Python runtime"
+        f"the docker image {docker!r} is recorded; Podium runs scoring and ingestion programs "
+        "in its own Python runtime"
     )
 
     description, pages = _pages(tree, f, config)
@@ -125,15 +134,7 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
                     f"{at}.reference_data",
                 )
             )
-        if (
-            row.get("ingestion_program") is not None
-            or row.get("input_data") is not None
-            or not f.boolean(row.get("is_scoring_only"), f"{at}.is_scoring_only", default=True)
-        ):
-            warnings.append(
-                f"phase {label!r} takes code submissions (an ingestion program, or is_scoring_only: "
-                "false); code submissions are not imported, and the phase takes result submissions"
-            )
+        ingestion = _ingestion(tree, f, row, at, label, warnings)
         if row.get("auto_migration"):
             warnings.append(
                 f"phase {label!r}: submissions are not carried over automatically (auto_migration)"
@@ -185,6 +186,7 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
                 execution_time_limit=f.integer(
                     row.get("execution_time_limit"), f"{at}.execution_time_limit", minimum=1
                 ),
+                ingestion=ingestion,
             )
         )
     warnings.extend(direction_warnings(columns, where="leaderboard"))
@@ -200,6 +202,61 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
         logo=logo,
         docker_image=docker,
         warnings=tuple(dict.fromkeys(warnings)),
+    )
+
+
+def _ingestion(
+    tree: Tree, f: Fields, row: dict[str, Any], at: str, label: str, warnings: list[str]
+) -> Ingestion | None:
+    """The phase's ingestion program and input data (zips in the zip), run on code submissions
+    as Codabench's compute worker runs a converted v1.5 phase's."""
+    has_program = row.get("ingestion_program") is not None
+    scoring_only = f.boolean(row.get("is_scoring_only"), f"{at}.is_scoring_only", default=True)
+    if not has_program and row.get("input_data") is None:
+        if not scoring_only:
+            # The submission runs its own metadata command in the platform's image.
+            warnings.append(
+                f"phase {label!r} takes code submissions that run their own command "
+                "(is_scoring_only: false, no ingestion program); Podium does not run those, "
+                "and the phase takes result submissions"
+            )
+        return None
+    if f.boolean(
+        row.get("ingestion_program_only_during_scoring"),
+        f"{at}.ingestion_program_only_during_scoring",
+        default=False,
+    ):
+        warnings.append(
+            f"phase {label!r} runs its ingestion program during scoring, beside the scoring "
+            "program; Podium does not run that, so its code submissions are not imported and "
+            "the phase takes result submissions"
+        )
+        return None
+    members: dict[str, Tree | None] = {}
+    for key in ("ingestion_program", "input_data"):
+        members[key] = None
+        if row.get(key) is None:
+            continue
+        path = f.text(row[key], f"{at}.{key}")
+        if not tree.exists(path, field=f"{at}.{key}"):
+            warnings.append(
+                f"phase {label!r}: {key} {path!r} is not in the bundle (a dataset kept on a "
+                "CodaLab server); its code submissions are not run, and it takes result "
+                "submissions"
+            )
+            return None
+        members[key] = tree.member(path, field=f"{at}.{key}")
+    hide = f.boolean(row.get("hide_output"), f"{at}.hide_output", default=False)
+    return coda_ingestion(
+        members["ingestion_program"],
+        members["input_data"],
+        name=f"phase {label!r}",
+        field=f"{at}.ingestion_program",
+        hide_log=hide
+        or f.boolean(
+            row.get("hide_prediction_output"), f"{at}.hide_prediction_output", default=False
+        ),
+        warnings=warnings,
     )
 
 

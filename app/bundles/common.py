@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from app.bundles.archive import Tree
 from app.bundles.errors import BundleError
-from app.bundles.model import BundleFile, Column, Program, ProgramKind
+from app.bundles.model import BundleFile, Column, Ingestion, Program, ProgramKind
 from app.bundles.safe_yaml import load_yaml
 from app.bundles.scan import scan_program
 
@@ -115,6 +115,65 @@ def coda_program(
         command=command.strip(),
         docker_image=docker_image,
         python2=report.is_python2,
+    )
+
+
+def coda_ingestion(
+    program: Tree | None,
+    input_data: Tree | None,
+    *,
+    name: str,
+    field: str,
+    hide_log: bool,
+    warnings: list[str],
+) -> Ingestion | None:
+    """A task's (CodaLab: a phase's) ingestion program and input data, kept to run code
+    submissions as Codabench's compute worker does; None (named in ``warnings``) when nothing
+    could run: no program, no command (Codabench fails every code submission then), Python 2."""
+    if program is None:
+        warnings.append(
+            f"{name} has input data but no ingestion program: its input data is not imported, "
+            "and the phase takes result submissions"
+        )
+        return None
+    markers = ("metadata", "metadata.yaml", "metadata.yml")
+    inner = program.unwrap(markers)
+    meta_name = next((m for m in markers if m in inner.files), None)
+    meta = (
+        load_yaml(inner.files[meta_name], file=f"{inner.origin}/{meta_name}") if meta_name else None
+    )
+    command = meta.get("command") if isinstance(meta, dict) else None
+    if not isinstance(command, str) or not command.strip():
+        warnings.append(
+            f"{name}: the ingestion program has no metadata command, so Codabench would fail "
+            "every code submission; it is not imported, and the phase takes result submissions"
+        )
+        return None
+    report = scan_program(inner.files, label=f"the ingestion program ({field})")
+    if report.is_python2:
+        where = report.python2[0] if report.python2 else "a Python 2 construct"
+        warnings.append(
+            f"{name}: the ingestion program is Python 2 ({where}); Podium runs Python 3 only, so "
+            "it is not imported and the phase takes result submissions (convert it and import again)"
+        )
+        return None
+    warnings.extend(report.warnings)
+    unknown = sorted(set(re.findall(r"\$(\w+)", command)) - KNOWN_VARIABLES)
+    if unknown:
+        warnings.append(
+            f"{field}: the command uses ${unknown[0]}, which neither Codabench nor CodaLab "
+            "substitutes; it is passed as written"
+        )
+    data = files_of(input_data) if input_data is not None else ()
+    warnings.append(
+        f"{name}: code submissions (a zip holding a metadata file or Python code at its root) "
+        "run its ingestion program in the jail with the input data at /app/input_data, then the "
+        "scoring program on what it wrote; result submissions are scored directly, as Codabench "
+        "does. Not run: a submission's own metadata command (Codabench starts it beside the "
+        "ingestion program in the docker image, which is recorded, not used)"
+    )
+    return Ingestion(
+        command=command.strip(), files=files_of(inner), input_data=data, hide_log=hide_log
     )
 
 

@@ -178,6 +178,16 @@ def export_codabench(competition: Competition) -> Export:
             for f in phase.answer_key:
                 files[f"{ref_dir}/{f.path}"] = f.data
             task["reference_data"] = ref_dir
+        if phase.ingestion is not None and phase.scorer is not None:
+            ingestion_dir = f"ingestion_program/{phase.name}"
+            for f in phase.ingestion.files:
+                files[f"{ingestion_dir}/{f.path}"] = f.data
+            task["ingestion_program"] = ingestion_dir
+            if phase.ingestion.input_data:
+                data_dir = f"input_data/{phase.name}"
+                for f in phase.ingestion.input_data:
+                    files[f"{data_dir}/{f.path}"] = f.data
+                task["input_data"] = data_dir
         tasks.append(task)
         scorers.append(scorer)
         body: dict[str, Any] = {
@@ -194,6 +204,8 @@ def export_codabench(competition: Competition) -> Export:
             body["max_submissions"] = phase.total_submission_limit
         if phase.execution_time_limit is not None:
             body["execution_time_limit"] = phase.execution_time_limit
+        if phase.ingestion is not None and phase.ingestion.hide_log:
+            body["hide_prediction_output"] = True
         if phase.board == "blind":
             warnings.append(f"phase {phase.name!r} is blind on Podium; Codabench shows its board")
         phases_yaml.append(body)

@@ -116,6 +116,19 @@ class Program:
 
 
 @dataclass(frozen=True)
+class Ingestion:
+    """Codabench's ingestion program (CodaLab's too): run on a code submission before the scoring
+    program, with the participant's code at ``/app/ingested_program`` and ``input_data`` at
+    ``/app/input_data``; what it writes to ``/app/output`` is what the scoring program scores."""
+
+    command: str  # its ``metadata`` command, $variables as written
+    files: tuple[BundleFile, ...]
+    input_data: tuple[BundleFile, ...] = ()
+    # The bundle's hide_output / hide_prediction_output: the team does not see the run's log.
+    hide_log: bool = False
+
+
+@dataclass(frozen=True)
 class Phase:
     name: str  # a slug
     title: str
@@ -137,6 +150,7 @@ class Phase:
     # What the program is told the phase is called (EvalAI's codename passed to evaluate()).
     program_phase: str | None = None
     execution_time_limit: int | None = None  # seconds
+    ingestion: Ingestion | None = None  # code submissions run it first (Codabench, CodaLab)
 
 
 @dataclass(frozen=True)

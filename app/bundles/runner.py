@@ -10,6 +10,9 @@ everything here is pure and tested on its own.
   ``$program``, ``$input``, ``$output``, ``$shared``... replaced by paths under the run's root
   (``/app`` by default, where real programs hard-code them). The program writes
   ``output/scores.json`` or ``output/scores.txt``; those values fill the phase's only board (public).
+- A phase with an ingestion program: a code submission (:func:`is_code_submission`) is run first
+  by the ingestion program in :func:`ingestion_layout` (``program/``, ``ingested_program/``,
+  ``input_data/``, ``output/``; no reference data), and what it wrote is scored as above.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Any
 
 from app.bundles.archive import Limits, clean_path, unzip_submission
 from app.bundles.errors import BundleError
-from app.bundles.model import BundleFile, Column, Phase, Program, Split, Visibility
+from app.bundles.model import BundleFile, Column, Ingestion, Phase, Program, Split, Visibility
 
 MAX_SCORES_BYTES = 1 << 20
 ScoreCells = dict[str, dict[Visibility, float | None]]
@@ -194,12 +197,24 @@ VARIABLES = {
 }
 
 
-def substitute(command: str, *, root: str = "/app") -> str:
+# The ingestion step's: its program is /app/program, the participant's code
+# /app/ingested_program; $input is the input data and $output, $predictions what it writes
+# (Codabench's ``replace_legacy_metadata_command`` with kind "ingestion", not scoring).
+INGESTION_VARIABLES = {
+    **VARIABLES,
+    "input": "input_data",
+    "predictions": "output",
+    "ingestion_program": "program",
+}
+
+
+def substitute(command: str, *, root: str = "/app", ingestion: bool = False) -> str:
     """The metadata command with its ``$variables`` as paths under ``root`` (unknown ones kept)."""
+    variables = INGESTION_VARIABLES if ingestion else VARIABLES
 
     def one(match: re.Match[str]) -> str:
         name = match.group(1) or match.group(2)
-        target = VARIABLES.get(name)
+        target = variables.get(name)
         return match.group(0) if target is None else f"{root.rstrip('/')}/{target}"
 
     return re.sub(r"\$\{(\w+)\}|\$(\w+)", one, command)
@@ -252,6 +267,47 @@ def coda_layout(
     return CodaLayout(
         files=files,
         dirs=("program", "input/ref", "input/res", "output", "shared"),
+        command=command,
+        argv=argv,
+    )
+
+
+CODE_MARKERS = ("metadata", "metadata.yaml", "metadata.yml")
+
+
+def is_code_submission(unzipped: Mapping[str, bytes] | None) -> bool:
+    """Whether a submission to a phase with an ingestion program is code, as Codabench's compute
+    worker tells: a zip whose root holds a ``metadata`` file (its starting kits' code
+    submissions carry one; a results zip never does, since the worker copies only a submission
+    without one to the predictions) or Python code (``model.py`` alone, as other kits ship it).
+    Anything else is results, scored directly."""
+    if unzipped is None:
+        return False
+    root = [p for p in unzipped if "/" not in p]
+    return any(p in CODE_MARKERS for p in root) or any(p.endswith(".py") for p in root)
+
+
+def ingestion_layout(
+    ingestion: Ingestion, code: Mapping[str, bytes], *, root: str = "/app"
+) -> CodaLayout:
+    """Codabench's prediction step: the ingestion program in ``program/`` (its working
+    directory), the participant's code in ``ingested_program/``, the input data in
+    ``input_data/``, an empty ``output/``. No ``input/``: the reference data is not there."""
+    files: dict[str, bytes] = {}
+    for f in ingestion.files:
+        files[f"program/{clean_path(f.path, origin='ingestion program')}"] = f.data
+    for f in ingestion.input_data:
+        files[f"input_data/{clean_path(f.path, origin='input data')}"] = f.data
+    for path, data in code.items():
+        files[f"ingested_program/{path}"] = data
+    command = substitute(ingestion.command, root=root, ingestion=True)
+    try:
+        argv = tuple(shlex.split(command))
+    except ValueError:
+        argv = ()
+    return CodaLayout(
+        files=files,
+        dirs=("program", "ingested_program", "input_data", "output"),
         command=command,
         argv=argv,
     )

@@ -33,6 +33,7 @@ from app.bundles import (
     Competition,
     Computed,
     EntryField,
+    Ingestion,
     Limits,
     MetricRef,
     Page,
@@ -223,13 +224,24 @@ def _store_program(
     the program reads in ``input/ref``) and the program's files as one zip (``program/...``)
     that ``Phase.scorer`` names, both stored content-addressed beside the competition's keys."""
     program = phase.scorer
+    ingestion = phase.ingestion if program is not None and program.kind != "evalai" else None
+    # The ingestion program and its input data beside the program, in the same zip: a run needs
+    # all three, and none of them is the answer key (the ingestion step must never see that).
+    program_files = (
+        [BundleFile(f"program/{f.path}", f.data) for f in program.files] if program else []
+    )
+    if ingestion is not None:
+        program_files += [
+            BundleFile(f"ingestion_program/{f.path}", f.data) for f in ingestion.files
+        ]
+        program_files += [BundleFile(f"input_data/{f.path}", f.data) for f in ingestion.input_data]
     blobs: list[StoredFile] = []
-    for files, prefix, folder in (
-        (program.files if program else (), f"programs/{competition.id}", "program/"),
-        (phase.answer_key, f"answer-keys/{competition.id}", ""),
+    for files, prefix in (
+        (program_files, f"programs/{competition.id}"),
+        (list(phase.answer_key), f"answer-keys/{competition.id}"),
     ):
         blob = store_stream(
-            io.BytesIO(_zip(files, folder)),
+            io.BytesIO(_zip(files)),
             prefix=prefix,
             settings=settings,
             max_bytes=settings.bundle_max_unpacked_bytes,
@@ -269,6 +281,14 @@ def _store_program(
         ],
         "program": [{"path": f.path, "sha256": f.sha256} for f in program.files] if program else [],
         "reference": [{"path": f.path, "sha256": f.sha256} for f in phase.answer_key],
+        "ingestion": None
+        if ingestion is None
+        else {
+            "command": ingestion.command,
+            "hide_log": ingestion.hide_log,
+            "program": [{"path": f.path, "sha256": f.sha256} for f in ingestion.files],
+            "input_data": [{"path": f.path, "sha256": f.sha256} for f in ingestion.input_data],
+        },
     }
 
 
@@ -385,6 +405,21 @@ def _program_phase(row: PhaseRow, common: dict[str, Any], settings: Settings) ->
         program_files = tuple(
             BundleFile(f["path"], archive.read(f"program/{f['path']}")) for f in scorer["program"]
         )
+        ingestion = None
+        if scorer.get("ingestion"):
+            spec = scorer["ingestion"]
+            ingestion = Ingestion(
+                command=spec["command"],
+                files=tuple(
+                    BundleFile(f["path"], archive.read(f"ingestion_program/{f['path']}"))
+                    for f in spec["program"]
+                ),
+                input_data=tuple(
+                    BundleFile(f["path"], archive.read(f"input_data/{f['path']}"))
+                    for f in spec["input_data"]
+                ),
+                hide_log=bool(spec.get("hide_log")),
+            )
         # Imported before the reference data became the phase's answer key: kept in this zip.
         reference = tuple(
             BundleFile(f["path"], archive.read(f"reference/{f['path']}"))
@@ -410,6 +445,7 @@ def _program_phase(row: PhaseRow, common: dict[str, Any], settings: Settings) ->
         splits=tuple(Split(s["key"], s["title"], s["visibility"]) for s in scorer["splits"]),
         program_phase=scorer.get("program_phase"),
         execution_time_limit=scorer.get("execution_time_limit"),
+        ingestion=ingestion,
     )
 
 

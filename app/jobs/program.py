@@ -9,26 +9,30 @@ visibility; a Codabench or CodaLab program's one board on both (like a key witho
 column). Safe to run twice: nothing is written here, the caller writes the one score row.
 """
 
+import hashlib
 import io
 import json
 import logging
 import math
+import tempfile
 import traceback
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.bundles.archive import Limits
-from app.bundles.model import BundleFile, Column, Computed, Program, Split
-from app.bundles.runner import ProgramScores
+from app.bundles.archive import Limits, unzip_submission
+from app.bundles.errors import BundleError
+from app.bundles.model import BundleFile, Column, Computed, Ingestion, Program, Split
+from app.bundles.runner import ProgramScores, is_code_submission
 from app.config import Settings
 from app.errors import StorageUnavailable
 from app.jail.bwrap import JailUnavailable
+from app.jobs.code_run import RunRecord
 from app.models import Submission
-from app.programs.jailed import ProgramLimits, SubmissionUnreadable, run_program
-from app.programs.verdict import verdict
+from app.programs.jailed import ProgramLimits, SubmissionUnreadable, run_ingestion, run_program
+from app.programs.verdict import ingestion_verdict, verdict
 from app.scoring.columns import combine, resolve_columns, tie_key
 from app.scoring.core import ScoreResult
 from app.storage import local_file
@@ -36,6 +40,9 @@ from app.storage import local_file
 log = logging.getLogger(__name__)
 
 MAX_RESULT_CHARS = 64 * 1024  # EvalAI's submission_result kept with the score, as JSON
+INGESTION_PLATFORM_FAILURE = (
+    "your code could not be run because of a problem on our side; the host has been notified"
+)
 PLATFORM_FAILURE = (
     "the scoring program could not be run because of a problem on our side; the host has been "
     "notified"
@@ -55,6 +62,9 @@ class ProgramPlan:
     filename: str  # the submission's uploaded name
     execution_time_limit: float | None  # the bundle's own, in seconds
     metadata: dict[str, Any] = field(default_factory=dict)
+    # The phase's ingestion program (its command, hide_log), its files and input data in the
+    # program's zip: a code submission runs it first (Codabench's prediction step).
+    ingestion: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,11 @@ class ProgramOutcome:
     error: str | None = None
     host_error: str | None = None
     participants_fault: bool = False
+    # A code submission's ingestion run: its log and failure, kept on the submission.
+    record: RunRecord | None = None
+    # Whether a failure counts against the quota: the participant's code failed, as a code
+    # phase's run does (a scoring program's failure is refunded, as for a results submission).
+    charged: bool = False
 
 
 def program_plan(submission: Submission) -> ProgramPlan | None:
@@ -81,6 +96,7 @@ def program_plan(submission: Submission) -> ProgramPlan | None:
         reference_names=tuple(str(f["path"]) for f in scorer.get("reference") or ()),
         filename=submission.filename,
         execution_time_limit=scorer.get("execution_time_limit"),
+        ingestion=_ingestion_spec(scorer),
         metadata={
             # What EvalAI's worker passes as submission_metadata (the fields scripts read).
             "id": submission.id,
@@ -96,6 +112,13 @@ def program_plan(submission: Submission) -> ProgramPlan | None:
             "submission_metadata": details,
         },
     )
+
+
+def _ingestion_spec(scorer: Mapping[str, Any]) -> dict[str, Any] | None:
+    spec = scorer.get("ingestion")
+    if not spec or scorer.get("kind") == "evalai":
+        return None
+    return {"command": str(spec["command"]), "hide_log": bool(spec.get("hide_log"))}
 
 
 def limits_of(plan: ProgramPlan, settings: Settings) -> ProgramLimits:
@@ -146,44 +169,153 @@ def _score(
     settings: Settings,
     submission_id: int,
 ) -> ProgramOutcome:
+    stored = local_file(plan.ref, settings=settings)
     program = Program(
         kind=plan.kind,  # type: ignore[arg-type]
-        files=_program_files(local_file(plan.ref, settings=settings)),
+        files=_program_files(stored),
         command=plan.command,
     )
     reference = _reference(key_path, plan.reference_names)
     bundle_columns = [_column(raw) for raw in columns]
     splits = [Split(s["key"], s.get("title") or s["key"], s["visibility"]) for s in plan.splits]  # type: ignore[arg-type]
     limits = limits_of(plan, settings)
+    unzip_limits = Limits(max_total_bytes=settings.bundle_max_unpacked_bytes)
+    submission, name = submission_path.read_bytes(), plan.filename
+    record: RunRecord | None = None
+    if plan.ingestion is not None:
+        try:
+            unzipped = unzip_submission(submission, limits=unzip_limits, name=name)
+        except BundleError as exc:
+            return ProgramOutcome(
+                None, f"the submission cannot be unpacked: {exc.detail}", None, True
+            )
+        if is_code_submission(unzipped):
+            assert unzipped is not None
+            ingested = _ingest(plan, stored, unzipped, limits, submission_id, submission)
+            if ingested.output is None:
+                return ingested.outcome
+            submission, name, record = ingested.output, "predictions.zip", ingested.outcome.record
     try:
         run = run_program(
             program,
             reference,
-            submission_path.read_bytes(),
-            submission_name=plan.filename,
+            submission,
+            submission_name=name,
             limits=limits,
             phase_codename=plan.phase_codename,
             submission_metadata=plan.metadata,
-            unzip_limits=Limits(max_total_bytes=settings.bundle_max_unpacked_bytes),
+            unzip_limits=unzip_limits,
         )
     except SubmissionUnreadable as exc:
-        return ProgramOutcome(None, f"the submission cannot be unpacked: {exc}", None, True)
+        what = "the ingestion program's output" if record else "the submission"
+        return ProgramOutcome(None, f"{what} cannot be unpacked: {exc}", None, True, record)
     except (JailUnavailable, OSError) as exc:
         log.error("submission %s: the scoring program could not run: %r", submission_id, exc)
-        return ProgramOutcome(None, PLATFORM_FAILURE, f"the scoring program could not run: {exc}")
+        return ProgramOutcome(
+            None, PLATFORM_FAILURE, f"the scoring program could not run: {exc}", record=record
+        )
     found = verdict(run, kind=plan.kind, columns=bundle_columns, splits=splits, limits=limits)
     if found.scores is None:
-        return ProgramOutcome(None, found.error, found.host_error, found.participants_fault)
-    return ProgramOutcome(result=_result(plan, found.scores, columns, splits))
+        return ProgramOutcome(
+            None, found.error, found.host_error, found.participants_fault, record=record
+        )
+    return ProgramOutcome(result=_result(plan, found.scores, columns, splits), record=record)
 
 
-def _program_files(path: Path) -> tuple[BundleFile, ...]:
-    """The program's files from the zip the import stored (``program/...``)."""
+@dataclass(frozen=True)
+class _Ingested:
+    output: bytes | None  # what the scoring step scores (a zip), None when the step failed
+    outcome: ProgramOutcome  # the failure, or (output set) only the run's record
+
+
+def _ingest(
+    plan: ProgramPlan,
+    stored: Path,
+    code: Mapping[str, bytes],
+    limits: ProgramLimits,
+    submission_id: int,
+    submission: bytes,
+) -> _Ingested:
+    """Codabench's prediction step: the ingestion program runs the participant's code in the
+    jail, without the reference data; its output folder is what the scoring program scores,
+    with the ``metadata`` Codabench's worker leaves beside it."""
+    assert plan.ingestion is not None
+    ingestion = Ingestion(
+        command=plan.ingestion["command"],
+        files=_program_files(stored, "ingestion_program/"),
+        input_data=_program_files(stored, "input_data/"),
+    )
+    code_sha256 = hashlib.sha256(submission).hexdigest()
+    with tempfile.TemporaryDirectory(prefix="podium-ingested-") as tmp:
+        output = Path(tmp) / "output.zip"
+        try:
+            run = run_ingestion(ingestion, code, limits=limits, output=output)
+        except (JailUnavailable, OSError) as exc:
+            log.error("submission %s: the ingestion program could not run: %r", submission_id, exc)
+            failed = ProgramOutcome(
+                None,
+                INGESTION_PLATFORM_FAILURE,
+                f"the ingestion program could not run: {exc}",
+                record=RunRecord(code_sha256=code_sha256),
+            )
+            return _Ingested(None, failed)
+        found = ingestion_verdict(run, limits=limits)
+        record = RunRecord(
+            log_head=run.log.head.decode("utf-8", errors="replace"),
+            log_tail=run.log.tail.decode("utf-8", errors="replace"),
+            log_bytes=run.log.total_bytes,
+            failure=found.failure,
+            code_sha256=code_sha256,
+        )
+        if found.failure is not None:
+            error = found.error or INGESTION_PLATFORM_FAILURE
+            if not plan.ingestion.get("hide_log"):
+                error += "; your submission's log shows its output"
+            failed = ProgramOutcome(None, error, found.host_error, True, record, charged=True)
+            return _Ingested(None, failed)
+        data = output.read_bytes()
+    try:
+        predictions = _with_metadata(data, seconds=run.seconds)
+    except (zipfile.BadZipFile, ValueError) as exc:
+        words = f"its output cannot be passed on to scoring ({exc})"
+        failed = ProgramOutcome(
+            None,
+            f"your code failed in the ingestion program: {words}",
+            f"the ingestion step failed: {words}",
+            True,
+            replace(record, failure="invalid_output"),
+            charged=True,
+        )
+        return _Ingested(None, failed)
+    return _Ingested(predictions, ProgramOutcome(None, record=record))
+
+
+def _with_metadata(data: bytes, *, seconds: float) -> bytes:
+    """The ingestion's output zip with Codabench's ``metadata`` added (v1.5-era scorers read
+    ``elapsedTime`` there); like Codabench, an output that wrote its own is refused."""
+    out = io.BytesIO(data)
+    with zipfile.ZipFile(out, "a", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        if "metadata" in archive.namelist():
+            raise ValueError(
+                "the output folder already holds a metadata file, which the platform writes"
+            )
+        elapsed = round(seconds, 3)
+        archive.writestr(
+            "metadata",
+            f"elapsedTime: {elapsed}\nexitCode: null\ningestionElapsedTime: {elapsed}\n"
+            "ingestionExitCode: 0\n",
+        )
+    return out.getvalue()
+
+
+def _program_files(path: Path, folder: str = "program/") -> tuple[BundleFile, ...]:
+    """The program's files from the zip the import stored (``program/...``; the ingestion
+    program's under ``ingestion_program/``, its input data under ``input_data/``)."""
     with zipfile.ZipFile(path) as archive:
         return tuple(
-            BundleFile(info.filename.removeprefix("program/"), archive.read(info))
+            BundleFile(info.filename.removeprefix(folder), archive.read(info))
             for info in archive.infolist()
-            if info.filename.startswith("program/") and not info.is_dir()
+            if info.filename.startswith(folder) and not info.is_dir()
         )
 
 

@@ -212,7 +212,12 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
             competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
         )
         plan = ScoringPlan.read(submission, competition, key, code=code)
-        run_for = limits_of(plan.program, settings).wall_seconds + 60 if plan.program else 0
+        run_for = 0.0
+        if plan.program is not None:
+            # A code submission to a phase with an ingestion program runs two steps, each
+            # bounded by the wall limit (as Codabench's prediction and scoring runs are).
+            steps = 2 if plan.program.ingestion else 1
+            run_for = steps * (limits_of(plan.program, settings).wall_seconds + 60)
         return Claim(
             lease=lease,
             key_id=key.id,
@@ -301,15 +306,7 @@ def _evaluate(
     plan: ScoringPlan, settings: Settings, *, submission_id: int, time_limit: float | None = None
 ) -> Outcome:
     if plan.program is not None:  # in the jail, with its own wall limit
-        ran = score_with_program(
-            plan.program,
-            submission_path=Path(plan.submission_path),
-            key_path=Path(plan.key_path),
-            columns=plan.columns,
-            settings=settings,
-            submission_id=submission_id,
-        )
-        return Outcome(ran.result, ran.error, ran.host_error, ran.participants_fault)
+        return _evaluate_program(plan, settings, submission_id=submission_id)[0]
     # A custom metric already runs in a child of its own (the jail).
     if not is_custom(plan.competition()) and (
         estimated_size(Path(plan.submission_path)) > settings.scoring_in_child_bytes
@@ -322,6 +319,24 @@ def _evaluate(
             return evaluate_here(plan, settings, submission_id=submission_id)
     except TimeLimitExceeded:
         return timed_out(time_limit)
+
+
+def _evaluate_program(
+    plan: ScoringPlan, settings: Settings, *, submission_id: int
+) -> "tuple[Outcome, Ran | None]":
+    """Score with the phase's imported program; a code submission to a phase with an ingestion
+    program runs that first, and its run's record comes back to be kept like a code run's."""
+    assert plan.program is not None
+    ran = score_with_program(
+        plan.program,
+        submission_path=Path(plan.submission_path),
+        key_path=Path(plan.key_path),
+        columns=plan.columns,
+        settings=settings,
+        submission_id=submission_id,
+    )
+    outcome = Outcome(ran.result, ran.error, ran.host_error, ran.participants_fault)
+    return outcome, (Ran(ran.record, charged=ran.charged) if ran.record is not None else None)
 
 
 class TimeLimitExceeded(BaseException):
@@ -436,6 +451,8 @@ def score_submission(
                 plan = claim.plan.fetched(settings)
                 if plan.code is not None:
                     outcome, ran = _run_then_score(factory, plan, settings, claim, submission_id)
+                elif plan.program is not None:
+                    outcome, ran = _evaluate_program(plan, settings, submission_id=submission_id)
                 else:
                     outcome = _evaluate(
                         plan, settings, submission_id=submission_id, time_limit=claim.time_limit
@@ -471,6 +488,9 @@ class Ran:
 
     record: RunRecord
     output_ref: str | None = None
+    # Whether a failure through the participant's fault counts against the quota (a code
+    # phase's run, an ingestion run; not a scoring program's failure after an ingestion).
+    charged: bool = True
 
 
 def _run_then_score(
@@ -529,7 +549,7 @@ def _settle(
             # failed through its own fault does, as on Kaggle (charged at upload, kept).
             # A host's rerun never charges again what was refunded before.
             submission.refunded = submission.refunded or not (
-                ran is not None and outcome.participants_fault
+                ran is not None and ran.charged and outcome.participants_fault
             )
             return True
         _write_score(session, submission.id, claim.key_id, outcome)

@@ -11,7 +11,12 @@ then either
   worker does; the returned value goes back as JSON (numpy scalars as plain numbers), or
 - ``coda``: copies the program into the writable ``/app/program``, runs the metadata command there
   (Codabench's working directory) and sends back ``/app/output/scores.json`` and
-  ``scores.txt``.
+  ``scores.txt``, or
+- ``ingestion``: Codabench's prediction step: copies the ingestion program into ``/app/program``
+  and the participant's code into ``/app/ingested_program`` (both writable), runs the ingestion
+  program's command in ``/app/program``, and sends ``/app/output`` back as a zip over its own
+  pipe. The participant's code runs as this process's user, so this process makes itself
+  undumpable first: its pipes are not reachable through ``/proc``.
 
 One JSON status goes back over its own pipe; the program's output goes to the log (the host's).
 """
@@ -131,16 +136,85 @@ def _coda(job: dict[str, Any]) -> dict[str, Any]:
     return {"status": "exited", "code": code, "files": files}
 
 
+def _undumpable() -> None:
+    """The participant's code runs as this process's user: without this it could open the
+    status and output pipes through ``/proc/<this pid>/fd`` and speak for the runner."""
+    try:
+        import ctypes
+
+        pr_set_dumpable = 4
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _zip_output(folder: str, output_fd: int, limit: int) -> dict[str, Any]:
+    """The output folder, regular files only (no link is followed, no FIFO read), as a zip
+    written to the output pipe: what the scoring step finds in ``/app/input/res``."""
+    import zipfile
+
+    sent = count = 0
+    with os.fdopen(output_fd, "wb", closefd=False) as pipe:
+        with zipfile.ZipFile(pipe, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+            for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    path = os.path.join(dirpath, name)
+                    try:
+                        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+                    except OSError:
+                        continue  # a link, or gone
+                    with os.fdopen(fd, "rb") as source:
+                        if not stat.S_ISREG(os.fstat(source.fileno()).st_mode):
+                            continue
+                        data = source.read(limit + 1)
+                    sent += len(data)
+                    if sent > limit:
+                        return {"too_large": True, "bytes": sent}
+                    archive.writestr(os.path.relpath(path, folder), data)
+                    count += 1
+    return {"files": count, "bytes": sent}
+
+
+def _ingestion(job: dict[str, Any]) -> dict[str, Any]:
+    _copy_program(job["program_source"], job["program_dir"])
+    _copy_program(job["code_source"], job["code_dir"])
+    argv = job["argv"]
+    if not argv:
+        return {"status": "error", "error": "no_command"}
+    try:
+        child = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, cwd=job["program_dir"], env=job["env"]
+        )
+    except OSError as exc:
+        print(f"the command could not start: {exc}", file=sys.stderr)
+        return {"status": "error", "error": "not_started"}
+    code = child.wait()
+    result: dict[str, Any] = {"status": "exited", "code": code}
+    if code == 0:
+        result["output"] = _zip_output(job["output_dir"], job["output_fd"], job["max_output_bytes"])
+    return result
+
+
 def main(argv: list[str]) -> int:
     job = json.loads(argv[1])
-    status_fd = job["status_fd"]
-    os.set_inheritable(status_fd, False)
+    status_fd, output_fd = job["status_fd"], job.get("output_fd")
+    for fd in (status_fd, output_fd):
+        if fd is not None:
+            os.set_inheritable(fd, False)
+    if job["kind"] == "ingestion":
+        _undumpable()
     _limit_self(job)
     try:
-        result = _evalai(job) if job["kind"] == "evalai" else _coda(job)
+        if job["kind"] == "ingestion":
+            result = _ingestion(job)
+        else:
+            result = _evalai(job) if job["kind"] == "evalai" else _coda(job)
     except Exception as exc:  # noqa: BLE001 - our own failure still reaches the host
         result = {"status": "runner_error", "message": f"{type(exc).__name__}: {exc}"}
         result["message"] = result["message"][:_MESSAGE_CHARS]
+    if output_fd is not None:
+        os.close(output_fd)
     data = json.dumps(result).encode("utf-8")
     while data:
         data = data[os.write(status_fd, data) :]

@@ -12,6 +12,14 @@ machine allows, else by rlimits; everything killed at the wall limit)::
     /app/output/            where scores.json or scores.txt are written (writable, bounded)
     /app/shared/            Codabench's shared folder (writable, small)
 
+A code submission to a phase with an ingestion program runs :func:`run_ingestion` first
+(Codabench's prediction step), in a jail of its own that holds no reference data::
+
+    /app/program/           the ingestion program, writable (its working directory)
+    /app/ingested_program/  the participant's code, writable
+    /app/input_data/        the task's input data (read-only)
+    /app/output/            what it writes: sent back as a zip, then the scoring step's input/res
+
 The metadata command's ``$program``, ``$input``, ``$output``, ``$shared``... are these paths, and
 programs that hard-code ``/app/input/ref`` find it there. Only the runner
 (:mod:`app.programs.inside`) and these folders are bound in: no server file, no other phase's key.
@@ -33,12 +41,12 @@ from typing import Any
 
 from app.bundles.archive import Limits
 from app.bundles.errors import BundleError
-from app.bundles.model import BundleFile, Program
-from app.bundles.runner import MAX_SCORES_BYTES, coda_layout, materialise
+from app.bundles.model import BundleFile, Ingestion, Program
+from app.bundles.runner import MAX_SCORES_BYTES, coda_layout, ingestion_layout, materialise
 from app.coderun.outcome import LOG_HEAD_BYTES, LOG_TAIL_BYTES, RunLog
 from app.jail.bwrap import APP_ROOT, CODE_DIR, TMP_BYTES, check_jail, jail_command, jail_user
 from app.jail.cgroups import Cgroup, run_cgroup
-from app.jail.process import BoundedReader, HeadTailReader, start, wait_then_kill
+from app.jail.process import BoundedReader, FileSink, HeadTailReader, start, wait_then_kill
 
 MIB = 1024**2
 ROOT = "/app"
@@ -49,6 +57,7 @@ _SHARED_BYTES = 16 * MIB
 _RUNNER = f"{CODE_DIR}/program.py"
 _CODE = ((str(APP_ROOT / "app" / "programs" / "inside.py"), _RUNNER),)
 _PROGRAM_SOURCE = f"{CODE_DIR}/program-source"
+_CODE_SOURCE = f"{CODE_DIR}/code-source"  # the participant's code, before it is copied
 _BARE_PYTHON = re.compile(r"python(3(\.\d+)?)?")
 
 
@@ -74,6 +83,8 @@ class JailedRun:
     oom_kills: int
     returncode: int | None
     seconds: float
+    # The ingestion step's output folder as a zip: the bytes received (None: past its limit).
+    output_bytes: int | None = None
 
 
 class SubmissionUnreadable(Exception):
@@ -130,11 +141,7 @@ def _coda(
     materialise(layout, work)
     _open_up(work)
     size = sum(len(f.data) for f in program.files)
-    argv = list(layout.argv)
-    if argv and _BARE_PYTHON.fullmatch(argv[0]):
-        # The images these programs ran in answered to `python` and `python3`: both are the
-        # scorer runtime's Python here, whatever the install names its executables.
-        argv[0] = sys.executable
+    argv = _python_first(layout.argv)
     job = {
         "kind": "coda",
         "argv": argv,
@@ -159,6 +166,67 @@ def _coda(
         chdir=f"{ROOT}/program",
         limits=limits,
     )
+
+
+def run_ingestion(
+    ingestion: Ingestion,
+    code: Mapping[str, bytes],
+    *,
+    limits: ProgramLimits,
+    output: Path,
+) -> JailedRun:
+    """Codabench's prediction step in the jail: the ingestion program runs the participant's
+    ``code`` (a code submission's files) on the input data; what it writes to ``/app/output``
+    comes back as a zip in ``output`` (``output_bytes``; None past ``output_mb``). The reference
+    data is not in this jail at all. Raises :class:`~app.jail.bwrap.JailUnavailable` where the
+    jail cannot run here."""
+    check_jail()
+    with tempfile.TemporaryDirectory(prefix="podium-ingestion-", ignore_cleanup_errors=True) as tmp:
+        work = Path(tmp)
+        work.chmod(0o711)
+        layout = ingestion_layout(ingestion, code, root=ROOT)
+        materialise(layout, work)
+        _open_up(work)
+        job = {
+            "kind": "ingestion",
+            "argv": _python_first(layout.argv),
+            "program_source": _PROGRAM_SOURCE,
+            "program_dir": f"{ROOT}/program",
+            "code_source": _CODE_SOURCE,
+            "code_dir": f"{ROOT}/ingested_program",
+            "output_dir": f"{ROOT}/output",
+            "max_output_bytes": limits.output_mb * MIB,
+            "env": _env(),
+        }
+        program_size = sum(len(f.data) for f in ingestion.files)
+        code_size = sum(len(data) for data in code.values())
+        return _jailed(
+            job,
+            files={
+                _PROGRAM_SOURCE: work / "program",
+                _CODE_SOURCE: work / "ingested_program",
+                f"{ROOT}/input_data": work / "input_data",
+            },
+            writable={
+                f"{ROOT}/program": program_size + 64 * MIB,
+                # Participants' code writes beside itself at times (a fitted model, a cache).
+                f"{ROOT}/ingested_program": code_size + 64 * MIB,
+                f"{ROOT}/output": limits.output_mb * MIB,
+            },
+            chdir=f"{ROOT}/program",
+            limits=limits,
+            # The zip's own headers on top of the folder's bytes.
+            sink=(output, limits.output_mb * MIB + 16 * MIB),
+        )
+
+
+def _python_first(argv: Sequence[str]) -> list[str]:
+    out = list(argv)
+    if out and _BARE_PYTHON.fullmatch(out[0]):
+        # The images these programs ran in answered to `python` and `python3`: both are the
+        # scorer runtime's Python here, whatever the install names its executables.
+        out[0] = sys.executable
+    return out
 
 
 def _evalai(
@@ -242,6 +310,7 @@ def _jailed(
     writable: dict[str, int],
     chdir: str,
     limits: ProgramLimits,
+    sink: tuple[Path, int] | None = None,
 ) -> JailedRun:
     # The writable folders, /tmp and /dev/shm are in memory and charged to the run's group.
     group = run_cgroup(
@@ -262,6 +331,7 @@ def _jailed(
             # uid 65534 on the machine); the address space where no memory group holds.
             max_processes=None if "processes" in held else limits.max_processes,
             address_space=None if "memory" in held else limits.memory_mb * MIB,
+            sink=sink,
         )
     finally:
         if group is not None:
@@ -278,15 +348,19 @@ def _start(
     group: Cgroup | None,
     max_processes: int | None,
     address_space: int | None,
+    sink: tuple[Path, int] | None = None,
 ) -> JailedRun:
     env = _env()
     status_read, status_write = os.pipe()
+    output_read, output_write = os.pipe() if sink else (None, None)
     job = {
         **job,
         "status_fd": status_write,
+        "output_fd": output_write,
         "max_processes": max_processes,
         "address_space": address_space,
     }
+    ends = [status_write] if output_write is None else [status_write, output_write]
     began = time.monotonic()
     try:
         argv = jail_command(
@@ -303,21 +377,30 @@ def _start(
             env={},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,  # one log, as the output interleaved
-            pass_fds=(status_write,),
+            pass_fds=tuple(ends),
             user=jail_user(code=_CODE),
         )
     except BaseException:
         os.close(status_read)
+        if output_read is not None:
+            os.close(output_read)
         raise
     finally:
-        os.close(status_write)  # the jail holds its own copy
+        for end in ends:
+            os.close(end)  # the jail holds its own copies
     stdout: BufferedReader = process.stdout  # type: ignore[assignment]
     log = HeadTailReader(stdout, head=LOG_HEAD_BYTES, tail=LOG_TAIL_BYTES)
     status = BoundedReader(os.fdopen(status_read, "rb"), _STATUS_BYTES, name="podium-program")
+    readers: list[BoundedReader | HeadTailReader | FileSink] = [log, status]
+    if sink is not None and output_read is not None:
+        readers.append(FileSink(os.fdopen(output_read, "rb"), sink[0], sink[1]))
     timed_out = wait_then_kill(process, limits.wall_seconds)
     seconds = time.monotonic() - began
-    for reader in (log, status):
+    for reader in readers:
         reader.join(timeout=5)
+    received = None
+    if isinstance(readers[-1], FileSink):
+        received = None if readers[-1].overflowed else readers[-1].written
     try:
         parsed = json.loads(status.data())
     except ValueError:
@@ -329,4 +412,5 @@ def _start(
         oom_kills=group.oom_kills() if group else 0,
         returncode=process.returncode,
         seconds=seconds,
+        output_bytes=received,
     )

@@ -119,3 +119,50 @@ def verdict(
             run,
         )
     return ProgramVerdict(scores)
+
+
+# --- the ingestion step ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IngestionVerdict:
+    """The ingestion step's end: ``failure`` None when it wrote its output, else the code run's
+    failure name (``timeout``, ``memory``, ``runtime_error``, ``output_too_large``), the
+    participant's words (never the run's output: the team reads its log where the phase shows
+    it) and the host's (the reason and the end of the output)."""
+
+    failure: str | None
+    error: str | None = None
+    host_error: str | None = None
+
+
+def _ingestion_failed(failure: str, words: str, host: str, run: JailedRun) -> IngestionVerdict:
+    tail = run.log.text()[-HOST_OUTPUT_CHARS:]
+    return IngestionVerdict(
+        failure,
+        f"your code failed in the ingestion program: {words}",
+        f"the ingestion step failed: {host}\n--- the end of the ingestion's output ---\n{tail}",
+    )
+
+
+def ingestion_verdict(run: JailedRun, *, limits: ProgramLimits) -> IngestionVerdict:
+    status = run.status or {}
+    state = status.get("status")
+    if run.timed_out:
+        words = f"it did not finish within the time limit of {limits.wall_seconds:g} s"
+        return _ingestion_failed("timeout", words, f"{words}; it was stopped", run)
+    if run.oom_kills > 0 or (state != "exited" and any(w in run.log.text() for w in _MEMORY_WORDS)):
+        words = f"it ran out of memory (the limit is {limits.memory_mb} MB)"
+        return _ingestion_failed("memory", words, words, run)
+    if state != "exited":
+        reason = status.get("message") or status.get("error") or f"exit status {run.returncode}"
+        words = "it stopped before reporting how it ended"
+        return _ingestion_failed("runtime_error", words, f"{words} ({reason})", run)
+    if status.get("code") != 0:
+        words = f"it exited with status {status.get('code')}"
+        return _ingestion_failed("runtime_error", words, words, run)
+    output = status.get("output") or {}
+    if output.get("too_large") or run.output_bytes is None:
+        words = f"its output is larger than {limits.output_mb} MB"
+        return _ingestion_failed("output_too_large", words, words, run)
+    return IngestionVerdict(None)

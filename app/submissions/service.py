@@ -224,10 +224,21 @@ def visible_submission(session: Session, *, submission_id: int, user: User) -> S
 
 
 def submission_log(session: Session, *, submission_id: int, user: User) -> "RunLogPublic":
-    """A code submission's run log, for its team and the hosts (anyone else: no such thing)."""
+    """A code submission's run log, for its team and the hosts (anyone else: no such thing).
+
+    A code submission to an imported phase with an ingestion program has one too: the ingestion
+    step's output (its program and the team's code, no reference data in that jail), shown to
+    the team unless the bundle hid it (``hide_output``, ``hide_prediction_output``)."""
     submission = visible_submission(session, submission_id=submission_id, user=user)
-    if not submission.phase.takes_code:
+    ingestion = (submission.phase.scorer or {}).get("ingestion")
+    if not submission.phase.takes_code and not (ingestion and submission.log_bytes is not None):
         raise NotFound(f"submission {submission_id} ran no code: it has no log")
+    if (
+        not submission.phase.takes_code
+        and ingestion.get("hide_log")
+        and not is_host(session, submission.competition, user)
+    ):
+        raise NotFound(f"the hosts keep the logs of submission {submission_id}'s phase hidden")
     head, tail = submission.log_head or "", submission.log_tail or ""
     total = submission.log_bytes or 0
     kept = len(head.encode()) + len(tail.encode())

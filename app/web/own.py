@@ -92,14 +92,18 @@ def submission_page(
     submission = service.visible_submission(session, submission_id=submission_id, user=user)
     if submission.competition_id != competition.id:
         raise NotFound(f"no submission {submission_id}")
-    code = submission.phase.takes_code
+    run = None
+    ingested = (submission.phase.scorer or {}).get("ingestion") and submission.log_bytes is not None
+    if submission.phase.takes_code or ingested:
+        try:
+            run = service.submission_log(session, submission_id=submission_id, user=user)
+        except NotFound:
+            run = None  # an ingestion log the bundle keeps from the team
     return {
         "submission": visibility.view(
             session, submission=submission, competition=competition, user=user
         ),
         "submission_phase": submission.phase,
-        "run": service.submission_log(session, submission_id=submission_id, user=user)
-        if code
-        else None,
+        "run": run,
         "kaggle_words": KAGGLE_WORDS.get(submission.run_failure or ""),
     }
