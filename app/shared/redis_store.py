@@ -151,9 +151,11 @@ class RedisCounters:
             pipe.get(name)
             pipe.pttl(name)
             found, left = pipe.execute()
-            if found is None or left <= 0:
+            # PTTL is -2 once the key is gone; 0 while it has under a millisecond left, when it
+            # still counts (a hit then would add to it): only a gone key reads as none.
+            if found is None or left == -2:
                 return 0, 0.0
-            return int(found), left / 1000
+            return int(found), max(left, 0) / 1000
 
         return self._link.run(count, lambda: self.fallback.count(key))
 
