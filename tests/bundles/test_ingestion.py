@@ -436,6 +436,8 @@ import os
 import numpy as np
 
 REF = os.environ.get("ATTACK_REF", "/app/input/ref")
+# Outside the jail (the control) a scratch folder of the test's, not the machine's whole /tmp.
+TMP = os.environ.get("ATTACK_TMP", "/tmp")
 
 
 SECRET = {backwards!r}[::-1]  # never whole in this file: walking /app finds this file too
@@ -468,7 +470,7 @@ CHEATED = attempt("the reference data", lambda: open(os.path.join(REF, "testing_
 attempt("the reference folder", lambda: str(os.listdir(REF)) + everything(REF))
 attempt("the $hidden folder", lambda: everything("/app/input") + str(os.listdir("/app/input")))
 attempt("every file under /app", lambda: everything(os.path.dirname(os.path.dirname(REF)) if "ATTACK_REF" in os.environ else "/app"))
-attempt("every file under /tmp", lambda: everything("/tmp"))
+attempt("every file under /tmp", lambda: everything(TMP))
 print("app holds", sorted(os.listdir("/app")) if os.path.isdir("/app") else None, flush=True)
 
 
@@ -501,9 +503,10 @@ def test_a_model_reaching_for_the_answer_key_finds_nothing(
         target = tmp_path / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(data) if isinstance(data, str) else target.write_bytes(data)
-    code, output = tmp_path / "code", tmp_path / "output"
+    code, output, scratch = tmp_path / "code", tmp_path / "output", tmp_path / "scratch"
     code.mkdir()
     output.mkdir()
+    scratch.mkdir()
     (code / "model.py").write_text(attack)
     control = subprocess.run(
         [
@@ -514,7 +517,11 @@ def test_a_model_reaching_for_the_answer_key_finds_nothing(
             str(tmp_path / "ingestion_program"),
             str(code),
         ],
-        env={**os.environ, "ATTACK_REF": str(tmp_path / "dev_phase" / "reference_data")},
+        env={
+            **os.environ,
+            "ATTACK_REF": str(tmp_path / "dev_phase" / "reference_data"),
+            "ATTACK_TMP": str(scratch),
+        },
         capture_output=True,
         text=True,
         timeout=120,
