@@ -18,6 +18,7 @@ from app.bundles.common import (
     coda_program,
     direction_warnings,
     files_of,
+    ingestion_members,
     sort_key,
 )
 from app.bundles.extension import apply_extension
@@ -314,24 +315,15 @@ def _ingestion(
             "submissions"
         )
         return None
-    members: dict[str, Tree | None] = {}
-    for key in ("ingestion_program", "input_data"):
-        members[key] = None
-        if row.get(key) is None:
-            continue
-        path = f.text(row[key], f"{at}.{key}")
-        if not tree.exists(path, field=f"{at}.{key}"):
-            # A key of a dataset kept on a Codabench server: no bundle carries it.
-            warnings.append(
-                f"task {name!r}: {key} {path!r} is not in the bundle (a dataset kept on a "
-                "Codabench server); its code submissions are not run, and its phase takes "
-                "result submissions"
-            )
-            return None
-        members[key] = tree.member(path, field=f"{at}.{key}")
+    found = ingestion_members(
+        tree, f, row, at, name=f"task {name!r}", server="Codabench", warnings=warnings
+    )
+    if found is None:
+        return None
+    program, input_data = found
     return coda_ingestion(
-        members["ingestion_program"],
-        members["input_data"],
+        program,
+        input_data,
         name=f"task {name!r}",
         field=f"{at}.ingestion_program",
         hide_log=False,

@@ -20,6 +20,7 @@ from app.bundles.common import (
     coda_program,
     direction_warnings,
     files_of,
+    ingestion_members,
     sort_key,
 )
 from app.bundles.fields import Fields, slugify, unique_column_keys, unique_slugs
@@ -232,24 +233,16 @@ def _ingestion(
             "the phase takes result submissions"
         )
         return None
-    members: dict[str, Tree | None] = {}
-    for key in ("ingestion_program", "input_data"):
-        members[key] = None
-        if row.get(key) is None:
-            continue
-        path = f.text(row[key], f"{at}.{key}")
-        if not tree.exists(path, field=f"{at}.{key}"):
-            warnings.append(
-                f"phase {label!r}: {key} {path!r} is not in the bundle (a dataset kept on a "
-                "CodaLab server); its code submissions are not run, and it takes result "
-                "submissions"
-            )
-            return None
-        members[key] = tree.member(path, field=f"{at}.{key}")
+    found = ingestion_members(
+        tree, f, row, at, name=f"phase {label!r}", server="CodaLab", warnings=warnings
+    )
+    if found is None:
+        return None
+    program, input_data = found
     hide = f.boolean(row.get("hide_output"), f"{at}.hide_output", default=False)
     return coda_ingestion(
-        members["ingestion_program"],
-        members["input_data"],
+        program,
+        input_data,
         name=f"phase {label!r}",
         field=f"{at}.ingestion_program",
         hide_log=hide

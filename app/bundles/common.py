@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from app.bundles.archive import Tree
 from app.bundles.errors import BundleError
+from app.bundles.fields import Fields
 from app.bundles.model import BundleFile, Column, Ingestion, Program, ProgramKind
 from app.bundles.safe_yaml import load_yaml
 from app.bundles.scan import scan_program
@@ -116,6 +118,36 @@ def coda_program(
         docker_image=docker_image,
         python2=report.is_python2,
     )
+
+
+def ingestion_members(
+    tree: Tree,
+    f: Fields,
+    row: dict[str, Any],
+    at: str,
+    *,
+    name: str,
+    server: str,
+    warnings: list[str],
+) -> tuple[Tree | None, Tree | None] | None:
+    """The ``ingestion_program`` and ``input_data`` a task (CodaLab: a phase) names, as found in
+    the bundle (None for one it does not name); None, named in ``warnings``, when one names a
+    dataset kept on the platform's ``server``, which no bundle carries."""
+    members: dict[str, Tree | None] = {}
+    for key in ("ingestion_program", "input_data"):
+        members[key] = None
+        if row.get(key) is None:
+            continue
+        path = f.text(row[key], f"{at}.{key}")
+        if not tree.exists(path, field=f"{at}.{key}"):
+            warnings.append(
+                f"{name}: {key} {path!r} is not in the bundle (a dataset kept on a {server} "
+                "server); its code submissions are not run, and the phase takes result "
+                "submissions"
+            )
+            return None
+        members[key] = tree.member(path, field=f"{at}.{key}")
+    return members["ingestion_program"], members["input_data"]
 
 
 def coda_ingestion(
