@@ -115,8 +115,9 @@ def _read_score_file(path: str, limit: int) -> dict[str, Any] | None:
     return {"data": base64.b64encode(data).decode("ascii")}
 
 
-def _coda(job: dict[str, Any]) -> dict[str, Any]:
-    _copy_program(job["program_source"], job["program_dir"])
+def _run_command(job: dict[str, Any]) -> dict[str, Any]:
+    """The program's command, run in its folder: ``{"status": "exited", "code": ...}``, or an
+    error status when there is no command or it could not start."""
     argv = job["argv"]
     if not argv:
         return {"status": "error", "error": "no_command"}
@@ -127,13 +128,21 @@ def _coda(job: dict[str, Any]) -> dict[str, Any]:
     except OSError as exc:
         print(f"the command could not start: {exc}", file=sys.stderr)
         return {"status": "error", "error": "not_started"}
-    code = child.wait()
+    return {"status": "exited", "code": child.wait()}
+
+
+def _coda(job: dict[str, Any]) -> dict[str, Any]:
+    _copy_program(job["program_source"], job["program_dir"])
+    result = _run_command(job)
+    if result["status"] != "exited":
+        return result
     files = {}
     for name in _SCORE_FILES:
         found = _read_score_file(os.path.join(job["output_dir"], name), job["max_scores_bytes"])
         if found is not None:
             files[name] = found
-    return {"status": "exited", "code": code, "files": files}
+    result["files"] = files
+    return result
 
 
 def _undumpable() -> None:
@@ -179,19 +188,8 @@ def _zip_output(folder: str, output_fd: int, limit: int) -> dict[str, Any]:
 def _ingestion(job: dict[str, Any]) -> dict[str, Any]:
     _copy_program(job["program_source"], job["program_dir"])
     _copy_program(job["code_source"], job["code_dir"])
-    argv = job["argv"]
-    if not argv:
-        return {"status": "error", "error": "no_command"}
-    try:
-        child = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, cwd=job["program_dir"], env=job["env"]
-        )
-    except OSError as exc:
-        print(f"the command could not start: {exc}", file=sys.stderr)
-        return {"status": "error", "error": "not_started"}
-    code = child.wait()
-    result: dict[str, Any] = {"status": "exited", "code": code}
-    if code == 0:
+    result = _run_command(job)
+    if result["status"] == "exited" and result["code"] == 0:
         result["output"] = _zip_output(job["output_dir"], job["output_fd"], job["max_output_bytes"])
     return result
 
