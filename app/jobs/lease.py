@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import unit_of_work
+from app.leaderboard.standings import UNSCORED_ONLY
 from app.models import Submission, SubmissionStatus
 from app.models.submission import HELD_STATUSES
 from app.ops.telemetry import SCORING_FAILURES
@@ -77,7 +78,7 @@ def try_claim(
             lease_expires_at=at + timedelta(seconds=seconds),
         )
         .returning(Submission.attempts)
-        .execution_options(synchronize_session=False)
+        .execution_options(synchronize_session=False, **{UNSCORED_ONLY: True})
     )
     return None if attempt is None else Lease(submission_id, attempt, seconds)
 
@@ -100,7 +101,7 @@ def advance(factory: sessionmaker[Session], lease: Lease, status: SubmissionStat
             update(Submission)
             .where(held(lease))
             .values(status=status)
-            .execution_options(synchronize_session=False)
+            .execution_options(synchronize_session=False, **{UNSCORED_ONLY: True})
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
@@ -157,7 +158,7 @@ def put_back(factory: sessionmaker[Session], lease: Lease) -> bool:
                 attempts=Submission.attempts - 1,
                 lease_expires_at=now(),
             )
-            .execution_options(synchronize_session=False)
+            .execution_options(synchronize_session=False, **{UNSCORED_ONLY: True})
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
 

@@ -329,6 +329,12 @@ def _bump_revision(dialect: str):  # type: ignore[no-untyped-def]
     )
 
 
+# An update's execution option, set by statements that move submissions only between unscored
+# statuses (a lease's claim, hand-over, put-back): no board can change, so none is recomputed
+# (the claim of every scoring job recomputed its team's standings for nothing).
+UNSCORED_ONLY = "podium_unscored_only"
+
+
 def wrote_standings(session: Session) -> bool:
     """True when this session's transaction has written standings not yet committed."""
     return bool(session.info.get(_WRITTEN))
@@ -483,7 +489,13 @@ def _collect_bulk(state: ORMExecuteState):  # type: ignore[no-untyped-def]
     where = state.statement.whereclause
     if entity is Submission:
         if state.is_update and not any(_sets(state, name) for name in _SUBMISSION_FIELDS):
-            return None  # status, leases, timings: nothing a board shows
+            return None  # leases, timings: nothing a board shows
+        if (
+            state.is_update
+            and state.execution_options.get(UNSCORED_ONLY)
+            and not any(_sets(state, name) for name in _SUBMISSION_FIELDS if name != "status")
+        ):
+            return None  # a lease's claim or hand-over: never into or out of scored
         moves = _sets(state, "team_id") or _sets(state, "competition_id")
         query = select(Submission.id, Submission.competition_id, Submission.team_id)
         rows = session.execute(query.where(where) if where is not None else query).all()

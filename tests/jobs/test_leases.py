@@ -5,14 +5,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select, update
+from sqlalchemy import event, func, select, update
 
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.jobs import score as jobs
-from app.jobs.lease import try_claim
+from app.jobs.lease import put_back, try_claim
 from app.jobs.sweep import sweep
 from app.main import create_app
-from app.models import Competition, Score, Submission, SubmissionStatus
+from app.models import Competition, Score, Standing, Submission, SubmissionStatus
 from tests.helpers import API, PERFECT, ParkedQueue, ready_competition, submit
 from tests.jobs.test_jobs import _file_settings, _headers
 
@@ -57,6 +57,33 @@ def test_only_one_claim_holds_a_submission(parked):
         assert try_claim(session, first, seconds=60) is None  # held: the second claim loses
     assert lease is not None and lease.attempt == 1
     assert _submission(factory, first).status == SubmissionStatus.scoring
+
+
+def test_a_claim_and_its_hand_back_write_no_standings(parked):
+    # queued -> scoring -> queued moves no board: neither statement may recompute standings
+    # (every scoring job's claim did, for nothing). Scoring then does, once.
+    _settings, factory, (first, _), _ = parked
+    statements: list[str] = []
+    engine = factory.kw["bind"]
+
+    def count(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        with unit_of_work(factory) as session:
+            lease = try_claim(session, first, seconds=60)
+        assert lease is not None
+        assert put_back(factory, lease)
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+    updates = [s for s in statements if s != "BEGIN IMMEDIATE"]  # SQLite's transactions
+    assert len(updates) == 2, statements  # the two updates, nothing else
+    assert not any("standings" in s or "board_revisions" in s for s in statements)
+    jobs.score_submission(factory, first, _settings)
+    with factory() as session:
+        boards = session.scalars(select(Standing.board).where(Standing.submission_id == first))
+        assert sorted(boards) == ["private", "public"]
 
 
 def test_a_scorer_whose_lease_was_taken_over_writes_nothing(parked):
