@@ -117,7 +117,7 @@ def wait_for_writes() -> None:
 
 
 @dataclass(frozen=True)
-class _Job:
+class StatsJob:
     score_id: int
     competition: Competition  # detached copy of the settings the job reads
     key: AnswerKey
@@ -126,7 +126,27 @@ class _Job:
     submission_id: int
 
 
-def _claim(factory: sessionmaker[Session], submission_id: int, key_id: int) -> _Job | None:
+def stats_job(submission: Submission, competition: Competition, key: AnswerKey) -> StatsJob | None:
+    """The stats job of a submission about to be scored, as transient copies (no session), or
+    None when its competition keeps no stats. Its score row's id is filled in when written."""
+    if not competition.score_intervals and competition.public_board_mode != "ladder_free":
+        return None
+    copy = Competition(
+        id=competition.id,
+        metric_name=competition.metric_name,
+        metric_params=dict(competition.metric_params or {}),
+        id_column=competition.id_column,
+        custom_metric_path=competition.custom_metric_path,
+        custom_metric_direction=competition.custom_metric_direction,
+        score_intervals=competition.score_intervals,
+        public_board_mode=competition.public_board_mode,
+    )
+    key_copy = AnswerKey(id=key.id, path=key.path, sha256=key.sha256, phase_id=key.phase_id)
+    path = submission.output_path or submission.path
+    return StatsJob(0, copy, key_copy, path, submission.team_id, submission.id)
+
+
+def _claim(factory: sessionmaker[Session], submission_id: int, key_id: int) -> StatsJob | None:
     with unit_of_work(factory) as session:
         score = session.scalar(
             select(Score).where(Score.submission_id == submission_id, Score.answer_key_id == key_id)
@@ -147,7 +167,7 @@ def _claim(factory: sessionmaker[Session], submission_id: int, key_id: int) -> _
         session.expunge(key)
         # A code submission's predictions are the file its run wrote, not its code.
         predictions = submission.output_path or submission.path
-        return _Job(score.id, competition, key, predictions, submission.team_id, submission_id)
+        return StatsJob(score.id, competition, key, predictions, submission.team_id, submission_id)
 
 
 def _split_masks(usage: np.ndarray | None, n: int) -> dict[str, np.ndarray]:
@@ -165,7 +185,7 @@ class _Computed:
 
 
 def _plan(
-    job: _Job, table: AnswerKeyTable, path: str, settings: Settings, masks: list[np.ndarray]
+    job: StatsJob, table: AnswerKeyTable, path: str, settings: Settings, masks: list[np.ndarray]
 ) -> list[Plan]:
     """One submission's plans on these rows of the key (the file read once)."""
     metric = metric_for(job.competition)
@@ -174,7 +194,7 @@ def _plan(
     return [make_plan(metric.name, params, table.y_true[m], y_pred[m]) for m in masks]
 
 
-def _compute(job: _Job, settings: Settings) -> _Computed:
+def _compute(job: StatsJob, settings: Settings) -> _Computed:
     table = key_table(job.competition, job.key, settings)
     intervals: dict[str, dict[str, float | int]] = {}
     replicates: dict[str, bytes] = {}
@@ -198,7 +218,9 @@ def _compute(job: _Job, settings: Settings) -> _Computed:
     return _Computed(intervals, replicates, plans.get("public"))
 
 
-def _team_best(session: Session, job: _Job, competition: Competition, key: AnswerKey) -> int | None:
+def _team_best(
+    session: Session, job: StatsJob, competition: Competition, key: AnswerKey
+) -> int | None:
     """The submission the team's next Ladder step is compared with: its last release, else the
     best visible baseline."""
     # This score has no stats row yet, so the replay leaves it pending: best is among the earlier.
@@ -234,7 +256,7 @@ def _team_best(session: Session, job: _Job, competition: Competition, key: Answe
 
 def _ladder_threshold(
     session: Session,
-    job: _Job,
+    job: StatsJob,
     competition: Competition,
     computed: _Computed,
     settings: Settings,
@@ -276,6 +298,67 @@ def _ladder_threshold(
     return float(diff.std(ddof=1)) if diff.size > 1 else None
 
 
+def compute_stats(job: StatsJob, settings: Settings) -> "Stats":
+    """What needs no database: the intervals and replicates of the submission's splits."""
+    if is_custom(job.competition) or not supports_intervals(job.competition.metric_name):
+        return Stats(_Computed({}, {}, None), "this metric has no bootstrap interval")
+    try:
+        return Stats(_compute(job, settings), None)
+    except Exception as exc:  # noqa: BLE001 - the score stands; the host gets a note
+        log.exception("intervals for submission %s failed", job.submission_id)
+        return Stats(_Computed({}, {}, None), f"intervals failed: {type(exc).__name__}"[:200])
+
+
+@dataclass(frozen=True)
+class Stats:
+    computed: _Computed
+    note: str | None
+
+
+# Keys up to this many rows have their stats computed beside the score and written in the
+# score's own transaction (a 100-row key's intervals take ~4 ms of CPU, less than the second
+# step's own transactions and re-reading the file took). Larger keys keep the second step, so
+# a long bootstrap never delays a score.
+INLINE_ROWS = 20_000
+
+
+def inline_stats(job: StatsJob, settings: Settings) -> Stats | None:
+    """The stats to write with the score, for a small key; None when the second step does it."""
+    try:
+        table = key_table(job.competition, job.key, settings)
+    except Exception:  # noqa: BLE001 - the second step says what is wrong
+        return None
+    return compute_stats(job, settings) if table.n_rows <= INLINE_ROWS else None
+
+
+def write_stats(
+    session: Session, job: StatsJob, stats: Stats, settings: Settings, *, new_score: bool = False
+) -> None:
+    """Store the stats row with the Ladder's threshold, in the caller's transaction; nothing when
+    the row is there already (``new_score``: the score row was written in this transaction, so
+    it cannot have one)."""
+    if not new_score and session.scalar(
+        select(ScoreStats.id).where(ScoreStats.score_id == job.score_id)
+    ):
+        return
+    competition = session.get(Competition, job.competition.id)
+    threshold = None
+    if competition is not None:
+        threshold = _ladder_threshold(session, job, competition, stats.computed, settings)
+    computed = stats.computed
+    session.add(
+        ScoreStats(
+            score_id=job.score_id,
+            public_interval=computed.intervals.get("public"),
+            private_interval=computed.intervals.get("private"),
+            public_replicates=computed.replicates.get("public"),
+            private_replicates=computed.replicates.get("private"),
+            ladder_threshold=threshold,
+            note=stats.note,
+        )
+    )
+
+
 def add_score_stats(
     factory: sessionmaker[Session], submission_id: int, key_id: int, settings: Settings
 ) -> None:
@@ -284,80 +367,59 @@ def add_score_stats(
         job = _claim(factory, submission_id, key_id)
         if job is None:
             return
-        note = None
-        computed = _Computed({}, {}, None)
-        if is_custom(job.competition) or not supports_intervals(job.competition.metric_name):
-            note = "this metric has no bootstrap interval"
-        else:
-            try:
-                computed = _compute(job, settings)
-            except Exception as exc:  # noqa: BLE001 - the score stands; the host gets a note
-                log.exception("intervals for submission %s failed", submission_id)
-                note = f"intervals failed: {type(exc).__name__}"[:200]
+        stats = compute_stats(job, settings)
         with unit_of_work(factory) as session:
-            if session.scalar(select(ScoreStats.id).where(ScoreStats.score_id == job.score_id)):
-                return
-            competition = session.get(Competition, job.competition.id)
-            threshold = None
-            if competition is not None:
-                threshold = _ladder_threshold(session, job, competition, computed, settings)
-            session.add(
-                ScoreStats(
-                    score_id=job.score_id,
-                    public_interval=computed.intervals.get("public"),
-                    private_interval=computed.intervals.get("private"),
-                    public_replicates=computed.replicates.get("public"),
-                    private_replicates=computed.replicates.get("private"),
-                    ladder_threshold=threshold,
-                    note=note,
-                )
-            )
+            write_stats(session, job, stats, settings)
         _refresh_bands(factory, job)
     except Exception:  # noqa: BLE001 - never let the second step hurt the queue
         log.exception("score stats for submission %s failed", submission_id)
 
 
-def _refresh_bands(factory: sessionmaker[Session], job: _Job) -> None:
+def _refresh_bands(factory: sessionmaker[Session], job: StatsJob) -> None:
+    try:
+        with unit_of_work(factory) as session:
+            refresh_bands_after(session, job)
+    except Exception:  # noqa: BLE001 - a concurrent refresh won, or the board moved on
+        log.warning("bands after submission %s not refreshed", job.submission_id, exc_info=True)
+
+
+def refresh_bands_after(session: Session, job: StatsJob) -> None:
     """The boards' rank bands with this score in them. On the published key version only when
     the submission stands on a board (most do not beat their team's best); on a version being
     rescored, once, when its last submission is scored, so the bands are there on publishing."""
-    try:
-        with unit_of_work(factory) as session:
-            competition = session.get(Competition, job.competition.id)
-            if competition is None or not competition.score_intervals:
-                return
-            key = session.get(AnswerKey, job.key.id)
-            if key is None:
-                return
-            # Each phase has its own keys: the published one is the key's phase's.
-            published = key.phase.board_key
-            if published is not None and published.id == job.key.id:
-                apply_pending(session)
-                stands = session.scalar(
-                    select(Standing.id).where(
-                        Standing.answer_key_id == job.key.id,
-                        Standing.submission_id == job.submission_id,
-                    )
-                )
-                if stands is None:
-                    return
-            else:
-                unscored = session.scalar(
-                    select(Submission.id)
-                    .where(
-                        Submission.phase_id == key.phase_id,
-                        ~exists().where(
-                            Score.submission_id == Submission.id,
-                            Score.answer_key_id == job.key.id,
-                        ),
-                    )
-                    .limit(1)
-                )
-                if unscored is not None:
-                    return
-            refresh_bands(session, competition=competition, key_id=job.key.id)
-    except Exception:  # noqa: BLE001 - a concurrent refresh won, or the board moved on
-        log.warning("bands after submission %s not refreshed", job.submission_id, exc_info=True)
+    competition = session.get(Competition, job.competition.id)
+    if competition is None or not competition.score_intervals:
+        return
+    key = session.get(AnswerKey, job.key.id)
+    if key is None:
+        return
+    # Each phase has its own keys: the published one is the key's phase's.
+    published = key.phase.board_key
+    if published is not None and published.id == job.key.id:
+        apply_pending(session)
+        stands = session.scalar(
+            select(Standing.id).where(
+                Standing.answer_key_id == job.key.id,
+                Standing.submission_id == job.submission_id,
+            )
+        )
+        if stands is None:
+            return
+    else:
+        unscored = session.scalar(
+            select(Submission.id)
+            .where(
+                Submission.phase_id == key.phase_id,
+                ~exists().where(
+                    Score.submission_id == Submission.id,
+                    Score.answer_key_id == job.key.id,
+                ),
+            )
+            .limit(1)
+        )
+        if unscored is not None:
+            return
+    refresh_bands(session, competition=competition, key_id=job.key.id)
 
 
 # Bands cover a board's best this many ranked rows (Holm within them; the rest show none).

@@ -25,11 +25,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, joinedload, sessionmaker
 
 import app
 from app.coderun.limits import CodeLimits
@@ -42,7 +43,15 @@ from app.evaluation.custom import score_with_custom_metric
 from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom
 from app.jobs.code_run import CodeInput, CodePlan, RunRecord, refused_output, run_submission_code
-from app.jobs.honest import add_score_stats
+from app.jobs.honest import (
+    Stats,
+    StatsJob,
+    add_score_stats,
+    inline_stats,
+    refresh_bands_after,
+    stats_job,
+    write_stats,
+)
 from app.jobs.lease import (
     Lease,
     advance,
@@ -56,7 +65,16 @@ from app.jobs.lease import (
 from app.jobs.lease import now as lease_now
 from app.jobs.program import ProgramPlan, limits_of, program_plan, score_with_program
 from app.jobs.turns import claim_run
-from app.models import AnswerKey, Competition, DataFile, Score, Submission, SubmissionStatus
+from app.leaderboard.standings import apply_pending
+from app.models import (
+    AnswerKey,
+    Competition,
+    DataFile,
+    Phase,
+    Score,
+    Submission,
+    SubmissionStatus,
+)
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
 from app.scoring.columns import resolve_columns
@@ -178,19 +196,29 @@ class Claim:
     time_limit: float
     request_id: str | None
     hold_for: float = 0.0
+    # An uploaded file's stats job: on a small key its stats are written with the score.
+    stats: StatsJob | None = None
 
 
 def _claim(factory: sessionmaker[Session], submission_id: int, settings: Settings) -> Claim | None:
     """Take the submission under a lease; None when finished, held by another scorer, out of
     attempts (it fails, refunded) or without a published key yet."""
     with unit_of_work(factory) as session:
-        submission = session.get(Submission, submission_id)
+        # One statement for the submission, its competition, its phase and the phase's keys.
+        submission = session.get(
+            Submission,
+            submission_id,
+            options=[
+                joinedload(Submission.competition),
+                joinedload(Submission.phase).joinedload(Phase.answer_keys),
+            ],
+        )
         if submission is None or submission.status in (
             SubmissionStatus.scored,
             SubmissionStatus.failed,
         ):
             return None
-        competition = session.get(Competition, submission.competition_id)
+        competition = submission.competition
         key = submission.phase.board_key if competition else None
         if competition is None or key is None:
             return None
@@ -218,12 +246,14 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
             # bounded by the wall limit (as Codabench's prediction and scoring runs are).
             steps = 2 if plan.program.ingestion else 1
             run_for = steps * (limits_of(plan.program, settings).wall_seconds + 60)
+        plain = code is None and plan.program is None
         return Claim(
             lease=lease,
             key_id=key.id,
             plan=plan,
             time_limit=time_limit,
             request_id=submission.request_id,
+            stats=stats_job(submission, competition, key) if plain else None,
             # The lease is renewed through the run and then the scoring.
             hold_for=time_limit
             + (float(code.limits["wall_seconds"]) + 60 if code else 0)
@@ -405,28 +435,31 @@ def _evaluate_in_child(
     return Outcome(None, GENERIC_FAILURE, host_error)
 
 
-def _write_score(session: Session, submission_id: int, key_id: int, outcome: Outcome) -> None:
+def _write_score(
+    session: Session, submission_id: int, key_id: int, outcome: Outcome
+) -> Score | None:
+    """The score row written, or None when the submission had one for this key already."""
     exists = session.scalar(
         select(Score.id).where(Score.submission_id == submission_id, Score.answer_key_id == key_id)
     )
     if exists is not None:
-        return
+        return None
     result = outcome.result
-    session.add(
-        Score(
-            submission_id=submission_id,
-            answer_key_id=key_id,
-            score=result.score if result else None,
-            public_score=result.public if result else None,
-            private_score=result.private if result else None,
-            details=result.details
-            if result
-            else {"error": outcome.error, "host_error": outcome.host_error},
-            columns=result.columns if result else None,
-            public_tie=result.public_tie if result else "",
-            private_tie=result.private_tie if result else "",
-        )
+    score = Score(
+        submission_id=submission_id,
+        answer_key_id=key_id,
+        score=result.score if result else None,
+        public_score=result.public if result else None,
+        private_score=result.private if result else None,
+        details=result.details
+        if result
+        else {"error": outcome.error, "host_error": outcome.host_error},
+        columns=result.columns if result else None,
+        public_tie=result.public_tie if result else "",
+        private_tie=result.private_tie if result else "",
     )
+    session.add(score)
+    return score
 
 
 def score_submission(
@@ -464,7 +497,11 @@ def score_submission(
                 return
         seconds = time.perf_counter() - started
         _observe(plan, outcome, seconds)
-        if not _settle(factory, claim, outcome, ran):
+        stats = None
+        if outcome.result is not None and claim.stats is not None:
+            stats = inline_stats(claim.stats, settings)
+        settled = _settle(factory, claim, outcome, ran, stats=stats, settings=settings)
+        if settled is Settled.lost:
             log.warning(
                 "submission %s: the lease was lost while scoring; another scorer has it",
                 submission_id,
@@ -477,7 +514,7 @@ def score_submission(
             seconds,
             extra={"submission_id": submission_id},
         )
-        if outcome.result is not None:
+        if outcome.result is not None and settled is not Settled.with_stats:
             # The score is committed and visible; intervals and the Ladder's threshold come after.
             add_score_stats(factory, submission_id, claim.key_id, settings)
 
@@ -530,19 +567,29 @@ def _run_then_score(
         return outcome, Ran(run.record, stored.ref)
 
 
+class Settled(Enum):
+    lost = "lost"  # the lease no longer held the submission: nothing written
+    written = "written"
+    with_stats = "with_stats"  # and its stats, computed beside the score
+
+
 def _settle(
-    factory: sessionmaker[Session], claim: Claim, outcome: Outcome, ran: Ran | None = None
-) -> bool:
-    """Write the outcome if the lease still holds the submission; False when it does not."""
+    factory: sessionmaker[Session],
+    claim: Claim,
+    outcome: Outcome,
+    ran: Ran | None = None,
+    *,
+    stats: Stats | None = None,
+    settings: Settings | None = None,
+) -> Settled:
+    """Write the outcome if the lease still holds the submission, with its stats when they were
+    computed beside the score."""
     with unit_of_work(factory) as session:
         submission = session.scalar(select(Submission).where(held(claim.lease)).with_for_update())
         if submission is None:
-            return False
-        submission.finished_at = _now()
-        submission.lease_expires_at = None
-        if ran is not None:
-            _keep_run(submission, ran)
+            return Settled.lost
         if outcome.result is None:
+            _finish(submission, ran)
             submission.status = SubmissionStatus.failed
             submission.error, submission.host_error = outcome.error, outcome.host_error
             # No failure of a file counts against the quota (README, Quotas); a code run that
@@ -551,11 +598,45 @@ def _settle(
             submission.refunded = submission.refunded or not (
                 ran is not None and ran.charged and outcome.participants_fault
             )
-            return True
-        _write_score(session, submission.id, claim.key_id, outcome)
+            return Settled.written
+        score = _write_score(session, submission.id, claim.key_id, outcome)
+        _finish(submission, ran)
         submission.status = SubmissionStatus.scored
         submission.error = submission.host_error = None
-        return True
+        if score is None or stats is None or claim.stats is None or settings is None:
+            return Settled.written
+        # Held for the rest of the transaction: the session keeps what is loaded only while
+        # something refers to it, and the standings and the stats below read both again.
+        loaded = (
+            session.get(Competition, submission.competition_id),
+            session.get(
+                AnswerKey,
+                claim.key_id,
+                options=[joinedload(AnswerKey.phase).joinedload(Phase.answer_keys)],
+            ),
+        )
+        # The standings first, in this transaction: the stats below go in a savepoint of their
+        # own, and a failure there must not take the board's update with it.
+        apply_pending(session)
+        job = replace(claim.stats, score_id=score.id)
+        try:
+            with session.begin_nested():
+                write_stats(session, job, stats, settings, new_score=True)
+                refresh_bands_after(session, job)
+        except Exception:  # noqa: BLE001 - the score stands; the second step tries again
+            del loaded
+            log.warning(
+                "stats of submission %s left to the second step", job.submission_id, exc_info=True
+            )
+            return Settled.written
+        return Settled.with_stats
+
+
+def _finish(submission: Submission, ran: Ran | None) -> None:
+    submission.finished_at = _now()
+    submission.lease_expires_at = None
+    if ran is not None:
+        _keep_run(submission, ran)
 
 
 def _keep_run(submission: Submission, ran: Ran) -> None:

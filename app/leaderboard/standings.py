@@ -416,7 +416,14 @@ def _collect(session: Session, _context: UOWTransaction) -> None:
     pending = _pending(session)
     for obj in session.new:
         if isinstance(obj, Score):
-            pending.submissions.add(obj.submission_id)
+            # Its submission's team straight away when the session holds it (the scorer's
+            # settle does), else looked up with the others when applied.
+            held = session.identity_map.get(session.identity_key(Submission, obj.submission_id))
+            loaded = inspect(held).dict if isinstance(held, Submission) else {}
+            if loaded.get("team_id") is not None and loaded.get("competition_id") is not None:
+                pending.teams.add((loaded["competition_id"], loaded["team_id"]))
+            else:
+                pending.submissions.add(obj.submission_id)
         elif isinstance(obj, Submission) and obj.status == SubmissionStatus.scored:
             # Only a scored submission is an entry: a new upload (queued, or failed at once)
             # changes no standing, so accepting one writes none.

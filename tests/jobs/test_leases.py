@@ -12,7 +12,7 @@ from app.jobs import score as jobs
 from app.jobs.lease import put_back, try_claim
 from app.jobs.sweep import sweep
 from app.main import create_app
-from app.models import Competition, Score, Standing, Submission, SubmissionStatus
+from app.models import Competition, Score, ScoreStats, Standing, Submission, SubmissionStatus
 from tests.helpers import API, PERFECT, ParkedQueue, ready_competition, submit
 from tests.jobs.test_jobs import _file_settings, _headers
 
@@ -98,7 +98,9 @@ def test_a_scorer_whose_lease_was_taken_over_writes_nothing(parked):
         )
     jobs.score_submission(factory, first, settings)  # the new holder scores it
     outcome = jobs._evaluate(claim.plan, settings, submission_id=first)
-    assert jobs._settle(factory, claim, outcome) is False  # the first comes back too late
+    assert (
+        jobs._settle(factory, claim, outcome) is jobs.Settled.lost
+    )  # the first comes back too late
     assert _score_rows(factory, first) == 1
     submission = _submission(factory, first)
     assert submission.status == SubmissionStatus.scored and submission.attempts == 2
@@ -171,3 +173,44 @@ def test_a_job_past_its_time_limit_fails_refunded_and_the_scorer_goes_on(tmp_pat
     submission = _submission(factory, slow)
     assert submission.status == SubmissionStatus.failed and submission.refunded
     assert "time limit" in submission.host_error and "time limit" not in submission.error
+
+
+def _stats_of(factory, submission_id: int):  # type: ignore[no-untyped-def]
+    with factory() as session:
+        return session.scalar(
+            select(ScoreStats)
+            .join(Score, Score.id == ScoreStats.score_id)
+            .where(Score.submission_id == submission_id)
+        )
+
+
+def test_a_small_keys_stats_are_written_with_the_score(parked, monkeypatch):
+    # Scored and its intervals, in one transaction: no second step, no moment of a score
+    # without its interval.
+    settings, factory, (first, _), _ = parked
+    second_step: list[int] = []
+    monkeypatch.setattr(jobs, "add_score_stats", lambda _f, sid, *_a: second_step.append(sid))
+    jobs.score_submission(factory, first, settings)
+    stats = _stats_of(factory, first)
+    assert _submission(factory, first).status == SubmissionStatus.scored
+    assert second_step == []
+    assert stats is not None and stats.note is None
+    assert stats.public_interval["low"] <= stats.public_interval["high"]
+    assert stats.public_replicates and stats.ladder_threshold == 0.0  # a first: nothing to beat
+
+
+def test_stats_that_fail_beside_the_score_leave_it_standing_for_the_second_step(
+    parked, monkeypatch
+):
+    settings, factory, (first, _), _ = parked
+
+    def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise RuntimeError("stats went wrong")
+
+    monkeypatch.setattr(jobs, "write_stats", broken)
+    jobs.score_submission(factory, first, settings)
+    assert _submission(factory, first).status == SubmissionStatus.scored
+    with factory() as session:  # the board moved with the score, not with the stats
+        assert session.scalar(select(func.count()).where(Standing.submission_id == first)) == 2
+    stats = _stats_of(factory, first)  # written by the second step instead
+    assert stats is not None and stats.public_interval is not None
