@@ -13,7 +13,7 @@ from the best visible baseline's public score.
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from app.evaluation.metric import metric_for
@@ -71,6 +71,10 @@ def replay(
         )
         .order_by(Submission.created_at, Submission.id)
     )
+    if team_ids is not None:
+        # The teams asked for and the baselines (the Ladder's start), not the whole board: the
+        # scorer replays one team after each of its submissions.
+        query = query.where(or_(Submission.team_id.in_(team_ids), Submission.baseline.is_(True)))
     rows = session.execute(query).all()
     baselines = [r.public_score for r in rows if r.baseline and r.public_score is not None]
     start = (max(baselines) if maximize else min(baselines)) if baselines else None

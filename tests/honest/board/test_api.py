@@ -297,3 +297,53 @@ def test_a_lone_team_is_in_band_one(client, host, alice):
     _competition(client, host)
     _submit(client, alice, _predictions(19))
     assert [r["band"] for r in _get(client, alice, "/competitions/lad/leaderboard")["rows"]] == [1]
+
+
+def test_one_teams_replay_reads_that_team_and_the_baselines_only(
+    client, host, alice, bob, session_factory
+):
+    # The scorer replays the uploading team's Ladder after each submission: what it reads must
+    # not grow with the rest of the board, and it must give the same ladder as the whole replay.
+    from sqlalchemy import select
+
+    from app.honest.board.ladder import replay
+    from app.models import AnswerKey, Competition
+
+    _competition(client, host, public_board_mode="ladder", ladder_step=0.1)
+    response = client.post(
+        f"{API}/competitions/lad/submissions",
+        files={"file": ("b.csv", _predictions(11), "text/csv")},
+        data={"baseline": "true"},
+        headers=host.headers,
+    )
+    assert response.status_code == 202, response.text
+    for right in (12, 15, 19):
+        _submit(client, alice, _predictions(right))
+        _submit(client, bob, _predictions(right - 1))
+    rows_read: list[int] = []
+
+    class Counted:
+        def __init__(self, rows):  # type: ignore[no-untyped-def]
+            self.rows = rows
+
+        def all(self):  # type: ignore[no-untyped-def]
+            return self.rows
+
+    with session_factory() as session:
+        competition = session.scalar(select(Competition).where(Competition.slug == "lad"))
+        key = session.scalar(select(AnswerKey).where(AnswerKey.competition_id == competition.id))
+        whole = replay(session, competition=competition, key=key)
+        [team_a] = [t for t, ladder in whole.items() if len(ladder.shown) == 3][:1]
+        real = session.execute
+
+        def counting(statement, *args, **kwargs):  # type: ignore[no-untyped-def]
+            rows = real(statement, *args, **kwargs).all()
+            rows_read.append(len(rows))
+            return Counted(rows)
+
+        session.execute = counting  # type: ignore[method-assign]
+        one = replay(session, competition=competition, key=key, team_ids=[team_a])
+    assert list(one) == [team_a]
+    assert one[team_a].shown == whole[team_a].shown  # the same ladder, from the same baseline
+    assert one[team_a].released == whole[team_a].released
+    assert rows_read == [4]  # its three submissions and the baseline, not the other team's
