@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     # Bootstrap resample matrices too large to keep in memory (1 GB per split at 1M rows) are
     # written once per machine into data_dir/resample-cache, kept under this budget.
     resample_cache_bytes: int = 8 * 1024 * 1024 * 1024
+    # A board's rank bands are recomputed at most this often per key version and process: each
+    # refresh reads every ranked team's replicates (40 MB at 5,000 teams), so a burst of scores
+    # that move the board is folded into one refresh at the end of the interval. 0: after each.
+    bands_every_seconds: float = 2.0
 
     # "thread": a scoring thread inside the server process (the embedded default);
     # "eager": score inside the request's commit hook (tests, one-shot tools);

@@ -20,6 +20,11 @@ from urllib.parse import urlsplit, urlunsplit
 # Before the app is imported, and inherited by every server and process the tests start: password
 # hashes at Argon2's smallest cost (app.auth.passwords), not 0.2 s of CPU a sign-in.
 os.environ.setdefault("PODIUM_ENV", "test")
+# Rank bands refreshed after every score that moves a board, not paced to one refresh per key
+# version every 2 s: the pacing is kept per process by key id, and the tests' databases reuse
+# ids, so one test's refresh would defer the next test's. Its own tests turn it back on
+# (tests/jobs/test_bands_pacing.py).
+os.environ.setdefault("PODIUM_BANDS_EVERY_SECONDS", "0")
 
 import pytest
 from fastapi.testclient import TestClient

@@ -12,7 +12,9 @@ bootstrap replicates, and without those (intervals off) the Ladder uses its fixe
 
 import logging
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +22,7 @@ from sqlalchemy import exists, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.db import unit_of_work
+from app.db import after_commit, lock_standings, unit_of_work
 from app.evaluation.keys import key_table, stored_predictions
 from app.evaluation.metric import is_custom, metric_for
 from app.honest.board.board import stats_of, stored_bands
@@ -32,7 +34,7 @@ from app.honest.engine.paired import paired_se
 from app.honest.engine.plans import Plan, make_plan, supports_intervals
 from app.honest.engine.replicates import run
 from app.honest.engine.resample import Resamples, seed_for
-from app.leaderboard.standings import apply_pending
+from app.leaderboard.standings import apply_pending, bump_revision
 from app.models import AnswerKey, BoardBands, Competition, Score, ScoreStats, Standing, Submission
 from app.models.types import utcnow
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
@@ -370,23 +372,27 @@ def add_score_stats(
         stats = compute_stats(job, settings)
         with unit_of_work(factory) as session:
             write_stats(session, job, stats, settings)
-        _refresh_bands(factory, job)
+        _refresh_bands(factory, job, settings)
     except Exception:  # noqa: BLE001 - never let the second step hurt the queue
         log.exception("score stats for submission %s failed", submission_id)
 
 
-def _refresh_bands(factory: sessionmaker[Session], job: StatsJob) -> None:
+def _refresh_bands(factory: sessionmaker[Session], job: StatsJob, settings: Settings) -> None:
     try:
         with unit_of_work(factory) as session:
-            refresh_bands_after(session, job)
+            refresh_bands_after(session, job, factory=factory, every=settings.bands_every_seconds)
     except Exception:  # noqa: BLE001 - a concurrent refresh won, or the board moved on
         log.warning("bands after submission %s not refreshed", job.submission_id, exc_info=True)
 
 
-def refresh_bands_after(session: Session, job: StatsJob) -> None:
+def refresh_bands_after(
+    session: Session, job: StatsJob, *, factory: sessionmaker[Session], every: float
+) -> None:
     """The boards' rank bands with this score in them. On the published key version only when
-    the submission stands on a board (most do not beat their team's best); on a version being
-    rescored, once, when its last submission is scored, so the bands are there on publishing."""
+    the submission stands on a board (most do not beat their team's best), at most once per
+    ``every`` seconds (a later change in the interval is folded into one refresh at its end); on
+    a version being rescored, once, when its last submission is scored, so the bands are there
+    on publishing."""
     competition = session.get(Competition, job.competition.id)
     if competition is None or not competition.score_intervals:
         return
@@ -405,6 +411,19 @@ def refresh_bands_after(session: Session, job: StatsJob) -> None:
         )
         if stands is None:
             return
+        delay = bands_pacer.now_or_later(key.id, every)
+        if delay is None:  # a refresh is due already: it will see this standing
+            return
+        if delay > 0:
+            competition_id, key_id = competition.id, key.id
+            # Started once this transaction has committed, so the refresh reads its standing.
+            after_commit(
+                session,
+                lambda: bands_pacer.schedule(
+                    key_id, delay, lambda: _refresh_later(factory, competition_id, key_id)
+                ),
+            )
+            return
     else:
         unscored = session.scalar(
             select(Submission.id)
@@ -420,6 +439,68 @@ def refresh_bands_after(session: Session, job: StatsJob) -> None:
         if unscored is not None:
             return
     refresh_bands(session, competition=competition, key_id=job.key.id)
+
+
+def _refresh_later(factory: sessionmaker[Session], competition_id: int, key_id: int) -> None:
+    """A paced refresh, in a transaction of its own; never raises (it runs on a timer)."""
+    try:
+        with unit_of_work(factory) as session:
+            competition = session.get(Competition, competition_id)
+            if competition is None or not competition.score_intervals:
+                return
+            lock_standings(session, competition_id)  # the boards' writers, one at a time
+            refresh_bands(session, competition=competition, key_id=key_id)
+            bump_revision(session, competition_id)  # rendered boards show the new bands
+    except Exception:  # noqa: BLE001 - the next score that moves the board refreshes them
+        log.warning("paced bands refresh of key %s failed", key_id, exc_info=True)
+
+
+class BandsPacer:
+    """When each key version's bands were last refreshed in this process, and the one refresh
+    waiting for the end of its interval."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[int, float] = {}
+        self._waiting: dict[int, threading.Timer] = {}
+
+    def now_or_later(self, key_id: int, every: float) -> float | None:
+        """0 to refresh now (counted as done now), the delay to refresh after, or None when a
+        refresh is waiting already."""
+        with self._lock:
+            if key_id in self._waiting:
+                return None
+            at = time.monotonic()
+            last = self._last.get(key_id)
+            if every <= 0 or last is None or at - last >= every:
+                self._last[key_id] = at
+                return 0.0
+            return last + every - at
+
+    def schedule(self, key_id: int, delay: float, refresh: Callable[[], None]) -> None:
+        def run() -> None:
+            with self._lock:
+                self._waiting.pop(key_id, None)
+                self._last[key_id] = time.monotonic()
+            refresh()
+
+        timer = threading.Timer(delay, run)
+        timer.daemon = True
+        with self._lock:
+            if key_id in self._waiting:
+                return
+            self._waiting[key_id] = timer
+        timer.start()
+
+    def wait(self) -> None:
+        """Return when every waiting refresh has run (tests, benches)."""
+        with self._lock:
+            waiting = list(self._waiting.values())
+        for timer in waiting:
+            timer.join()
+
+
+bands_pacer = BandsPacer()
 
 
 # Bands cover a board's best this many ranked rows (Holm within them; the rest show none).

@@ -622,7 +622,9 @@ def _settle(
         try:
             with session.begin_nested():
                 write_stats(session, job, stats, settings, new_score=True)
-                refresh_bands_after(session, job)
+                refresh_bands_after(
+                    session, job, factory=factory, every=settings.bands_every_seconds
+                )
         except Exception:  # noqa: BLE001 - the score stands; the second step tries again
             del loaded
             log.warning(

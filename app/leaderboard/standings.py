@@ -316,6 +316,13 @@ def _recompute(
     session.info[_WRITTEN] = True
 
 
+def bump_revision(session: Session, competition_id: int) -> None:
+    """Move the competition's board revision on: what its boards show changed (rendered boards
+    filed under the old revision are not served again)."""
+    connection = session.connection()
+    connection.execute(_bump_revision(connection.dialect.name), {"competition_id": competition_id})
+
+
 @functools.cache
 def _bump_revision(dialect: str):  # type: ignore[no-untyped-def]
     upsert = postgresql.insert if dialect == "postgresql" else sqlite.insert
