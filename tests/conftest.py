@@ -260,16 +260,20 @@ def session_factory(connection: Connection) -> sessionmaker[Session]:
     )
 
 
-@pytest.fixture
-def settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
+def app_settings(data_dir: Path) -> Settings:
     return Settings(
         env="test",
         database_url="sqlite://",  # unused: the app gets the test's session factory
-        data_dir=tmp_path / "data",
+        data_dir=data_dir,
         secret_key="test-secret-key",
         scoring_backend="eager",
         uploads_per_minute=10_000,  # the rate limit's own tests set theirs
     )
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
+    return app_settings(tmp_path / "data")
 
 
 @pytest.fixture
