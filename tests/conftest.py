@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 # Before the app is imported, and inherited by every server and process the tests start: password
@@ -265,12 +265,11 @@ def session_factory(connection: Connection) -> sessionmaker[Session]:
     )
 
 
-@pytest.fixture
-def settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
+def app_settings(data_dir: Path) -> Settings:
     return Settings(
         env="test",
         database_url="sqlite://",  # unused: the app gets the test's session factory
-        data_dir=tmp_path / "data",
+        data_dir=data_dir,
         secret_key="test-secret-key",
         scoring_backend="eager",
         uploads_per_minute=10_000,  # the rate limit's own tests set theirs
@@ -278,10 +277,25 @@ def settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
+def settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
+    return app_settings(tmp_path / "data")
+
+
+@pytest.fixture
 def client(settings: Settings, session_factory: sessionmaker[Session]) -> Iterator[TestClient]:
     app = create_app(settings, session_factory=session_factory)
     with TestClient(app) as test_client:
         yield test_client
+
+
+def another_client(running: TestClient, /, **kwargs: Any) -> TestClient:
+    """A second client of ``running``'s app (its own cookies, or another ``client`` address),
+    served by that app's event loop as a second connection to a server is. A TestClient that is
+    not entered starts a new event loop, in a new thread, for every request it sends: most of the
+    time of a test that sends hundreds."""
+    other = TestClient(running.app, **kwargs)
+    other.portal = running.portal
+    return other
 
 
 @dataclass

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-import nbformat
-
 CodeKind = Literal["script", "notebook"]
 ENTRY_SCRIPT = "main.py"
 MAX_ZIP_ENTRIES = 1000
@@ -87,6 +85,10 @@ def _check_script(data: bytes, name: str) -> None:
 
 
 def _check_notebook(data: bytes, name: str) -> None:
+    # Imported for a notebook only: nbformat and its JSON-schema validator cost a tenth of a
+    # second at every start of a server, worker or command.
+    import nbformat
+
     try:
         text = data.decode("utf-8-sig")
         notebook = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]

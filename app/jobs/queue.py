@@ -115,6 +115,11 @@ class CeleryQueue:
         from app.jobs.celery_app import make_celery  # celery is an optional extra
 
         self.celery = make_celery(settings)
+        # The server's publisher tries a broker that is down once: kombu's default connect retry
+        # (sleep 2 s, then 4 s more) made each upload wait 6 s for a refusal. Workers and beat
+        # keep the default: they wait for their broker by design.
+        options = self.celery.conf.broker_transport_options
+        self.celery.conf.broker_transport_options = {**options, "max_retries": 0}
 
     def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
         # The task's name routes it: a code run goes to the queue named "code" (celery_app).

@@ -13,8 +13,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import boto3
-from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
@@ -80,6 +78,11 @@ def _client(
     *,
     quick: bool = False,
 ) -> Any:
+    # Imported when a client is made: boto3 and botocore's config cost a quarter of a second
+    # at every start of a server, worker or command, and most installations store locally.
+    import boto3
+    from botocore.config import Config
+
     # ``quick``: one try with short timeouts, for a readiness probe that must answer at once.
     config = Config(
         connect_timeout=2 if quick else 3,

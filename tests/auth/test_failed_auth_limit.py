@@ -9,6 +9,7 @@ from fastapi.testclient import TestClient
 
 from app.auth.throttle import FailedAuthLimiter
 from app.errors import RateLimited, Unauthorized
+from tests.conftest import another_client
 from tests.helpers import API, create_competition
 
 ATTACKER = ("203.0.113.7", 40000)
@@ -21,7 +22,7 @@ def from_address(client):  # type: ignore[no-untyped-def]
     """A client of the same running app that connects from another address."""
 
     def make(address: tuple[str, int]) -> TestClient:
-        return TestClient(client.app, client=address)
+        return another_client(client, client=address)
 
     return make
 

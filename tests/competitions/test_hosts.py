@@ -1,10 +1,20 @@
 """Hosts own their competitions: the owner (creator), the co-hosts the owner adds, and site admins
 act as hosts; any other organiser is an ordinary participant there."""
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Connection, Engine
+from sqlalchemy.orm import sessionmaker
 
+from app.auth.service import create_user
+from app.config import Settings
+from app.main import create_app
+from app.models import Role
+from tests.conftest import Caller, app_settings
 from tests.helpers import (
     API,
     KEY,
@@ -125,20 +135,77 @@ def test_every_api_route_is_either_host_only_or_open(client):
     assert routes == host_only | OPEN_ROUTES
 
 
+@dataclass
+class Shared:
+    connection: Connection
+    settings: Settings
+    callers: dict[str, Caller]
+    submission_id: int
+
+
+@pytest.fixture(scope="module")
+def shared(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared]:
+    """'churn' hosted by ``host``, with one scored submission by alice (and a user carol), built
+    once for the module's 130-odd tests rather than once each. Every test runs in a savepoint of
+    this transaction that is rolled back after it (:func:`connection`), and stored files are
+    named by their content, so no test sees another's changes."""
+    settings = app_settings(tmp_path_factory.mktemp("hosts") / "data")
+    with engine.connect() as conn:
+        outer = conn.begin()
+        factory = sessionmaker(
+            bind=conn, join_transaction_mode="create_savepoint", expire_on_commit=False
+        )
+        callers = {}
+        with factory() as session:
+            for name, role in [("host", Role.organiser), ("alice", Role.participant)]:
+                token = create_user(session, name=name, role=role, secret_key=settings.secret_key)
+                callers[name] = Caller(name=name, token=token[1])
+            create_user(session, name="carol", role=Role.participant, secret_key="unused")
+            session.commit()
+        with TestClient(create_app(settings, session_factory=factory)) as client:
+            ready_competition(client, callers["host"].headers, deadline=FUTURE, score_decimals=2)
+            response = submit(client, callers["alice"].headers, PUBLIC_HALF)
+            assert response.status_code == 202, response.text
+        try:
+            yield Shared(conn, settings, callers, response.json()["id"])
+        finally:
+            outer.rollback()
+
+
+@pytest.fixture
+def connection(shared: Shared) -> Iterator[Connection]:
+    savepoint = shared.connection.begin_nested()
+    try:
+        yield shared.connection
+    finally:
+        savepoint.rollback()
+
+
+@pytest.fixture
+def settings(shared: Shared) -> Settings:
+    return shared.settings
+
+
+@pytest.fixture
+def host(shared: Shared) -> Caller:
+    return shared.callers["host"]
+
+
+@pytest.fixture
+def alice(shared: Shared) -> Caller:
+    return shared.callers["alice"]
+
+
+@pytest.fixture
+def competition(shared: Shared) -> int:
+    """'churn' hosted by ``host``, with one scored submission by alice; returns its id."""
+    return shared.submission_id
+
+
 @pytest.fixture
 def other(make_user):
     """An organiser who does not host 'churn'."""
     return make_user("other", organiser=True)
-
-
-@pytest.fixture
-def competition(client, host, alice, make_user):
-    """'churn' hosted by ``host``, with one scored submission by alice; returns its id."""
-    make_user("carol")
-    ready_competition(client, host.headers, deadline=FUTURE, score_decimals=2)
-    response = submit(client, alice.headers, PUBLIC_HALF)
-    assert response.status_code == 202, response.text
-    return response.json()["id"]
 
 
 def _call(client, caller, method, path, kwargs, submission_id):

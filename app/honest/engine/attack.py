@@ -65,11 +65,16 @@ def _placements(positive: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, n
     pos_sorted = positive[order]
     neg_below = np.cumsum(~pos_sorted, axis=1, dtype=np.int32)
     pos_above = n_pos - np.cumsum(pos_sorted, axis=1, dtype=np.int32)
-    # At a positive's position: negatives below it; at a negative's: positives above it.
-    placed = np.where(pos_sorted, neg_below / n_neg, pos_above / n_pos)
-    by_row = np.empty_like(placed)
-    np.put_along_axis(by_row, order, placed, axis=1)
-    return by_row[:, positive], by_row[:, ~positive]
+    # At a positive's position: negatives below it; at a negative's: positives above it. The
+    # counts are scattered straight to their class's columns (positives, then negatives, each in
+    # row order) and divided once per class: the same quotients as dividing before scattering.
+    placed = np.where(pos_sorted, neg_below, pos_above)
+    slot = np.empty(positive.size, dtype=np.intp)
+    slot[positive] = np.arange(n_pos)
+    slot[~positive] = n_pos + np.arange(n_neg)
+    by_class = np.empty_like(placed)
+    np.put_along_axis(by_class, slot[order], placed, axis=1)
+    return by_class[:, :n_pos] / n_neg, by_class[:, n_pos:] / n_pos
 
 
 def _paired_se(probe: _Probe, metric: AttackMetric, best: int) -> np.ndarray:

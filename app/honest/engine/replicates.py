@@ -120,12 +120,19 @@ def _weighted_sums(source: Source, values: np.ndarray, integral: bool) -> np.nda
         else None
     )
     width = _TILE_CELLS // _TILE_REPLICATES
+    height = _TILE_REPLICATES
+    if exact32 and source.n < width:
+        # Rows narrower than a tile: as many replicates as fill one, not a few hundred small
+        # products (a 600-row split's sums went 16 replicates at a time). The sums are of
+        # whole numbers below 2²⁴ in float32, exact in any order: the same values.
+        height = _TILE_CELLS // max(source.n, 1)
+        width = max(source.n, 1)
 
     def chunk_sums(chunk: np.ndarray) -> np.ndarray:
-        buffer = np.empty((_TILE_REPLICATES, width), dtype=dtype)
+        buffer = np.empty((height, width), dtype=dtype)
         sums = np.empty((chunk.shape[0], values.shape[1] + 1), dtype=np.float64)
-        for r0 in range(0, chunk.shape[0], _TILE_REPLICATES):
-            rows = chunk[r0 : r0 + _TILE_REPLICATES]
+        for r0 in range(0, chunk.shape[0], height):
+            rows = chunk[r0 : r0 + height]
             acc = np.zeros((rows.shape[0], columns), dtype=dtype)
             for c0 in range(0, source.n, width):
                 tile = rows[:, c0 : c0 + width]
