@@ -1,0 +1,175 @@
+"""An upload's two costs apart, in process: the request's CPU and its scoring job's CPU, with the
+SQL statements each one sends (issue 23).
+
+A throw-away PostgreSQL database (``PODIUM_TEST_DATABASE_URL``); ``--teams`` users, each a team,
+upload a ``--rows``-row ``roc_auc`` file twice (intervals on: the default), each upload scored
+right after its request by ``score_submission`` in this process, so each cost is measured alone
+(``time.process_time``). ``--previous DIR`` runs the same in a child process on another checkout
+(``git archive REV | tar -x -C DIR``) in the same run and prints the ratios.
+
+    PODIUM_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1/postgres \\
+        python bench/bench_scoring_job.py --previous /tmp/podium-prev
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class _Queue:
+    """Remembers what it was given: the bench scores each upload itself, after its request."""
+
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+
+    def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
+        self.ids.append(submission_id)
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def measure(teams: int, rows: int) -> dict[str, float]:
+    """Run in the checkout on sys.path[0]: CPU ms and statements per request and per scoring."""
+    from fastapi.testclient import TestClient
+    from sqlalchemy import event
+
+    from app.auth.service import create_user
+    from app.config import Settings
+    from app.db import make_engine, make_session_factory, unit_of_work
+    from app.jobs.score import score_submission
+    from app.main import create_app
+    from app.migrate import upgrade
+    from app.models import Role
+    from bench.bench_upload import _drop, _files, _throwaway
+
+    base = os.environ["PODIUM_TEST_DATABASE_URL"]
+    url = _throwaway(base)
+    try:
+        upgrade(url)
+        engine = make_engine(url)
+        factory = make_session_factory(engine)
+        secret = "s" * 40
+        with unit_of_work(factory) as session:
+            _user, host = create_user(session, name="host", role=Role.organiser, secret_key=secret)
+            tokens = [
+                create_user(session, name=f"u{i}", role=Role.participant, secret_key=secret)[1]
+                for i in range(teams)
+            ]
+        settings = Settings(
+            env="test",
+            database_url=url,
+            data_dir=Path(tempfile.mkdtemp()),
+            secret_key=secret,
+            scoring_backend="eager",
+            uploads_per_minute=1_000_000,
+        )
+        queue = _Queue()
+        key, body = _files(rows)
+        statements = [0]
+        event.listen(
+            engine,
+            "before_cursor_execute",
+            lambda *_a: statements.__setitem__(0, statements[0] + 1),
+        )
+        with TestClient(
+            create_app(settings, session_factory=factory, scoring_queue=queue)
+        ) as client:
+            headers = {"Authorization": f"Bearer {host}"}
+            made = client.post(
+                "/api/v1/competitions",
+                json={"slug": "bench", "title": "Bench", "metric": {"name": "roc_auc"}},
+                headers=headers,
+            )
+            assert made.status_code == 201, made.text
+            answer = client.put(
+                "/api/v1/competitions/bench/answer-key",
+                files={"file": ("key.csv", key)},
+                headers=headers,
+            )
+            assert answer.status_code == 201, answer.text
+            request_cpu = scoring_cpu = 0.0
+            request_sql = scoring_sql = 0
+            uploads = [tokens[i % teams] for i in range(2 * teams)]
+            for token in uploads:
+                started, sent = time.process_time(), statements[0]
+                response = client.post(
+                    "/api/v1/competitions/bench/submissions",
+                    files={"file": ("sub.csv", body, "text/csv")},
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+                assert response.status_code == 202, response.text
+                middle, sent_middle = time.process_time(), statements[0]
+                score_submission(factory, queue.ids.pop(), settings)
+                request_cpu += middle - started
+                scoring_cpu += time.process_time() - middle
+                request_sql += sent_middle - sent
+                scoring_sql += statements[0] - sent_middle
+        engine.dispose()
+        n = len(uploads)
+        return {
+            "request_ms": 1000 * request_cpu / n,
+            "scoring_ms": 1000 * scoring_cpu / n,
+            "request_sql": request_sql / n,
+            "scoring_sql": scoring_sql / n,
+        }
+    finally:
+        _drop(base, url)
+
+
+def _line(label: str, r: dict[str, float]) -> str:
+    return (
+        f"{label:>9}: request {r['request_ms']:5.1f} ms CPU, {r['request_sql']:4.1f} statements; "
+        f"scoring {r['scoring_ms']:5.1f} ms CPU, {r['scoring_sql']:4.1f} statements"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--teams", type=int, default=40)
+    parser.add_argument("--rows", type=int, default=100)
+    parser.add_argument("--previous", type=Path, default=None, help="another checkout to run too")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the child's
+    args = parser.parse_args()
+    if args.json:
+        print(json.dumps(measure(args.teams, args.rows)))
+        return
+    print(f"{os.cpu_count()} cores, {args.teams} teams x 2 uploads of {args.rows} rows")
+    now = measure(args.teams, args.rows)
+    print(_line("podium", now))
+    if args.previous is not None:
+        child = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(args.previous), str(args.teams), str(args.rows)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(args.previous)},
+        )
+        before = json.loads(child.stdout.strip().splitlines()[-1])
+        print(_line("previous", before))
+        print(
+            f"   ratios: request {now['request_ms'] / before['request_ms']:.2f}x, "
+            f"scoring {now['scoring_ms'] / before['scoring_ms']:.2f}x the previous CPU"
+        )
+
+
+# The previous checkout measured by this file's own measure(), with that checkout's app imported.
+_CHILD = f"""
+import json, runpy, sys
+source, teams, rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sys.path[:0] = [source, {str(ROOT)!r}]
+bench = runpy.run_path({str(Path(__file__).resolve())!r}, run_name="bench")
+print(json.dumps(bench["measure"](teams, rows)))
+"""
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
