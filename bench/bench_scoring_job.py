@@ -23,20 +23,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class _Queue:
-    """Remembers what it was given: the bench scores each upload itself, after its request."""
-
-    def __init__(self) -> None:
-        self.ids: list[int] = []
-
-    def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
-        self.ids.append(submission_id)
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-
 def measure(teams: int, rows: int) -> dict[str, float]:
     """Run in the checkout on sys.path[0]: CPU ms and statements per request and per scoring."""
     from fastapi.testclient import TestClient
@@ -50,6 +36,7 @@ def measure(teams: int, rows: int) -> dict[str, float]:
     from app.migrate import upgrade
     from app.models import Role
     from bench.bench_upload import _drop, _files, _throwaway
+    from tests.helpers import ParkedQueue  # remembers the ids: the bench scores each itself
 
     base = os.environ["PODIUM_TEST_DATABASE_URL"]
     url = _throwaway(base)
@@ -72,7 +59,7 @@ def measure(teams: int, rows: int) -> dict[str, float]:
             scoring_backend="eager",
             uploads_per_minute=1_000_000,
         )
-        queue = _Queue()
+        queue = ParkedQueue()
         key, body = _files(rows)
         statements = [0]
         event.listen(

@@ -34,6 +34,16 @@ def _submit(client, caller, content: bytes, slug: str = "lad") -> int:
     return response.json()["id"]
 
 
+def _baseline(client, host, content: bytes) -> None:
+    response = client.post(
+        f"{API}/competitions/lad/submissions",
+        files={"file": ("b.csv", content, "text/csv")},
+        data={"baseline": "true"},
+        headers=host.headers,
+    )
+    assert response.status_code == 202, response.text
+
+
 def _get(client, caller, path, status=200):
     response = client.get(f"{API}{path}", headers=caller.headers)
     assert response.status_code == status, response.text
@@ -90,13 +100,7 @@ def test_a_ladder_board_shows_participants_only_released_values(client, host, al
 
 def test_the_ladder_starts_from_the_hosts_baseline(client, host, alice):
     _competition(client, host, public_board_mode="ladder", ladder_step=0.25)
-    response = client.post(
-        f"{API}/competitions/lad/submissions",
-        files={"file": ("b.csv", _predictions(11), "text/csv")},
-        data={"baseline": "true"},
-        headers=host.headers,
-    )
-    assert response.status_code == 202, response.text
+    _baseline(client, host, _predictions(11))
     # The baseline's 0.55 starts the Ladder at [0.55] = 0.5: 0.7 does not beat it by 0.25.
     first = _submit(client, alice, _predictions(14))
     second = _submit(client, alice, _predictions(20))
@@ -310,13 +314,7 @@ def test_one_teams_replay_reads_that_team_and_the_baselines_only(
     from app.models import AnswerKey, Competition
 
     _competition(client, host, public_board_mode="ladder", ladder_step=0.1)
-    response = client.post(
-        f"{API}/competitions/lad/submissions",
-        files={"file": ("b.csv", _predictions(11), "text/csv")},
-        data={"baseline": "true"},
-        headers=host.headers,
-    )
-    assert response.status_code == 202, response.text
+    _baseline(client, host, _predictions(11))
     for right in (12, 15, 19):
         _submit(client, alice, _predictions(right))
         _submit(client, bob, _predictions(right - 1))
