@@ -105,12 +105,7 @@ def coda_program(
         )
     report = scan_program(inner.files, label=f"the scoring program ({field})")
     warnings.extend(report.warnings)
-    unknown = sorted(set(re.findall(r"\$(\w+)", command)) - KNOWN_VARIABLES)
-    if unknown:
-        warnings.append(
-            f"{field}: the command uses ${unknown[0]}, which neither Codabench nor CodaLab "
-            "substitutes; it is passed as written"
-        )
+    _warn_unknown_variables(command, field, warnings)
     return Program(
         kind=kind,
         files=files_of(inner),
@@ -190,12 +185,7 @@ def coda_ingestion(
         )
         return None
     warnings.extend(report.warnings)
-    unknown = sorted(set(re.findall(r"\$(\w+)", command)) - KNOWN_VARIABLES)
-    if unknown:
-        warnings.append(
-            f"{field}: the command uses ${unknown[0]}, which neither Codabench nor CodaLab "
-            "substitutes; it is passed as written"
-        )
+    _warn_unknown_variables(command, field, warnings)
     data = files_of(input_data) if input_data is not None else ()
     warnings.append(
         f"{name}: code submissions (a zip holding a metadata file or Python code at its root) "
@@ -207,6 +197,16 @@ def coda_ingestion(
     return Ingestion(
         command=command.strip(), files=files_of(inner), input_data=data, hide_log=hide_log
     )
+
+
+def _warn_unknown_variables(command: str, field: str, warnings: list[str]) -> None:
+    """A program's command naming a $variable neither platform substitutes runs as written."""
+    unknown = sorted(set(re.findall(r"\$(\w+)", command)) - KNOWN_VARIABLES)
+    if unknown:
+        warnings.append(
+            f"{field}: the command uses ${unknown[0]}, which neither Codabench nor CodaLab "
+            "substitutes; it is passed as written"
+        )
 
 
 KNOWN_VARIABLES = frozenset(

@@ -260,16 +260,21 @@ def coda_layout(
     # it took no time; a submission's own file of that name is kept.
     files.setdefault("input/res/metadata", b"exitCode: 0\nelapsedTime: 0\n")
     command = substitute(program.command, root=root)
-    try:
-        argv = tuple(shlex.split(command))
-    except ValueError:
-        argv = ()
     return CodaLayout(
         files=files,
         dirs=("program", "input/ref", "input/res", "output", "shared"),
         command=command,
-        argv=argv,
+        argv=_argv(command),
     )
+
+
+def _argv(command: str) -> tuple[str, ...]:
+    """The command's words as a shell would split them; none when it cannot be split (an
+    unbalanced quote)."""
+    try:
+        return tuple(shlex.split(command))
+    except ValueError:
+        return ()
 
 
 CODE_MARKERS = ("metadata", "metadata.yaml", "metadata.yml")
@@ -301,15 +306,11 @@ def ingestion_layout(
     for path, data in code.items():
         files[f"ingested_program/{path}"] = data
     command = substitute(ingestion.command, root=root, ingestion=True)
-    try:
-        argv = tuple(shlex.split(command))
-    except ValueError:
-        argv = ()
     return CodaLayout(
         files=files,
         dirs=("program", "ingested_program", "input_data", "output"),
         command=command,
-        argv=argv,
+        argv=_argv(command),
     )
 
 
