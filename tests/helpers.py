@@ -60,11 +60,15 @@ def submit(
     content: bytes,
     slug: str = "churn",
     description: str = "",
+    *,
+    baseline: bool = False,
 ):  # type: ignore[no-untyped-def]
+    """Upload ``content`` as a submission (with ``baseline``, a host's unranked reference)."""
+    data = {"description": description, **({"baseline": "true"} if baseline else {})}
     return client.post(
         f"{API}/competitions/{slug}/submissions",
         files={"file": ("sub.csv", content, "text/csv")},
-        data={"description": description},
+        data=data,
         headers=headers,
     )
 

@@ -132,12 +132,7 @@ def test_a_competition_without_ranked_submissions_is_deleted_with_its_blobs(
         f"{API}/competitions/oops/files/train.csv", content=b"id\n1\n", headers=host.headers
     )
     assert put.status_code == 201
-    baseline = client.post(
-        f"{API}/competitions/oops/submissions",
-        files={"file": ("b.csv", PERFECT, "text/csv")},
-        data={"baseline": "true"},
-        headers=host.headers,
-    )
+    baseline = submit(client, host.headers, PERFECT, "oops", baseline=True)
     assert baseline.status_code == 202, baseline.text
     stored = [p for p in settings.data_dir.rglob("*") if p.is_file() and "oops" not in p.name]
     assert stored

@@ -98,12 +98,7 @@ def test_a_drafts_boards_are_a_404_without_a_token(client, draft, board):
 
 
 def test_a_draft_takes_only_its_hosts_baselines(client, host, draft, alice):
-    response = client.post(
-        f"{API}/competitions/secret/submissions",
-        files={"file": ("b.csv", PERFECT, "text/csv")},
-        data={"baseline": "true"},
-        headers=host.headers,
-    )
+    response = submit(client, host.headers, PERFECT, "secret", baseline=True)
     assert response.status_code == 202, response.text
     assert submit(client, alice.headers, PERFECT, "secret").status_code == 404
 

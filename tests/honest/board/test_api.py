@@ -35,12 +35,7 @@ def _submit(client, caller, content: bytes, slug: str = "lad") -> int:
 
 
 def _baseline(client, host, content: bytes) -> None:
-    response = client.post(
-        f"{API}/competitions/lad/submissions",
-        files={"file": ("b.csv", content, "text/csv")},
-        data={"baseline": "true"},
-        headers=host.headers,
-    )
+    response = submit(client, host.headers, content, slug="lad", baseline=True)
     assert response.status_code == 202, response.text
 
 
