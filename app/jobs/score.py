@@ -605,9 +605,9 @@ def _settle(
         submission.error = submission.host_error = None
         if score is None or stats is None or claim.stats is None or settings is None:
             return Settled.written
-        # Held for the rest of the transaction: the session keeps what is loaded only while
+        # Held until this function returns: the session keeps what is loaded only while
         # something refers to it, and the standings and the stats below read both again.
-        loaded = (
+        _held = (
             session.get(Competition, submission.competition_id),
             session.get(
                 AnswerKey,
@@ -626,7 +626,6 @@ def _settle(
                     session, job, factory=factory, every=settings.bands_every_seconds
                 )
         except Exception:  # noqa: BLE001 - the score stands; the second step tries again
-            del loaded
             log.warning(
                 "stats of submission %s left to the second step", job.submission_id, exc_info=True
             )
