@@ -8,8 +8,9 @@ export PODIUM_DATA_DIR ?= ./.podium/data
 .PHONY: run test test-fast lint install install-test bench docs clean
 
 # Installs go through uv (a PyPI package, put in the venv by pip): it fetches and unpacks in
-# parallel, 8 s for the test set-up on a fresh 2-core machine where pip took 75 s (half of it
-# unpacking wheels one by one). Where uv cannot be had, pip does the same install.
+# parallel: 17 s for the test set-up of a fresh clone on a 2-core machine (the venv and uv
+# included), where pip took 75 s (half of it unpacking wheels one by one). Where uv cannot be
+# had, pip does the same install.
 PIP_INSTALL = ($(BIN)/pip install --quiet uv && $(BIN)/uv pip install --quiet --python $(BIN)/python $(1)) \
 	|| $(BIN)/pip install --quiet --no-compile $(1)
 

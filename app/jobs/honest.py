@@ -34,7 +34,7 @@ from app.honest.engine.paired import paired_se
 from app.honest.engine.plans import Plan, make_plan, supports_intervals
 from app.honest.engine.replicates import run
 from app.honest.engine.resample import Resamples, seed_for
-from app.leaderboard.standings import apply_pending, bump_revision
+from app.leaderboard.standings import apply_pending, bump_board_revision
 from app.models import AnswerKey, BoardBands, Competition, Score, ScoreStats, Standing, Submission
 from app.models.types import utcnow
 from app.scoring.intake import PRIVATE, PUBLIC, AnswerKeyTable
@@ -450,7 +450,7 @@ def _refresh_later(factory: sessionmaker[Session], competition_id: int, key_id: 
                 return
             lock_standings(session, competition_id)  # the boards' writers, one at a time
             refresh_bands(session, competition=competition, key_id=key_id)
-            bump_revision(session, competition_id)  # rendered boards show the new bands
+            bump_board_revision(session, competition_id)  # rendered boards show the new bands
     except Exception:  # noqa: BLE001 - the next score that moves the board refreshes them
         log.warning("paced bands refresh of key %s failed", key_id, exc_info=True)
 

@@ -310,13 +310,11 @@ def _recompute(
     # A row of its own (not the competition's): a host's transaction holding the competition row
     # while it waits on a scorer's submission row cannot deadlock with the scorer's bump.
     if bump_revision:
-        connection.execute(
-            _bump_revision(connection.dialect.name), {"competition_id": competition.id}
-        )
+        bump_board_revision(session, competition.id)
     session.info[_WRITTEN] = True
 
 
-def bump_revision(session: Session, competition_id: int) -> None:
+def bump_board_revision(session: Session, competition_id: int) -> None:
     """Move the competition's board revision on: what its boards show changed (rendered boards
     filed under the old revision are not served again)."""
     connection = session.connection()
