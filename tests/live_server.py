@@ -18,8 +18,8 @@ from sqlalchemy.orm import Session
 
 from app.auth.service import create_user
 from app.db import make_engine, make_session_factory, unit_of_work
-from app.migrate import upgrade
 from app.models import Role, Submission, SubmissionStatus
+from tests.databases import migrated
 from tests.helpers import KEY, csv_bytes
 
 SLUG = "churn"
@@ -123,7 +123,7 @@ def live_server(root: Path, port: int, *, daily_limit: int = 3) -> Iterator[Live
         "PODIUM_SECRET_KEY": SECRET,
         "PODIUM_SCORING_BACKEND": "thread",
     }
-    upgrade(database_url)
+    migrated(database_url)
     tokens: dict[str, str] = {}
     engine = make_engine(database_url)
     with unit_of_work(make_session_factory(engine)) as session:

@@ -57,10 +57,10 @@ def test_a_name_already_in_the_database_is_left_alone(session_factory):
 
 def test_the_cli_refuses_a_bad_name_in_one_line(tmp_path, monkeypatch):
     from app.cli import app
-    from app.migrate import upgrade
+    from tests.databases import migrated
 
     url = f"sqlite:///{tmp_path}/names.db"
-    upgrade(url)
+    migrated(url)
     monkeypatch.setenv("PODIUM_DATABASE_URL", url)
     monkeypatch.setenv("PODIUM_DATA_DIR", str(tmp_path / "data"))
     get_settings.cache_clear()

@@ -3,7 +3,7 @@ from fastapi.testclient import TestClient
 from app.cli.demo import DEMO_SLUG, seed_demo
 from app.config import Settings
 from app.main import create_app
-from app.migrate import upgrade
+from tests.databases import migrated
 
 
 def test_demo_seeds_a_keyed_competition_with_scored_submissions(tmp_path):
@@ -13,7 +13,7 @@ def test_demo_seeds_a_keyed_competition_with_scored_submissions(tmp_path):
         data_dir=tmp_path / "data",
         scoring_backend="eager",
     )
-    upgrade(settings.database_url)
+    migrated(settings.database_url)
     report = seed_demo(settings)
     tokens = {line.split()[0]: line.split()[-1] for line in report.splitlines() if "pdm_" in line}
     assert set(tokens) == {"demo-host", "alice", "bob", "carol"}
@@ -51,7 +51,7 @@ def test_demo_ships_train_and_test_sets_a_newcomer_can_fit(tmp_path):
         data_dir=tmp_path / "data",
         scoring_backend="eager",
     )
-    upgrade(settings.database_url)
+    migrated(settings.database_url)
     report = seed_demo(settings)
     alice = next(line.split()[-1] for line in report.splitlines() if "alice" in line)
     headers = {"Authorization": f"Bearer {alice}"}

@@ -234,7 +234,7 @@ def test_the_announced_address_is_the_one_to_open(host, port, url):
 def test_the_demo_report_points_at_the_servers_address(tmp_path):
     from app.cli.demo import seed_demo
     from app.config import Settings
-    from app.migrate import upgrade
+    from tests.databases import migrated
 
     settings = Settings(
         env="test",
@@ -242,7 +242,7 @@ def test_the_demo_report_points_at_the_servers_address(tmp_path):
         data_dir=tmp_path / "data",
         scoring_backend="eager",
     )
-    upgrade(settings.database_url)
+    migrated(settings.database_url)
     report = seed_demo(settings, base_url="http://127.0.0.1:8123")
     assert "http://127.0.0.1:8123/c/demo-churn/leaderboard" in report
     assert "8000" not in report

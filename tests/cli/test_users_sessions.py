@@ -17,10 +17,10 @@ SECRET_KEY = "cli-sessions-secret"
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch) -> Iterator[tuple[CliRunner, str]]:  # type: ignore[no-untyped-def]
-    from app.migrate import upgrade
+    from tests.databases import migrated
 
     url = f"sqlite:///{tmp_path}/users.db"
-    upgrade(url)  # the users commands open an existing database, never make one
+    migrated(url)  # the users commands open an existing database, never make one
     monkeypatch.setenv("PODIUM_DATABASE_URL", url)
     monkeypatch.setenv("PODIUM_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("PODIUM_SECRET_KEY", SECRET_KEY)

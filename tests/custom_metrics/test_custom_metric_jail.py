@@ -26,9 +26,9 @@ from app.custom_metrics import sandbox
 from app.custom_metrics.sandbox import CustomMetricFailure, SandboxLimits, run_custom_metric
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.jail.bwrap import JailUnavailable
-from app.migrate import upgrade
 from app.models import ApiToken, Role
 from tests.custom_metrics.processes import processes_with_argument
+from tests.databases import migrated
 from tests.helpers import API, create_competition, csv_bytes, submit, upload_key
 
 SECRET = f"s3cret-{uuid.uuid4().hex}"
@@ -223,7 +223,7 @@ def test_a_detached_grandchild_is_gone_after_the_job(metric_file, small, monkeyp
 def test_the_metric_cannot_write_to_the_database(metric_file, small, tmp_path, monkeypatch):
     database = tmp_path / "data" / "podium.db"
     url = f"sqlite:///{database}"
-    upgrade(url)
+    migrated(url)
     factory = make_session_factory(make_engine(url))
     with unit_of_work(factory) as session:
         create_user(session, name="host", role=Role.organiser, secret_key="k" * 32)

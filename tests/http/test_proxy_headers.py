@@ -13,8 +13,8 @@ import httpx
 
 from app.auth.service import create_user
 from app.db import make_engine, make_session_factory, unit_of_work
-from app.migrate import upgrade
 from app.models import Role
+from tests.databases import migrated
 from tests.live_server import free_port, wait_until_healthy
 
 SECRET = "proxy-headers-test-secret"
@@ -25,7 +25,7 @@ FAILURES = 3
 def podium_serve(root: Path, *args: str) -> Iterator[tuple[str, str, Path]]:
     """A server started by `podium serve ARGS`; yields its URL, alice's token and its log."""
     database_url = f"sqlite:///{root}/podium.db"
-    upgrade(database_url)
+    migrated(database_url)
     engine = make_engine(database_url)
     with unit_of_work(make_session_factory(engine)) as session:
         _user, token = create_user(session, name="alice", role=Role.participant, secret_key=SECRET)

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.jobs.queue import CeleryQueue
 from app.main import create_app
-from app.migrate import upgrade
+from tests.databases import migrated
 from tests.helpers import API, PERFECT, ready_competition, submit
 from tests.jobs.test_jobs import _headers
 
@@ -22,7 +22,7 @@ def test_celery_workers_score_submissions_from_redis(tmp_path, redis_url):
         scoring_backend="celery",
         celery_broker_url=redis_url,
     )
-    upgrade(settings.database_url)
+    migrated(settings.database_url)
     host, alice = _headers(settings, "host", True), _headers(settings, "alice")
     app = create_app(settings)
     queue = app.state.scoring_queue

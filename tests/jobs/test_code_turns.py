@@ -31,8 +31,8 @@ from app.jobs.sweep import sweep
 from app.jobs.turns import next_in_line
 from app.kaggle.service import _STATUS as KAGGLE_STATUS
 from app.main import create_app
-from app.migrate import upgrade
 from app.models import Score, Submission, SubmissionStatus
+from tests.databases import migrated
 from tests.helpers import API, ParkedQueue, csv_bytes
 from tests.jobs.test_jobs import _headers
 
@@ -298,7 +298,7 @@ def test_the_thread_backend_runs_code_concurrency_runs_at_once_beside_file_scori
         scoring_backend="thread",
         code_concurrency=2,
     )
-    upgrade(settings.database_url)
+    migrated(settings.database_url)
     host = _headers(settings, "host", True)
     teams = [_headers(settings, name) for name in ("alice", "bob")]
     both_running = threading.Barrier(3)  # two runs and the test

@@ -25,9 +25,9 @@ from app.config import Settings
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.jobs.sweep import sweep
 from app.main import create_app
-from app.migrate import upgrade
 from app.models import Role, Score, Submission, SubmissionStatus
 from tests.conftest import _throwaway_postgres
+from tests.databases import migrated
 from tests.helpers import API, PERFECT, predictions, ready_competition
 from tests.live_server import RedisServer, free_port
 
@@ -102,8 +102,7 @@ class Stack:
 def stack(tmp_path: Path) -> Iterator[Stack]:
     redis = RedisServer(tmp_path)
     redis.start()
-    for database_url in _throwaway_postgres():
-        upgrade(database_url)
+    for database_url in _throwaway_postgres(migrated=True):
         values = {
             "env": "test",
             "database_url": database_url,
@@ -262,7 +261,7 @@ def test_a_server_killed_mid_scoring_scores_the_submission_once_after_a_restart(
     import httpx
 
     database_url = f"sqlite:///{tmp_path}/podium.db"
-    upgrade(database_url)
+    migrated(database_url)
     values = {
         "env": "test",
         "database_url": database_url,

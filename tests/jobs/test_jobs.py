@@ -14,9 +14,9 @@ from app.jobs.queue import ThreadQueue
 from app.jobs.score import rescore_submission, score_submission
 from app.jobs.sweep import sweep
 from app.main import create_app
-from app.migrate import upgrade
 from app.models import Score, Submission, SubmissionStatus
 from app.scoring.core import score_columns_file
+from tests.databases import migrated
 from tests.helpers import API, PERFECT, PUBLIC_HALF, ParkedQueue, ready_competition, submit
 
 
@@ -28,7 +28,7 @@ def _file_settings(tmp_path) -> Settings:  # type: ignore[no-untyped-def]
         secret_key="k" * 32,
         scoring_backend="thread",
     )
-    upgrade(settings.database_url)
+    migrated(settings.database_url)
     return settings
 
 

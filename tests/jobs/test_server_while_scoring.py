@@ -27,9 +27,9 @@ import pytest
 
 from app.auth.service import create_user
 from app.db import make_engine, make_session_factory, unit_of_work
-from app.migrate import upgrade
 from app.models import Role
 from tests.custom_metrics.processes import processes_with_argument
+from tests.databases import migrated
 from tests.helpers import API, csv_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +71,7 @@ def running_server(tmp_path: Path, **settings: str) -> Iterator[tuple[httpx.Clie
     """A uvicorn process on SQLite with the scoring thread; yields (client, pid, (host, alice))."""
     database_url = f"sqlite:///{tmp_path}/podium.db"
     secret = "s" * 40
-    upgrade(database_url)
+    migrated(database_url)
     callers = _users(database_url, secret)
     env = {
         **os.environ,

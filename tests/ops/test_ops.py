@@ -15,10 +15,10 @@ from sqlalchemy import event, func, select
 from app.auth.service import create_user
 from app.db import make_engine, make_session_factory
 from app.main import create_app
-from app.migrate import upgrade
 from app.models import Role, Submission
 from app.ops import readiness
 from app.ops.logs import JsonFormatter
+from tests.databases import migrated
 from tests.helpers import API, PERFECT, ready_competition, submit
 
 # Nothing listens on port 1: connecting is refused at once.
@@ -103,7 +103,7 @@ conn.rollback()
 def test_a_sqlite_database_locked_by_another_process_answers_503_and_recovers(tmp_path, settings):
     path = tmp_path / "locked.db"
     url = f"sqlite:///{path}"
-    upgrade(url)
+    migrated(url)
     engine = make_engine(url)
 
     @event.listens_for(engine, "connect")

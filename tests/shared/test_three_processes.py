@@ -24,7 +24,6 @@ from sqlalchemy import func, select
 
 from app.auth.service import create_user
 from app.db import make_engine, make_session_factory, unit_of_work
-from app.migrate import upgrade
 from app.models import Role, Submission, SubmissionStatus, User
 from tests.conftest import _throwaway_postgres, skip_or_fail
 from tests.helpers import API, KEY, PERFECT
@@ -68,8 +67,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     redis.start()
     processes: list[subprocess.Popen[bytes]] = []
     try:
-        for database_url in _throwaway_postgres():
-            upgrade(database_url)
+        for database_url in _throwaway_postgres(migrated=True):
             engine = make_engine(database_url)
             with unit_of_work(make_session_factory(engine)) as session:
                 _host, host = create_user(

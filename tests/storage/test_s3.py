@@ -15,9 +15,9 @@ from app.errors import NotFound, PayloadTooLarge
 from app.jobs.celery_app import make_celery
 from app.jobs.score import score_submission
 from app.main import create_app
-from app.migrate import upgrade
 from app.models import AnswerKey, Competition, Submission
 from app.storage import delete_blob, list_blobs, local_file, open_blob, save_blob
+from tests.databases import migrated
 from tests.helpers import (
     API,
     KEY,
@@ -266,7 +266,7 @@ def test_a_celery_worker_on_another_machine_scores_from_the_bucket(settings, tmp
             "celery_broker_url": redis_url,
         }
     )
-    upgrade(api.database_url)
+    migrated(api.database_url)
     host, alice = _headers(api, "host", True), _headers(api, "alice")
     # The worker shares the database, the broker and the bucket; its data directory is its own.
     worker = make_celery(api.model_copy(update={"data_dir": tmp_path / "worker"}))

@@ -18,10 +18,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.errors import AppError
-from app.migrate import upgrade
 from app.models import Competition, Role, Team, TeamInvitation, TeamMember, User
 from app.teams.merge import accept
 from app.teams.service import locked_team_for, team_for
+from tests.databases import migrated
 
 THREADS = 12
 
@@ -45,7 +45,7 @@ def real_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ses
                 conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
             admin.dispose()
 
-    upgrade(url)
+    migrated(url)
     engine = make_engine(url)
     try:
         yield make_session_factory(engine)

@@ -18,9 +18,9 @@ import pytest
 
 from app.auth.service import create_user, set_password
 from app.db import make_engine, make_session_factory, unit_of_work
-from app.migrate import upgrade
 from app.models import Role
 from tests.conftest import skip_or_fail
+from tests.databases import migrated
 from tests.helpers import KEY, PERFECT, PUBLIC_HALF, csv_bytes, predictions
 
 CHROMIUM = "/usr/bin/chromium"
@@ -81,7 +81,7 @@ def _free_port() -> int:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("browser-server")
     url = f"sqlite:///{root}/podium.db"
-    upgrade(url)
+    migrated(url)
     secret = "browser-test-secret-key-0123456789abcdef"
     tokens = {}
     engine = make_engine(url)
