@@ -27,7 +27,6 @@ os.environ.setdefault("PODIUM_ENV", "test")
 os.environ.setdefault("PODIUM_BANDS_EVERY_SECONDS", "0")
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -38,6 +37,7 @@ from app.db import make_engine
 from app.main import create_app
 from app.migrate import upgrade
 from app.models import Role
+from tests.asgi_client import TestClient
 from tests.databases import migrated, postgres_template
 
 POSTGRES_ENV = "PODIUM_TEST_DATABASE_URL"

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from fastapi.testclient import TestClient
+from tests.asgi_client import TestClient
 
 API = "/api/v1"
 

@@ -1,8 +1,7 @@
 """The app factory: apps built in one process share the work FastAPI does on their routes."""
 
-from fastapi.testclient import TestClient
-
 from app.main import _IncludedRouter, create_app
+from tests.asgi_client import TestClient
 
 
 def _inclusions(app) -> list[object]:  # type: ignore[no-untyped-def]

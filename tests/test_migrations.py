@@ -234,13 +234,13 @@ def test_upgrade_to_0014_keeps_every_board(empty_database_url, tmp_path, revisio
     boards read the same before and after, and the new standings code recomputes them equal.
     From 0006, the standings are first filled by 0007's own rules."""
     from alembic import command
-    from fastapi.testclient import TestClient
     from sqlalchemy.orm import sessionmaker
 
     from app.config import Settings
     from app.leaderboard.standings import rebuild
     from app.main import create_app
     from app.models import Competition
+    from tests.asgi_client import TestClient
 
     url = empty_database_url
     command.upgrade(alembic_config(url), revision)

@@ -5,10 +5,10 @@ is never refused because of other credentials' failures from its address."""
 import base64
 
 import pytest
-from fastapi.testclient import TestClient
 
 from app.auth.throttle import FailedAuthLimiter
 from app.errors import RateLimited, Unauthorized
+from tests.asgi_client import TestClient
 from tests.conftest import another_client
 from tests.helpers import API, create_competition
 

@@ -8,11 +8,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
 from app.cli.commands import app
 from app.client.http import ClientError, PodiumClient
+from tests.asgi_client import TestClient
 from tests.bundles.builders import codalab_files, make_zip
 from tests.bundles.test_import_api import podium_bundle
 from tests.conftest import Caller

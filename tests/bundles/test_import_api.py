@@ -5,9 +5,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from app.bundles import export_codabench
+from tests.asgi_client import TestClient
 from tests.bundles.builders import (
     EVALAI_CONFIG,
     codabench_files,

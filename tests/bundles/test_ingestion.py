@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from app.auth.service import set_password
 from app.bundles import export_codabench, read_bundle
 from app.models import Competition, Phase, User
+from tests.asgi_client import TestClient
 from tests.bundles.builders import CODALAB_CONFIG, codalab_files, dedent, make_zip
 from tests.bundles.test_import_api import import_bundle
 from tests.bundles.test_program_scoring import board, jail, opened, submitted

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from app.jail.bwrap import JailUnavailable, check_jail
 from app.models import AnswerKey, Competition, Phase
+from tests.asgi_client import TestClient
 from tests.bundles.builders import (
     CODALAB_EVALUATE_PY2,
     codabench_files,

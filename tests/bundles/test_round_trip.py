@@ -6,9 +6,8 @@ import json
 import zipfile
 from typing import Any
 
-from fastapi.testclient import TestClient
-
 from app.models import Competition
+from tests.asgi_client import TestClient
 from tests.bundles.test_import_api import import_bundle, podium_bundle
 from tests.conftest import Caller
 from tests.helpers import API

@@ -1,8 +1,7 @@
-from fastapi.testclient import TestClient
-
 from app.cli.demo import DEMO_SLUG, seed_demo
 from app.config import Settings
 from app.main import create_app
+from tests.asgi_client import TestClient
 from tests.databases import migrated
 
 

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import sessionmaker
 
@@ -14,6 +13,7 @@ from app.auth.service import create_user
 from app.config import Settings
 from app.main import create_app
 from app.models import Role
+from tests.asgi_client import TestClient
 from tests.conftest import Caller, app_settings
 from tests.helpers import (
     API,

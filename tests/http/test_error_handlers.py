@@ -2,9 +2,9 @@
 and every route declaring its error answers in the OpenAPI schema."""
 
 import pytest
-from fastapi.testclient import TestClient
 
 from app.main import create_app
+from tests.asgi_client import TestClient
 from tests.helpers import API
 
 ERROR_REF = "#/components/schemas/ErrorBody"

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
 from app.http.security_headers import PAGE_POLICY
+from tests.asgi_client import TestClient
 from tests.helpers import API, ready_competition
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "app" / "web" / "templates"

@@ -4,9 +4,9 @@ quota, and every upload counts against a per-minute rate limit (issues 8 and 9).
 from collections.abc import Iterator
 
 import pytest
-from fastapi.testclient import TestClient
 
 from app.main import create_app
+from tests.asgi_client import TestClient
 from tests.helpers import API, PERFECT, ready_competition, submit
 
 BOUNDARY = "podiumtestboundary"

@@ -3,11 +3,11 @@
 import time
 
 from celery.contrib.testing.worker import start_worker
-from fastapi.testclient import TestClient
 
 from app.config import Settings
 from app.jobs.queue import CeleryQueue
 from app.main import create_app
+from tests.asgi_client import TestClient
 from tests.databases import migrated
 from tests.helpers import API, PERFECT, ready_competition, submit
 from tests.jobs.test_jobs import _headers

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
 from app.coderun.outcome import CodeRunOutcome, Provenance, RunLog
@@ -32,6 +31,7 @@ from app.jobs.turns import next_in_line
 from app.kaggle.service import _STATUS as KAGGLE_STATUS
 from app.main import create_app
 from app.models import Score, Submission, SubmissionStatus
+from tests.asgi_client import TestClient
 from tests.databases import migrated
 from tests.helpers import API, ParkedQueue, csv_bytes
 from tests.jobs.test_jobs import _headers

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -26,6 +25,7 @@ from app.db import make_engine, make_session_factory, unit_of_work
 from app.jobs.sweep import sweep
 from app.main import create_app
 from app.models import Role, Score, Submission, SubmissionStatus
+from tests.asgi_client import TestClient
 from tests.conftest import _throwaway_postgres
 from tests.databases import migrated
 from tests.helpers import API, PERFECT, predictions, ready_competition

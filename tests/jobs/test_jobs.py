@@ -5,7 +5,6 @@ import sqlite3
 import time
 from datetime import UTC, datetime, timedelta
 
-from fastapi.testclient import TestClient
 from sqlalchemy import delete, func, select, update
 
 from app.config import Settings
@@ -16,6 +15,7 @@ from app.jobs.sweep import sweep
 from app.main import create_app
 from app.models import Score, Submission, SubmissionStatus
 from app.scoring.core import score_columns_file
+from tests.asgi_client import TestClient
 from tests.databases import migrated
 from tests.helpers import API, PERFECT, PUBLIC_HALF, ParkedQueue, ready_competition, submit
 

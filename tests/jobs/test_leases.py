@@ -4,7 +4,6 @@ is handed out again, and what keeps failing fails for good, refunded, with the r
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import event, func, select, update
 
 from app.db import make_engine, make_session_factory, unit_of_work
@@ -13,6 +12,7 @@ from app.jobs.lease import put_back, try_claim
 from app.jobs.sweep import sweep
 from app.main import create_app
 from app.models import Competition, Score, ScoreStats, Standing, Submission, SubmissionStatus
+from tests.asgi_client import TestClient
 from tests.helpers import API, PERFECT, ParkedQueue, ready_competition, submit
 from tests.jobs.test_jobs import _file_settings, _headers
 

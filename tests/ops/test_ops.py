@@ -9,7 +9,6 @@ import sys
 
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
-from fastapi.testclient import TestClient
 from sqlalchemy import event, func, select
 
 from app.auth.service import create_user
@@ -18,6 +17,7 @@ from app.main import create_app
 from app.models import Role, Submission
 from app.ops import readiness
 from app.ops.logs import JsonFormatter
+from tests.asgi_client import TestClient
 from tests.databases import migrated
 from tests.helpers import API, PERFECT, ready_competition, submit
 

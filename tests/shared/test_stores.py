@@ -8,7 +8,6 @@ import time
 
 import pytest
 import redis
-from fastapi.testclient import TestClient
 
 from app.db import make_engine, make_session_factory
 from app.main import create_app
@@ -17,6 +16,7 @@ from app.shared.database import DatabaseCounters
 from app.shared.keys import MAX_KEY
 from app.shared.redis_store import RedisCounters, RedisLink, RedisUploadWindow
 from app.shared.state import SharedState
+from tests.asgi_client import TestClient
 from tests.helpers import API, PERFECT, ready_competition, submit
 
 # Nothing listens on port 1: connecting is refused at once.

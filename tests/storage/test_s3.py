@@ -8,7 +8,6 @@ import time
 
 import pytest
 from celery.contrib.testing.worker import start_worker
-from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from app.errors import NotFound, PayloadTooLarge
@@ -17,6 +16,7 @@ from app.jobs.score import score_submission
 from app.main import create_app
 from app.models import AnswerKey, Competition, Submission
 from app.storage import delete_blob, list_blobs, local_file, open_blob, save_blob
+from tests.asgi_client import TestClient
 from tests.databases import migrated
 from tests.helpers import (
     API,

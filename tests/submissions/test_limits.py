@@ -3,9 +3,9 @@
 import gzip
 
 import pytest
-from fastapi.testclient import TestClient
 
 from app.main import create_app
+from tests.asgi_client import TestClient
 from tests.helpers import API, PERFECT, ready_competition, submit
 
 

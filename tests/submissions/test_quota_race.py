@@ -2,13 +2,12 @@
 
 from concurrent.futures import ThreadPoolExecutor
 
-from fastapi.testclient import TestClient
-
 from app.auth.service import create_user
 from app.config import Settings
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.main import create_app
 from app.models import Role
+from tests.asgi_client import TestClient
 from tests.helpers import API, PERFECT, ParkedQueue, ready_competition, submit
 
 

@@ -12,10 +12,10 @@ queued upload is not an entry until it is scored.
 from collections.abc import Iterator
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import event
 
 from app.main import create_app
+from tests.asgi_client import TestClient
 from tests.helpers import PERFECT, ready_competition, submit
 
 # What it costs now: a change that adds a statement fails here, on either database. (15 on

@@ -2,10 +2,10 @@
 
 from typing import Any
 
-from fastapi.testclient import TestClient
 from httpx import Response
 from sqlalchemy.orm import Session, sessionmaker
 
+from tests.asgi_client import TestClient
 from tests.helpers import API, set_competition
 
 

@@ -4,11 +4,11 @@ import re
 from collections.abc import Callable
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from app.auth.service import set_password
 from app.models import User
+from tests.asgi_client import TestClient
 
 PASSWORD = "correct horse battery"
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')

@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from app.coderun.outcome import CodeRunOutcome, Provenance, RunLog
 from app.jobs import code_run
 from app.jobs.score import score_submission
 from app.main import create_app
+from tests.asgi_client import TestClient
 from tests.helpers import API, ParkedQueue
 from tests.jobs.test_code_turns import _code_competition, _submit_code
 from tests.web.conftest import WebClient

@@ -3,11 +3,11 @@ it needs one, a live session; every other form body is bounded (issue 23). How m
 body the server reads is measured against a real server in tests/http/test_body_limits.py."""
 
 from fastapi.routing import APIRoute
-from fastapi.testclient import TestClient
 
 from app.main import create_app
 from app.web.form_gate import NOT_FORMS, SIGNED_OUT_FORMS
 from app.web.session import check_csrf, signed_in_user
+from tests.asgi_client import TestClient
 from tests.helpers import ready_competition
 
 FORM_POSTS = [

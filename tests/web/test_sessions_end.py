@@ -6,11 +6,11 @@ token."""
 import re
 from datetime import UTC, datetime, timedelta
 
-from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
 from app.auth.service import rotate_token, user_named
 from app.models import ApiToken, WebSession
+from tests.asgi_client import TestClient
 from tests.web.conftest import PASSWORD
 
 TOKENS = "/account/tokens"

@@ -2,8 +2,7 @@
 
 import re
 
-from fastapi.testclient import TestClient
-
+from tests.asgi_client import TestClient
 from tests.helpers import ready_competition
 from tests.web.conftest import PASSWORD
 

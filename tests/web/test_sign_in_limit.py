@@ -1,8 +1,7 @@
 """The sign-in form counts failed passwords per (address, account), per address and per account,
 and failed tokens per (address, token), like the API: guessing stops, the innocent get in."""
 
-from fastapi.testclient import TestClient
-
+from tests.asgi_client import TestClient
 from tests.helpers import API
 from tests.web.conftest import PASSWORD, WebClient
 

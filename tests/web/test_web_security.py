@@ -163,7 +163,7 @@ def test_docs_and_redoc_load_their_assets_from_this_server(client):
 
 
 def test_a_crash_on_a_page_is_an_html_500_and_on_the_api_a_json_one(client, host, monkeypatch):
-    from fastapi.testclient import TestClient
+    from tests.asgi_client import TestClient
 
     def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("disk on fire")
