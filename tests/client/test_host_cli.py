@@ -13,7 +13,7 @@ from app.client.host import template
 from app.metrics import all_metrics
 from tests.client.test_participant_cli import one_error_line, podium
 from tests.helpers import KEY
-from tests.live_server import LiveServer, free_port, live_server
+from tests.live_server import HTTP, LiveServer, free_port, live_server
 
 
 @pytest.fixture(scope="module")
@@ -78,9 +78,8 @@ def test_init_to_publish_round_trip(server: LiveServer, tmp_path: Path) -> None:
 
 
 def _get(server: LiveServer, who: str, slug: str) -> dict:  # type: ignore[type-arg]
-    import httpx
 
-    response = httpx.get(
+    response = HTTP.get(
         f"{server.url}/api/v1/competitions/{slug}",
         headers={"Authorization": f"Bearer {server.tokens[who]}"},
     )

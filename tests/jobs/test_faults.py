@@ -246,15 +246,16 @@ def _serve(tmp_path: Path, env: dict[str, str], port: int) -> subprocess.Popen[b
     import httpx
 
     deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
-                return server
-        except httpx.TransportError:
-            pass
-        assert server.poll() is None, (tmp_path / f"server-{port}.log").read_text()
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.1)
+    with httpx.Client() as http:  # one TLS context for every try (each costs 15 ms of CPU)
+        while True:
+            try:
+                if http.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
+                    return server
+            except httpx.TransportError:
+                pass
+            assert server.poll() is None, (tmp_path / f"server-{port}.log").read_text()
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
 
 
 def test_a_server_killed_mid_scoring_scores_the_submission_once_after_a_restart(tmp_path):

@@ -23,7 +23,7 @@ from sqlalchemy import select
 
 from app.models import Competition, DataFile, Submission, SubmissionStatus
 from tests.helpers import KEY, PERFECT, PUBLIC_HALF, csv_bytes, predictions
-from tests.live_server import SLUG, TEST, TRAIN, LiveServer, live_server
+from tests.live_server import HTTP, SLUG, TEST, TRAIN, LiveServer, live_server
 
 KAGGLE = Path(sys.executable).parent / "kaggle"
 MISSING_COLUMN = csv_bytes(["id", "prediction"], *[[k, 0.5] for k in "abcdef"])
@@ -126,7 +126,7 @@ def own_competition(server: LiveServer) -> tuple[str, str]:
 
 def submitted(server: LiveServer, slug: str, user: str, name: str, content: bytes) -> Submission:
     """A submission made through the API (not the client under test), once it is done."""
-    made = httpx.post(
+    made = HTTP.post(
         f"{server.url}/api/v1/competitions/{slug}/submissions",
         files={"file": (name, content)},
         headers={"Authorization": f"Bearer {server.tokens[user]}"},
@@ -256,7 +256,7 @@ def test_leaderboard_show_and_download_match_the_board(server, tmp_path):
     assert submitted(server, slug, "alice", "a.csv", PERFECT).status == SubmissionStatus.scored
     assert submitted(server, slug, "bob", "b.csv", PUBLIC_HALF).status == SubmissionStatus.scored
     bob = {"Authorization": f"Bearer {server.tokens['bob']}"}
-    board = httpx.get(f"{server.url}/api/v1/competitions/{slug}/leaderboard", headers=bob).json()
+    board = HTTP.get(f"{server.url}/api/v1/competitions/{slug}/leaderboard", headers=bob).json()
     expected = [(row["team"], row["score"]) for row in board["rows"]]
     assert expected == [("alice", 1.0), ("bob", 0.5)]
 

@@ -27,7 +27,7 @@ from app.db import make_engine, make_session_factory, unit_of_work
 from app.models import Role, Submission, SubmissionStatus, User
 from tests.conftest import _throwaway_postgres, skip_or_fail
 from tests.helpers import API, KEY, PERFECT
-from tests.live_server import RedisServer, free_port, wait_until_healthy
+from tests.live_server import HTTP, RedisServer, free_port, wait_until_healthy
 
 SECRET = "three-processes-test-secret-0123456789"
 PER_MINUTE = 5
@@ -135,7 +135,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 
 def _submit(url: str, token: str) -> httpx.Response:
-    return httpx.post(
+    return HTTP.post(
         f"{url}{API}/competitions/{SLUG}/submissions",
         files={"file": ("sub.csv", PERFECT, "text/csv")},
         headers=_bearer(token),
@@ -163,11 +163,11 @@ def test_a_teams_upload_rate_holds_exactly_across_processes(cluster):
 def test_failed_sign_ins_are_counted_across_processes(cluster):
     wrong = _bearer("pdm_not-a-real-token", "198.51.100.20")
     statuses = [
-        httpx.get(f"{cluster.urls[i % 3]}{API}/me", headers=wrong).status_code for i in range(20)
+        HTTP.get(f"{cluster.urls[i % 3]}{API}/me", headers=wrong).status_code for i in range(20)
     ]
     assert statuses == [401] * 20  # 7, 7 and 6 per process: none alone is at the limit of 20
     for url in cluster.urls:
-        refused = httpx.get(f"{url}{API}/me", headers=wrong)
+        refused = HTTP.get(f"{url}{API}/me", headers=wrong)
         assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
 
 
@@ -192,16 +192,16 @@ def test_a_new_score_is_on_every_processs_board_and_csv_at_once(cluster):
         f"{API}/competitions/{SLUG}/leaderboard.csv",
     )
     for url in cluster.urls:  # every process renders and keeps the CSV without this team
-        assert me not in httpx.get(f"{url}{csv}").text
+        assert me not in HTTP.get(f"{url}{csv}").text
     accepted = _submit(cluster.urls[1], token)
     assert accepted.status_code == 202, accepted.text
     _wait_until_scored(cluster, accepted.json()["id"])
     # The board revision is read on every request, so the first read after the score's commit,
     # on any process, already shows it: stronger than the contract's one second, with no clock.
     for url in cluster.urls:
-        rows = httpx.get(f"{url}{board}").json()["rows"]
+        rows = HTTP.get(f"{url}{board}").json()["rows"]
         assert me in [row["team"] for row in rows]
-        assert me in httpx.get(f"{url}{csv}").text
+        assert me in HTTP.get(f"{url}{csv}").text
 
 
 def _wait_until_scored(cluster: Cluster, submission_id: int) -> None:
@@ -227,7 +227,7 @@ def test_redis_stopped_mid_test_answers_no_500_and_readyz_says_why(cluster):
     cluster.redis.stop()
     try:
         for url in cluster.urls:
-            ready = httpx.get(f"{url}/readyz")
+            ready = HTTP.get(f"{url}/readyz")
             assert ready.status_code == 200
             body = ready.json()
             assert body["status"] == "degraded"
@@ -235,15 +235,15 @@ def test_redis_stopped_mid_test_answers_no_500_and_readyz_says_why(cluster):
             assert "counted per process" in body["detail"]
         wrong = _bearer("pdm_while-redis-is-down", "198.51.100.40")
         statuses = [
-            httpx.get(f"{url}{API}/me", headers=wrong).status_code for url in cluster.urls * 8
+            HTTP.get(f"{url}{API}/me", headers=wrong).status_code for url in cluster.urls * 8
         ]
         assert set(statuses) == {401}  # each process counts on its own: 8 each, under 20
         for url in cluster.urls:
-            assert httpx.get(f"{url}{API}/me", headers=_bearer(token)).status_code == 200
+            assert HTTP.get(f"{url}{API}/me", headers=_bearer(token)).status_code == 200
         # The upload rate falls back to the database's count, exact across processes.
         uploads = [_submit(url, token).status_code for url in cluster.urls * 2]
         assert uploads == [202] * (PER_MINUTE - 1) + [429] * 2
     finally:
         cluster.redis.start()
     for url in cluster.urls:  # back to shared limits once Redis answers again
-        assert httpx.get(f"{url}/readyz").json()["status"] == "ready"
+        assert HTTP.get(f"{url}/readyz").json()["status"] == "ready"
