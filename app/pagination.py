@@ -69,7 +69,7 @@ class PageRequest(Page):
             )
 
 
-def page_params(
+async def page_params(
     request: Request,
     response: Response,
     limit: Annotated[

@@ -9,6 +9,7 @@ uses and the module it is in, so that ``make test-fast`` can leave them out; a t
 process in an otherwise quick module carries ``@pytest.mark.slow`` itself."""
 
 import functools
+import gc
 import os
 import uuid
 from collections.abc import Callable, Iterator
@@ -117,6 +118,16 @@ def _uses_postgres(item: pytest.Item) -> bool:
         or params.get("database_url") == "postgresql"
         or params.get("fresh_database_url") == "postgresql"
     )
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built (every test module, item and parameter) lives until the run ends:
+    frozen, the cyclic collector stops walking it. With the first collection of each generation
+    put off longer, it ran a tenth as often: in `make test-fast` it took 20 of the workers' 260
+    CPU-seconds (gen-2 passes of 0.2 s over what the suite keeps, 25 a worker)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

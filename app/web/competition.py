@@ -50,7 +50,7 @@ def tab_context(
 def back_to(suffix: str = ""):  # type: ignore[no-untyped-def]
     """A dependency naming the page a failed form returns to: ``/c/{slug}`` + ``suffix``."""
 
-    def remember(request: Request, slug: str) -> None:
+    async def remember(request: Request, slug: str) -> None:
         request.state.back = f"/c/{slug}{suffix}"
 
     return Depends(remember)

@@ -86,7 +86,7 @@ def web_user(request: Request, session: SessionDep, settings: SettingsDep) -> Us
     return user
 
 
-def signed_in_user(request: Request, user: Annotated[User | None, Depends(web_user)]) -> User:
+async def signed_in_user(request: Request, user: Annotated[User | None, Depends(web_user)]) -> User:
     if user is None:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         raise SignInRequired(target)
@@ -97,7 +97,7 @@ WebUser = Annotated[User | None, Depends(web_user)]
 SignedInUser = Annotated[User, Depends(signed_in_user)]
 
 
-def current_web_session(request: Request, user: SignedInUser) -> WebSession:
+async def current_web_session(request: Request, user: SignedInUser) -> WebSession:
     """The signed-in browser's session row (how and when it signed in)."""
     row: WebSession = request.state.web_session
     return row
