@@ -75,6 +75,13 @@ SLOW_MODULES = frozenset(
         "ops/test_ops.py",
         "security/test_abuse.py",
         "shared/test_three_processes.py",
+        # Statistical simulations of the honest boards' engine (coverage of intervals, the
+        # level of a test, the boosting attack over many boards): 60 s of the fast tier's
+        # worker time between them, for code that seldom changes.
+        "honest/engine/test_bootstrap.py",
+        "honest/engine/test_compare.py",
+        "honest/engine/test_ladder.py",
+        "honest/engine/test_shakeup.py",
     }
 )
 BROWSER_MODULES = frozenset({"web/test_browser.py", "web/test_browser_csp.py"})
@@ -89,9 +96,6 @@ LONG_MODULES = frozenset(
         "auth/test_failed_auth_limit.py",
         "web/test_phase_pages.py",
         "competitions/test_phases.py",
-        "honest/engine/test_ladder.py",
-        "honest/engine/test_compare.py",
-        "honest/engine/test_shakeup.py",
         "honest/board/test_api.py",
         "honest/analysis/test_rounding.py",
         "jobs/test_jobs.py",
