@@ -105,17 +105,15 @@ HTTP = httpx.Client(timeout=30)
 
 def wait_until_healthy(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
     """Poll ``url``/healthz until the server answers (at most ~30 s), or fail with its log's tail
-    if the process has exited. One client for every try: each new one builds a TLS context (about
-    15 ms of CPU, even for http://), more than the poll it would send."""
-    with httpx.Client(timeout=1) as http:
-        for _ in range(300):
-            if process.poll() is not None:
-                raise AssertionError(f"the server did not start:\n{log.read_text()[-2000:]}")
-            try:
-                if http.get(f"{url}/healthz").status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.1)  # not up yet: poll again
+    if the process has exited."""
+    for _ in range(300):
+        if process.poll() is not None:
+            raise AssertionError(f"the server did not start:\n{log.read_text()[-2000:]}")
+        try:
+            if HTTP.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.1)  # not up yet: poll again
     raise AssertionError(f"the server did not answer /healthz:\n{log.read_text()[-2000:]}")
 
 

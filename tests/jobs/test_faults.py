@@ -29,7 +29,7 @@ from tests.asgi_client import TestClient
 from tests.conftest import _throwaway_postgres
 from tests.databases import migrated
 from tests.helpers import API, PERFECT, predictions, ready_competition
-from tests.live_server import RedisServer, free_port
+from tests.live_server import HTTP, RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -246,16 +246,15 @@ def _serve(tmp_path: Path, env: dict[str, str], port: int) -> subprocess.Popen[b
     import httpx
 
     deadline = time.monotonic() + 60
-    with httpx.Client() as http:  # one TLS context for every try (each costs 15 ms of CPU)
-        while True:
-            try:
-                if http.get(f"http://127.0.0.1:{port}/readyz").status_code == 200:
-                    return server
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None, (tmp_path / f"server-{port}.log").read_text()
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
+    while True:
+        try:
+            if HTTP.get(f"http://127.0.0.1:{port}/readyz", timeout=5).status_code == 200:
+                return server
+        except httpx.TransportError:
+            pass
+        assert server.poll() is None, (tmp_path / f"server-{port}.log").read_text()
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.1)
 
 
 def test_a_server_killed_mid_scoring_scores_the_submission_once_after_a_restart(tmp_path):

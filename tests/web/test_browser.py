@@ -9,11 +9,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 
 from app.auth.service import create_user, set_password
@@ -22,7 +21,7 @@ from app.models import Role
 from tests.conftest import skip_or_fail
 from tests.databases import migrated
 from tests.helpers import KEY, PERFECT, PUBLIC_HALF, csv_bytes, predictions
-from tests.live_server import wait_until_healthy
+from tests.live_server import HTTP, wait_until_healthy
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -40,12 +39,10 @@ except ImportError:
 class Server:
     url: str
     tokens: dict[str, str]
-    # One client for the module's API calls: each new one builds a TLS context (15 ms of CPU).
-    http: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=30))
 
     def api(self, method: str, path: str, user: str, **kw):  # type: ignore[no-untyped-def]
         headers = {"Authorization": f"Bearer {self.tokens[user]}"}
-        return self.http.request(method, f"{self.url}/api/v1{path}", headers=headers, **kw)
+        return HTTP.request(method, f"{self.url}/api/v1{path}", headers=headers, **kw)
 
     def competition(self, slug: str, key: bytes = KEY, **fields) -> None:  # type: ignore[no-untyped-def]
         body = {
@@ -116,9 +113,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_healthy(process, base, root / "server.log")
-        server = Server(url=base, tokens=tokens)
-        yield server
-        server.http.close()
+        yield Server(url=base, tokens=tokens)
     finally:
         process.terminate()
         process.wait(timeout=10)
