@@ -65,9 +65,8 @@ async def get_session(
 ) -> AsyncIterator[Session]:
     """The request's session, made on the event loop (a session touches the database only when
     first used) and committed or rolled back on a worker thread: one thread hop a request where
-    a plain generator dependency took two (about a millisecond of CPU each, GIL hand-overs
-    included). The hop at the end is shielded: a client that goes away mid-commit still leaves a
-    committed or a rolled-back transaction, never an open one."""
+    a plain generator dependency took two. Both ends are shielded from cancellation: a request
+    cancelled mid-handler (its client went away) is rolled back and closed, never left open."""
     session: Session = request.app.state.session_factory()
     session.info[REQUEST_SLOT] = _RequestSlot(request.app.state.database_slots)
     try:

@@ -2,6 +2,7 @@
 one worker-thread hop, and never left open, even when the request is cancelled mid-way."""
 
 import asyncio
+from collections.abc import AsyncGenerator
 from types import SimpleNamespace
 
 import anyio
@@ -33,22 +34,28 @@ def _users(factory: sessionmaker[Session]) -> int:
         return session.scalar(select(func.count()).select_from(User)) or 0
 
 
-async def _add_user(session: Session, name: str) -> None:
+async def _handler_wrote(
+    factory: sessionmaker[Session], ran: list[str]
+) -> tuple[AsyncGenerator[Session, None], Session]:
+    """The dependency opened as FastAPI opens it, with what a handler left in its session: a
+    new user (written on a worker thread, as handlers run) and an after-commit hook."""
+    dependency = get_session(_request(factory), None)  # type: ignore[arg-type]
+    session = await anext(dependency)
+
     def add() -> None:
-        create_user(session, name=name, role=Role.participant, secret_key="k" * 32)
+        create_user(session, name="alice", role=Role.participant, secret_key="k" * 32)
         session.flush()
 
     await anyio.to_thread.run_sync(add)
+    session.info.setdefault("after_commit", []).append(lambda: ran.append("hook"))
+    return dependency, session
 
 
 def test_what_the_handler_wrote_is_committed_and_the_after_commit_hooks_run(factory):
     ran: list[str] = []
 
     async def request() -> Session:
-        dependency = get_session(_request(factory), None)  # type: ignore[arg-type]
-        session = await anext(dependency)
-        await _add_user(session, "alice")
-        session.info.setdefault("after_commit", []).append(lambda: ran.append("hook"))
+        dependency, session = await _handler_wrote(factory, ran)
         with pytest.raises(StopAsyncIteration):
             await anext(dependency)
         return session
@@ -63,10 +70,7 @@ def test_a_failed_handler_leaves_nothing_and_no_hook_runs(factory):
     ran: list[str] = []
 
     async def request() -> Session:
-        dependency = get_session(_request(factory), None)  # type: ignore[arg-type]
-        session = await anext(dependency)
-        await _add_user(session, "alice")
-        session.info.setdefault("after_commit", []).append(lambda: ran.append("hook"))
+        dependency, session = await _handler_wrote(factory, ran)
         with pytest.raises(ValueError, match="handler failed"):
             await dependency.athrow(ValueError("handler failed"))
         return session
@@ -82,10 +86,10 @@ def test_a_request_cancelled_mid_handler_is_rolled_back_not_left_open(factory):
     where an unshielded await would end at once and leave the transaction (and SQLite's one
     writer lock) open."""
 
+    ran: list[str] = []
+
     async def request() -> Session:
-        dependency = get_session(_request(factory), None)  # type: ignore[arg-type]
-        session = await anext(dependency)
-        await _add_user(session, "alice")
+        dependency, session = await _handler_wrote(factory, ran)
         with anyio.CancelScope() as scope:
             scope.cancel()
             with pytest.raises(anyio.get_cancelled_exc_class()):
@@ -95,3 +99,4 @@ def test_a_request_cancelled_mid_handler_is_rolled_back_not_left_open(factory):
     session = anyio.run(request)
     assert not session.in_transaction()
     assert _users(factory) == 0
+    assert ran == []
