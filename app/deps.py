@@ -69,14 +69,19 @@ async def get_session(
     cancelled mid-handler (its client went away) is rolled back and closed, never left open."""
     session: Session = request.app.state.session_factory()
     session.info[REQUEST_SLOT] = _RequestSlot(request.app.state.database_slots)
+    # The end never waits for a thread of the shared pool (a limiter of its own, as FastAPI's
+    # contextmanager_in_threadpool does): with every pool thread taken by requests waiting on
+    # this transaction's lock (SQLite's one writer), a commit queued behind them would wait
+    # until their busy timeout, and they would answer 503 (tests/submissions/test_quota_race.py).
+    end = anyio.CapacityLimiter(1)
     try:
         yield session
     except BaseException:
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(_abandon, session)
+            await anyio.to_thread.run_sync(_abandon, session, limiter=end)
         raise
     with anyio.CancelScope(shield=True):
-        await anyio.to_thread.run_sync(_finish, session)
+        await anyio.to_thread.run_sync(_finish, session, limiter=end)
 
 
 def _finish(session: Session) -> None:
