@@ -31,6 +31,7 @@ from app.scoring.intake_cells import (
 )
 from app.scoring.intake_errors import SHOWN, IntakeError, cut, first_few, plural, quote
 from app.scoring.intake_parse import NUMBER, describe_rows, raise_not_utf8, read_table
+from app.scoring.intake_recent import RECENT
 from app.scoring.intake_source import (
     DEFAULT_LIMITS,
     IntakeLimits,
@@ -436,8 +437,20 @@ def read_submission(
     """Parse a submission and return its predictions aligned row for row with ``key``.
 
     ``limits`` are narrowed to what the key could need (:func:`submission_limits`) and enforced
-    while the file is read.
+    while the file is read. A small file read the same way moments ago (to score it, then for
+    its intervals) is not parsed again (:mod:`app.scoring.intake_recent`).
     """
+    return RECENT.read(
+        Path(path),
+        table=key,
+        variant=(metric.name, metric.cell, metric.columns, limits),
+        read=lambda: _read_submission(path, key=key, metric=metric, limits=limits),
+    )
+
+
+def _read_submission(
+    path: Path, *, key: AnswerKeyTable, metric: Metric, limits: IntakeLimits
+) -> np.ndarray:
     limits = submission_limits(key, limits)
     source = sniff(Path(path), limits=limits)
     head = read_head(source, limits=limits)
