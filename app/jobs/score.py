@@ -585,7 +585,17 @@ def _settle(
     """Write the outcome if the lease still holds the submission, with its stats when they were
     computed beside the score."""
     with unit_of_work(factory) as session:
-        submission = session.scalar(select(Submission).where(held(claim.lease)).with_for_update())
+        # One statement: the submission locked, with what the standings and the stats below
+        # read (its competition, its phase and the phase's keys). Only its own row is locked.
+        submission = session.scalar(
+            select(Submission)
+            .where(held(claim.lease))
+            .options(
+                joinedload(Submission.competition),
+                joinedload(Submission.phase).joinedload(Phase.answer_keys),
+            )
+            .with_for_update(of=Submission)
+        )
         if submission is None:
             return Settled.lost
         if outcome.result is None:
@@ -605,16 +615,9 @@ def _settle(
         submission.error = submission.host_error = None
         if score is None or stats is None or claim.stats is None or settings is None:
             return Settled.written
-        # Held until this function returns: the session keeps what is loaded only while
-        # something refers to it, and the standings and the stats below read both again.
-        _held = (
-            session.get(Competition, submission.competition_id),
-            session.get(
-                AnswerKey,
-                claim.key_id,
-                options=[joinedload(AnswerKey.phase).joinedload(Phase.answer_keys)],
-            ),
-        )
+        # Loaded with the submission, which holds them until this function returns (the
+        # session keeps what is loaded only while something refers to it): the standings and
+        # the stats below find them in the session, with no statement of their own.
         # The standings first, in this transaction: the stats below go in a savepoint of their
         # own, and a failure there must not take the board's update with it.
         apply_pending(session)
