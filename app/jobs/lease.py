@@ -9,6 +9,7 @@ the submission's (a scorer whose lease lapsed and was taken over writes nothing)
 back what nobody holds any more (:mod:`app.jobs.sweep`).
 """
 
+import functools
 import logging
 import threading
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import Integer, and_, bindparam, or_, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -65,6 +66,14 @@ def try_claim(
     the same statement (a code run's turn in its team)."""
     assert status in HELD_STATUSES
     at = now()
+    if also is None:
+        # The common claim, built once: on the session's connection, as the Core statement it
+        # is (it moves the submission between unscored statuses only: no board can change).
+        attempt = session.connection().scalar(
+            _claim_statement(status),
+            {"submission_id": submission_id, "at": at, "until": at + timedelta(seconds=seconds)},
+        )
+        return None if attempt is None else Lease(submission_id, attempt, seconds)
     conditions = [Submission.id == submission_id, claimable(at)]
     if also is not None:
         conditions.append(also)
@@ -81,6 +90,23 @@ def try_claim(
         .execution_options(synchronize_session=False, **{UNSCORED_ONLY: True})
     )
     return None if attempt is None else Lease(submission_id, attempt, seconds)
+
+
+@functools.cache
+def _claim_statement(status: SubmissionStatus):  # type: ignore[no-untyped-def]
+    at = bindparam("at", type_=Submission.__table__.c.started_at.type)
+    return (
+        update(Submission.__table__)
+        .where(Submission.__table__.c.id == bindparam("submission_id", type_=Integer))
+        .where(claimable(at))  # type: ignore[arg-type]
+        .values(
+            status=status,
+            attempts=Submission.__table__.c.attempts + 1,
+            started_at=at,
+            lease_expires_at=bindparam("until", type_=Submission.__table__.c.started_at.type),
+        )
+        .returning(Submission.__table__.c.attempts)
+    )
 
 
 def held(lease: Lease):  # type: ignore[no-untyped-def]
