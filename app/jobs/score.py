@@ -29,7 +29,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session, joinedload, sessionmaker
 
 import app
@@ -435,14 +435,24 @@ def _evaluate_in_child(
     return Outcome(None, GENERIC_FAILURE, host_error)
 
 
+def _scored(submission_id: Any, key_id: int):  # type: ignore[no-untyped-def]
+    """Whether the submission has a score row for this key already."""
+    return exists().where(Score.submission_id == submission_id, Score.answer_key_id == key_id)
+
+
 def _write_score(
-    session: Session, submission_id: int, key_id: int, outcome: Outcome
+    session: Session,
+    submission_id: int,
+    key_id: int,
+    outcome: Outcome,
+    *,
+    scored: bool | None = None,
 ) -> Score | None:
-    """The score row written, or None when the submission had one for this key already."""
-    exists = session.scalar(
-        select(Score.id).where(Score.submission_id == submission_id, Score.answer_key_id == key_id)
-    )
-    if exists is not None:
+    """The score row written, or None when the submission had one for this key already
+    (``scored``: known already, read with the submission)."""
+    if scored is None:
+        scored = bool(session.scalar(select(_scored(submission_id, key_id))))
+    if scored:
         return None
     result = outcome.result
     score = Score(
@@ -585,19 +595,25 @@ def _settle(
     """Write the outcome if the lease still holds the submission, with its stats when they were
     computed beside the score."""
     with unit_of_work(factory) as session:
-        # One statement: the submission locked, with what the standings and the stats below
-        # read (its competition, its phase and the phase's keys). Only its own row is locked.
-        submission = session.scalar(
-            select(Submission)
-            .where(held(claim.lease))
-            .options(
-                joinedload(Submission.competition),
-                joinedload(Submission.phase).joinedload(Phase.answer_keys),
+        # One statement: the submission locked, whether it has this key's score already, and
+        # what the standings and the stats below read (its competition, its phase and the
+        # phase's keys). Only its own row is locked.
+        found = (
+            session.execute(
+                select(Submission, _scored(Submission.id, claim.key_id))
+                .where(held(claim.lease))
+                .options(
+                    joinedload(Submission.competition),
+                    joinedload(Submission.phase).joinedload(Phase.answer_keys),
+                )
+                .with_for_update(of=Submission)
             )
-            .with_for_update(of=Submission)
-        )
-        if submission is None:
+            .unique()
+            .first()
+        )  # unique(): the keys are a joined collection
+        if found is None:
             return Settled.lost
+        submission, scored = found
         if outcome.result is None:
             _finish(submission, ran)
             submission.status = SubmissionStatus.failed
@@ -609,7 +625,7 @@ def _settle(
                 ran is not None and ran.charged and outcome.participants_fault
             )
             return Settled.written
-        score = _write_score(session, submission.id, claim.key_id, outcome)
+        score = _write_score(session, submission.id, claim.key_id, outcome, scored=scored)
         _finish(submission, ran)
         submission.status = SubmissionStatus.scored
         submission.error = submission.host_error = None
