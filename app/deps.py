@@ -11,6 +11,7 @@ import anyio.to_thread
 from fastapi import Depends, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from app.auth.hosts import require_host
 from app.auth.service import user_for_token
@@ -107,6 +108,15 @@ SessionDep = Annotated[Session, Depends(get_session, scope="function")]
 _bearer = HTTPBearer(auto_error=False)
 
 
+def _guarded_user(request: Request, session: Session) -> User | None:
+    """The user the upload guard let in with this very Authorization header, if it did."""
+    guarded = request.scope.get("state", {}).get(GUARDED_USER)
+    if guarded is not None and guarded.authorization == request.headers.get("authorization"):
+        # Checked a moment ago: no second query (a merge without loading does no I/O).
+        return session.merge(guarded.user, load=False)
+    return None
+
+
 def get_current_user(
     request: Request,
     session: SessionDep,
@@ -115,10 +125,8 @@ def get_current_user(
 ) -> User:
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("missing bearer token")
-    guarded = request.scope.get("state", {}).get(GUARDED_USER)
-    if guarded is not None and guarded.authorization == request.headers.get("authorization"):
-        # The upload guard checked this very token a moment ago: no second query.
-        return session.merge(guarded.user, load=False)
+    if (guarded := _guarded_user(request, session)) is not None:
+        return guarded
     return auth_limiter(request).attempt_token(
         client_address(request.scope),
         credentials.credentials,
@@ -129,6 +137,23 @@ def get_current_user(
 
 
 CurrentUser = Annotated[User, Depends(get_current_user)]
+
+
+async def get_upload_user(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User:
+    """CurrentUser on the upload routes, where the upload guard has checked the token already:
+    taken on the event loop, with no worker-thread hop (else as :func:`get_current_user`)."""
+    if credentials is not None and credentials.scheme.lower() == "bearer":
+        if (guarded := _guarded_user(request, session)) is not None:
+            return guarded
+    return await run_in_threadpool(get_current_user, request, session, settings, credentials)
+
+
+UploadUser = Annotated[User, Depends(get_upload_user)]
 
 
 def get_optional_user(
@@ -177,14 +202,11 @@ def get_competition(
 CompetitionDep = Annotated[Competition, Depends(get_competition)]
 
 
-def get_upload_competition(slug: str, session: SessionDep, user: CurrentUser) -> Competition:
-    # What an upload reads of its competition (phases, keys, whether the uploader hosts it) in
-    # the one statement that loads it.
+def upload_competition(session: Session, slug: str, user: User) -> Competition:
+    """What an upload reads of its competition (phases, keys, whether the uploader hosts it), in
+    the one statement that loads it. Called by the upload route's handler on its own worker
+    thread, not as a dependency of its own (which took a thread hop of its own)."""
     return load_competition(session, slug, user, writing=True, with_phases=True)
-
-
-# CompetitionDep for the upload route.
-UploadCompetitionDep = Annotated[Competition, Depends(get_upload_competition)]
 
 
 def get_public_competition(slug: str, session: SessionDep, user: OptionalUser) -> Competition:

@@ -13,7 +13,8 @@ from app.deps import (
     IdPath,
     SessionDep,
     SettingsDep,
-    UploadCompetitionDep,
+    UploadUser,
+    upload_competition,
 )
 from app.errors import error_response, error_responses
 from app.http.headers import content_disposition
@@ -44,8 +45,8 @@ router = APIRouter(tags=["submissions"], responses=error_responses(403, 404, 409
 )
 def create_submission(
     request: Request,
-    competition: UploadCompetitionDep,
-    user: CurrentUser,
+    slug: str,
+    user: UploadUser,
     file: UploadFile,
     session: SessionDep,
     settings: SettingsDep,
@@ -58,7 +59,7 @@ def create_submission(
     (needed when several are open)."""
     upload = service.create_submission(
         session,
-        competition=competition,
+        competition=upload_competition(session, slug, user),
         user=user,
         source=file.file,
         filename=file.filename or "submission.csv",
