@@ -127,10 +127,12 @@ def _cpu_seconds(process: psutil.Process) -> float:
 
 
 def _start(
-    command: list[str], env: dict[str, str], port: int, log: Path
+    command: list[str], env: dict[str, str], port: int, log: Path, cwd: Path | None = None
 ) -> subprocess.Popen[bytes]:
+    # ``cwd``: ``python -m`` puts the working directory first on sys.path, before PYTHONPATH, so
+    # a server started from this checkout imported this checkout's app whatever PYTHONPATH said.
     with log.open("wb") as out:
-        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -219,7 +221,7 @@ def run_podium(
             redis.Redis.from_url(args.redis).flushdb()
         command = [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory"]
         command += ["--port", str(port), "--workers", str(processes), "--no-access-log"]
-        server = _start(command, env, port, work / f"{label}-{processes}.log")
+        server = _start(command, env, port, work / f"{label}-{processes}.log", cwd=source)
         try:
             http = httpx.Client(
                 base_url=f"http://127.0.0.1:{port}{API}",
