@@ -4,8 +4,9 @@ SQL statements each one sends (issue 23).
 A throw-away PostgreSQL database (``PODIUM_TEST_DATABASE_URL``); ``--teams`` users, each a team,
 upload a ``--rows``-row ``roc_auc`` file twice (intervals on: the default), each upload scored
 right after its request by ``score_submission`` in this process, so each cost is measured alone
-(``time.process_time``). ``--previous DIR`` runs the same in a child process on another checkout
-(``git archive REV | tar -x -C DIR``) in the same run and prints the ratios.
+(``time.process_time``). ``--previous DIR`` runs the same on another checkout (``git archive REV |
+tar -x -C DIR``) in the same run, each checkout in a child process, alternately ``--rounds``
+times (which goes first alternating too), and prints each round's ratios and their medians.
 
     PODIUM_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1/postgres \\
         python bench/bench_scoring_job.py --previous /tmp/podium-prev
@@ -14,6 +15,7 @@ right after its request by ``score_submission`` in this process, so each cost is
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -124,28 +126,48 @@ def main() -> None:
     parser.add_argument("--teams", type=int, default=40)
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--previous", type=Path, default=None, help="another checkout to run too")
+    parser.add_argument("--rounds", type=int, default=4, help="alternations with --previous")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the child's
     args = parser.parse_args()
     if args.json:
         print(json.dumps(measure(args.teams, args.rows)))
         return
     print(f"{os.cpu_count()} cores, {args.teams} teams x 2 uploads of {args.rows} rows")
-    now = measure(args.teams, args.rows)
-    print(_line("podium", now))
-    if args.previous is not None:
-        child = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(args.previous), str(args.teams), str(args.rows)],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={**os.environ, "PYTHONPATH": str(args.previous)},
-        )
-        before = json.loads(child.stdout.strip().splitlines()[-1])
+    if args.previous is None:
+        print(_line("podium", measure(args.teams, args.rows)))
+        return
+    # Each checkout in a child of its own, alternately: the host's speed drifts by tens of
+    # percent within minutes here, so one run of each, one after the other, compares the hours
+    # they ran in as much as the code.
+    ratios: list[tuple[float, float]] = []
+    for round_ in range(args.rounds):
+        # Which goes first alternates too: the second of a pair ran 10-15 % slower here.
+        if round_ % 2:
+            before = _measure_in(args.previous, args)
+            now = _measure_in(ROOT, args)
+        else:
+            now = _measure_in(ROOT, args)
+            before = _measure_in(args.previous, args)
+        print(_line("podium", now))
         print(_line("previous", before))
-        print(
-            f"   ratios: request {now['request_ms'] / before['request_ms']:.2f}x, "
-            f"scoring {now['scoring_ms'] / before['scoring_ms']:.2f}x the previous CPU"
+        ratios.append(
+            (now["request_ms"] / before["request_ms"], now["scoring_ms"] / before["scoring_ms"])
         )
+        print(f"   ratios: request {ratios[-1][0]:.2f}x, scoring {ratios[-1][1]:.2f}x")
+    if len(ratios) > 1:
+        request, scoring = (statistics.median(r[i] for r in ratios) for i in (0, 1))
+        print(f"   median of {len(ratios)}: request {request:.2f}x, scoring {scoring:.2f}x")
+
+
+def _measure_in(source: Path, args: argparse.Namespace) -> dict[str, float]:
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(source), str(args.teams), str(args.rows)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(source)},
+    )
+    return json.loads(child.stdout.strip().splitlines()[-1])
 
 
 # The previous checkout measured by this file's own measure(), with that checkout's app imported.
