@@ -152,7 +152,9 @@ def live_server(root: Path, port: int, *, daily_limit: int = 3) -> Iterator[Live
     try:
         wait_until_healthy(process, url, log)
         headers = {"Authorization": f"Bearer {tokens['host']}"}
-        with httpx.Client(base_url=f"{url}/api/v1", headers=headers) as api:
+        # A hang guard, as HTTP's: a fresh server's first requests (FastAPI works out its routes
+        # on the first) took over httpx's default 5 s on a 2-core machine running the suite.
+        with httpx.Client(base_url=f"{url}/api/v1", headers=headers, timeout=30) as api:
             for slug, title in ((SLUG, "Churn prediction"), ("other", "Another one")):
                 body = {
                     "slug": slug,
