@@ -66,28 +66,14 @@ def try_claim(
     the same statement (a code run's turn in its team)."""
     assert status in HELD_STATUSES
     at = now()
-    if also is None:
-        # The common claim, built once: on the session's connection, as the Core statement it
-        # is (it moves the submission between unscored statuses only: no board can change).
-        attempt = session.connection().scalar(
-            _claim_statement(status),
-            {"submission_id": submission_id, "at": at, "until": at + timedelta(seconds=seconds)},
-        )
-        return None if attempt is None else Lease(submission_id, attempt, seconds)
-    conditions = [Submission.id == submission_id, claimable(at)]
+    # Built once, and run on the session's connection as the Core statement it is: it moves the
+    # submission between unscored statuses only, so no board can change (no standings hook).
+    statement = _claim_statement(status)
     if also is not None:
-        conditions.append(also)
-    attempt = session.scalar(
-        update(Submission)
-        .where(*conditions)
-        .values(
-            status=status,
-            attempts=Submission.attempts + 1,
-            started_at=at,
-            lease_expires_at=at + timedelta(seconds=seconds),
-        )
-        .returning(Submission.attempts)
-        .execution_options(synchronize_session=False, **{UNSCORED_ONLY: True})
+        statement = statement.where(also)
+    attempt = session.connection().scalar(
+        statement,
+        {"submission_id": submission_id, "at": at, "until": at + timedelta(seconds=seconds)},
     )
     return None if attempt is None else Lease(submission_id, attempt, seconds)
 
