@@ -147,9 +147,8 @@ async def get_upload_user(
 ) -> User:
     """CurrentUser on the upload routes, where the upload guard has checked the token already:
     taken on the event loop, with no worker-thread hop (else as :func:`get_current_user`)."""
-    if credentials is not None and credentials.scheme.lower() == "bearer":
-        if (guarded := _guarded_user(request, session)) is not None:
-            return guarded
+    if (guarded := _guarded_user(request, session)) is not None:
+        return guarded
     return await run_in_threadpool(get_current_user, request, session, settings, credentials)
 
 
