@@ -28,7 +28,7 @@ os.environ.setdefault("PODIUM_ENV", "test")
 os.environ.setdefault("PODIUM_BANDS_EVERY_SECONDS", "0")
 
 import pytest
-from sqlalchemy import Connection, Engine, create_engine, text
+from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -39,7 +39,7 @@ from app.main import create_app
 from app.migrate import upgrade
 from app.models import Role
 from tests.asgi_client import TestClient
-from tests.databases import migrated, postgres_template
+from tests.databases import migrated, postgres_template, server_sql
 
 POSTGRES_ENV = "PODIUM_TEST_DATABASE_URL"
 REDIS_ENV = "PODIUM_TEST_REDIS_URL"
@@ -183,16 +183,12 @@ def _throwaway_postgres(*, migrated: bool = False) -> Iterator[str]:
             f"PostgreSQL tests need {POSTGRES_ENV}, e.g. postgresql+psycopg://postgres@127.0.0.1/postgres"
         )
     name = f"podium_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        template = f' TEMPLATE "{postgres_template(base)}"' if migrated else ""
-        conn.execute(text(f'CREATE DATABASE "{name}"{template}'))
+    template = f' TEMPLATE "{postgres_template(base)}"' if migrated else ""
+    server_sql(base, f'CREATE DATABASE "{name}"{template}')
     try:
         yield make_url(base).set(database=name).render_as_string(hide_password=False)
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+        server_sql(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _fastapi_callable_caches() -> list[Callable[[], None]]:

@@ -36,8 +36,16 @@ def _template_file() -> Path:
     return _sqlite_template
 
 
-def _admin(server_url: str):  # type: ignore[no-untyped-def]
-    return create_engine(server_url, isolation_level="AUTOCOMMIT")
+def server_sql(server_url: str, *statements: str) -> None:
+    """Run ``statements`` (CREATE or DROP DATABASE: no transaction) on the server's own
+    database."""
+    engine = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            for statement in statements:
+                conn.execute(text(statement))
+    finally:
+        engine.dispose()
 
 
 def postgres_template(server_url: str) -> str:
@@ -46,20 +54,11 @@ def postgres_template(server_url: str) -> str:
     name = _postgres_templates.get(server_url)
     if name is None:
         name = f"podium_template_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-        admin = _admin(server_url)
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        admin.dispose()
+        server_sql(server_url, f'CREATE DATABASE "{name}"')
         upgrade(make_url(server_url).set(database=name).render_as_string(hide_password=False))
         _postgres_templates[server_url] = name
 
-        def drop() -> None:
-            admin = _admin(server_url)
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            admin.dispose()
-
-        atexit.register(drop)
+        atexit.register(server_sql, server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     return name
 
 
@@ -85,11 +84,10 @@ def migrated(url: str) -> None:
         server = os.environ.get(SERVER_ENV) or parsed.set(database="postgres").render_as_string(
             hide_password=False
         )
-        template = postgres_template(server)
-        admin = _admin(server)
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE "{parsed.database}" WITH (FORCE)'))
-            conn.execute(text(f'CREATE DATABASE "{parsed.database}" TEMPLATE "{template}"'))
-        admin.dispose()
+        server_sql(
+            server,
+            f'DROP DATABASE "{parsed.database}" WITH (FORCE)',
+            f'CREATE DATABASE "{parsed.database}" TEMPLATE "{postgres_template(server)}"',
+        )
         return
     upgrade(url)
