@@ -6,14 +6,11 @@ losers of ``team_for`` hit the UNIQUE constraints and must read the winner's tea
 
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, func, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db import make_engine, make_session_factory, unit_of_work
@@ -21,37 +18,18 @@ from app.errors import AppError
 from app.models import Competition, Role, Team, TeamInvitation, TeamMember, User
 from app.teams.merge import accept
 from app.teams.service import locked_team_for, team_for
-from tests.databases import migrated
 
 THREADS = 12
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def real_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sessionmaker[Session]]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path}/race.db"
-        drop: Callable[[], None] = lambda: None  # noqa: E731
-    else:
-        # A database of its own beside the shared test database, so committed rows leak nowhere.
-        server = request.getfixturevalue("postgres_url")
-        name = f"podium_race_{uuid.uuid4().hex[:12]}"
-        admin = create_engine(server, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        url = make_url(server).set(database=name).render_as_string(hide_password=False)
-
-        def drop() -> None:
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-            admin.dispose()
-
-    migrated(url)
-    engine = make_engine(url)
+@pytest.fixture
+def real_factory(fresh_database_url: str) -> Iterator[sessionmaker[Session]]:
+    # A database of its own beside the shared test database, so committed rows leak nowhere.
+    engine = make_engine(fresh_database_url)
     try:
         yield make_session_factory(engine)
     finally:
         engine.dispose()
-        drop()
 
 
 def _race(factory: sessionmaker[Session], work: Callable[[Session], object]) -> list[object]:
@@ -177,7 +155,7 @@ def _once_waiting_on_a_lock(
 
 
 # SQLite serialises whole transactions: the interleaving happens on PostgreSQL only.
-@pytest.mark.parametrize("real_factory", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("fresh_database_url", ["postgresql"], indirect=True)
 def test_a_submission_waiting_on_a_merge_is_charged_to_the_merged_team(real_factory):
     """``locked_team_for`` re-reads the team after its lock waited for a merge that absorbed it."""
     competition_id, users = _seed(real_factory, "alice", "bob")
