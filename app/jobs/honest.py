@@ -143,7 +143,15 @@ def stats_job(submission: Submission, competition: Competition, key: AnswerKey) 
         score_intervals=competition.score_intervals,
         public_board_mode=competition.public_board_mode,
     )
-    key_copy = AnswerKey(id=key.id, path=key.path, sha256=key.sha256, phase_id=key.phase_id)
+    key_copy = AnswerKey(
+        id=key.id,
+        path=key.path,
+        sha256=key.sha256,
+        phase_id=key.phase_id,
+        # Fixed for a key version: what the Ladder's replay reads of it.
+        n_rows=key.n_rows,
+        n_public=key.n_public,
+    )
     path = submission.output_path or submission.path
     return StatsJob(0, copy, key_copy, path, submission.team_id, submission.id)
 
@@ -266,10 +274,9 @@ def _ladder_threshold(
     """The standard error of (this submission − the team's best so far) on the public split:
     exact from both submissions' rows where the metric allows, else from the shared bootstrap
     replicates; 0 for a first submission with no baseline, None when neither is available."""
-    key = session.get(AnswerKey, job.key.id)
-    if key is None or computed.public_plan is None:
+    if computed.public_plan is None:
         return None
-    best = _team_best(session, job, competition, key)
+    best = _team_best(session, job, competition, job.key)
     if best is None:
         return 0.0
     path = session.scalar(
@@ -334,16 +341,24 @@ def inline_stats(job: StatsJob, settings: Settings) -> Stats | None:
 
 
 def write_stats(
-    session: Session, job: StatsJob, stats: Stats, settings: Settings, *, new_score: bool = False
+    session: Session,
+    job: StatsJob,
+    stats: Stats,
+    settings: Settings,
+    *,
+    new_score: bool = False,
+    competition: Competition | None = None,
 ) -> None:
     """Store the stats row with the Ladder's threshold, in the caller's transaction; nothing when
     the row is there already (``new_score``: the score row was written in this transaction, so
-    it cannot have one)."""
+    it cannot have one). ``competition``: as the caller read it in this transaction (a
+    transient copy will do), else loaded."""
     if not new_score and session.scalar(
         select(ScoreStats.id).where(ScoreStats.score_id == job.score_id)
     ):
         return
-    competition = session.get(Competition, job.competition.id)
+    if competition is None:
+        competition = session.get(Competition, job.competition.id)
     threshold = None
     if competition is not None:
         threshold = _ladder_threshold(session, job, competition, stats.computed, settings)
@@ -386,22 +401,34 @@ def _refresh_bands(factory: sessionmaker[Session], job: StatsJob, settings: Sett
 
 
 def refresh_bands_after(
-    session: Session, job: StatsJob, *, factory: sessionmaker[Session], every: float
+    session: Session,
+    job: StatsJob,
+    *,
+    factory: sessionmaker[Session],
+    every: float,
+    competition: Competition | None = None,
+    published: bool | None = None,
 ) -> None:
     """The boards' rank bands with this score in them. On the published key version only when
     the submission stands on a board (most do not beat their team's best), at most once per
     ``every`` seconds (a later change in the interval is folded into one refresh at its end); on
     a version being rescored, once, when its last submission is scored, so the bands are there
-    on publishing."""
-    competition = session.get(Competition, job.competition.id)
+    on publishing.
+
+    ``competition`` (a transient copy will do) and ``published`` (whether the job's key is its
+    phase's published version) as the caller read them in this transaction, else loaded."""
+    if competition is None:
+        competition = session.get(Competition, job.competition.id)
     if competition is None or not competition.score_intervals:
         return
-    key = session.get(AnswerKey, job.key.id)
-    if key is None:
-        return
-    # Each phase has its own keys: the published one is the key's phase's.
-    published = key.phase.board_key
-    if published is not None and published.id == job.key.id:
+    if published is None:
+        # Each phase has its own keys: the published one is the key's phase's.
+        key = session.get(AnswerKey, job.key.id)
+        if key is None:
+            return
+        board_key = key.phase.board_key
+        published = board_key is not None and board_key.id == job.key.id
+    if published:
         apply_pending(session)
         stands = session.scalar(
             select(Standing.id).where(
@@ -411,11 +438,11 @@ def refresh_bands_after(
         )
         if stands is None:
             return
-        delay = bands_pacer.now_or_later(key.id, every)
+        delay = bands_pacer.now_or_later(job.key.id, every)
         if delay is None:  # a refresh is due already: it will see this standing
             return
         if delay > 0:
-            competition_id, key_id = competition.id, key.id
+            competition_id, key_id = competition.id, job.key.id
             # Started once this transaction has committed, so the refresh reads its standing.
             after_commit(
                 session,
@@ -428,7 +455,7 @@ def refresh_bands_after(
         unscored = session.scalar(
             select(Submission.id)
             .where(
-                Submission.phase_id == key.phase_id,
+                Submission.phase_id == job.key.phase_id,
                 ~exists().where(
                     Score.submission_id == Submission.id,
                     Score.answer_key_id == job.key.id,

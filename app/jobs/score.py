@@ -29,7 +29,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists, insert, literal_column, select, update
 from sqlalchemy.orm import Session, joinedload, sessionmaker
 
 import app
@@ -65,7 +65,7 @@ from app.jobs.lease import (
 from app.jobs.lease import now as lease_now
 from app.jobs.program import ProgramPlan, limits_of, program_plan, score_with_program
 from app.jobs.turns import claim_run
-from app.leaderboard.standings import apply_pending
+from app.leaderboard.standings import recompute_teams
 from app.models import (
     AnswerKey,
     Competition,
@@ -440,6 +440,24 @@ def _scored(submission_id: Any, key_id: int):  # type: ignore[no-untyped-def]
     return exists().where(Score.submission_id == submission_id, Score.answer_key_id == key_id)
 
 
+def _score_values(submission_id: int, key_id: int, outcome: Outcome) -> dict[str, Any]:
+    """The score row of an outcome: its scores, or the failure kept in its details."""
+    result = outcome.result
+    return {
+        "submission_id": submission_id,
+        "answer_key_id": key_id,
+        "score": result.score if result else None,
+        "public_score": result.public if result else None,
+        "private_score": result.private if result else None,
+        "details": result.details
+        if result
+        else {"error": outcome.error, "host_error": outcome.host_error},
+        "columns": result.columns if result else None,
+        "public_tie": result.public_tie if result else "",
+        "private_tie": result.private_tie if result else "",
+    }
+
+
 def _write_score(
     session: Session,
     submission_id: int,
@@ -454,20 +472,7 @@ def _write_score(
         scored = bool(session.scalar(select(_scored(submission_id, key_id))))
     if scored:
         return None
-    result = outcome.result
-    score = Score(
-        submission_id=submission_id,
-        answer_key_id=key_id,
-        score=result.score if result else None,
-        public_score=result.public if result else None,
-        private_score=result.private if result else None,
-        details=result.details
-        if result
-        else {"error": outcome.error, "host_error": outcome.host_error},
-        columns=result.columns if result else None,
-        public_tie=result.public_tie if result else "",
-        private_tie=result.private_tie if result else "",
-    )
+    score = Score(**_score_values(submission_id, key_id, outcome))
     session.add(score)
     return score
 
@@ -583,6 +588,57 @@ class Settled(Enum):
     with_stats = "with_stats"  # and its stats, computed beside the score
 
 
+def _outer(name: str) -> Any:
+    """A column of the submission being settled, as its subqueries in RETURNING refer to it.
+
+    Spelled out: SQLAlchemy writes RETURNING's columns unqualified on SQLite, so a subquery's
+    ``submission_id = id`` would compare the score's columns with each other."""
+    return literal_column(f"{Submission.__tablename__}.{name}")
+
+
+def _of_competition(column: Any) -> Any:
+    """One column of the submission's competition, read in the settling statement."""
+    return select(column).where(Competition.id == _outer("competition_id")).scalar_subquery()
+
+
+def _settle_statement(claim: Claim, values: dict[str, Any]):  # type: ignore[no-untyped-def]
+    """The submission's outcome written while the lease still holds it, returning what the rest
+    of the settling reads: its team, whether it has this key's score already, its competition's
+    settings and whether the key is its phase's published one (no entity is loaded)."""
+    published = (
+        select(AnswerKey.id)
+        .where(AnswerKey.phase_id == _outer("phase_id"), AnswerKey.published_at.is_not(None))
+        .order_by(AnswerKey.version.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    return (
+        update(Submission)
+        .where(held(claim.lease))
+        .values(values)
+        .returning(
+            Submission.competition_id,
+            Submission.team_id,
+            _scored(_outer("id"), claim.key_id).label("scored"),
+            (published == claim.key_id).label("published"),
+            *(
+                _of_competition(getattr(Competition, name)).label(name)
+                for name in _SETTLED_COMPETITION
+            ),
+        )
+    )
+
+
+# What the standings and the stats read of the competition (app.jobs.honest, metric_for).
+_SETTLED_COMPETITION = (
+    "metric_name",
+    "custom_metric_direction",
+    "score_intervals",
+    "public_board_mode",
+    "ladder_step",
+)
+
+
 def _settle(
     factory: sessionmaker[Session],
     claim: Claim,
@@ -593,56 +649,57 @@ def _settle(
     settings: Settings | None = None,
 ) -> Settled:
     """Write the outcome if the lease still holds the submission, with its stats when they were
-    computed beside the score."""
+    computed beside the score.
+
+    Core statements on the session's connection, no entity loaded or flushed (the ORM's
+    bookkeeping cost more than the statements): the submission's row in one UPDATE (its row
+    lock, taken first as before), the score row, then its team's standings recomputed
+    explicitly (no session event sees these writes) and the stats."""
+    values = _finished(ran)
+    if outcome.result is None:
+        values.update(
+            status=SubmissionStatus.failed, error=outcome.error, host_error=outcome.host_error
+        )
+        # No failure of a file counts against the quota (README, Quotas); a code run that
+        # failed through its own fault does, as on Kaggle (charged at upload, kept).
+        # A host's rerun never charges again what was refunded before.
+        if not (ran is not None and ran.charged and outcome.participants_fault):
+            values["refunded"] = True
+    else:
+        values.update(status=SubmissionStatus.scored, error=None, host_error=None)
     with unit_of_work(factory) as session:
-        # One statement: the submission locked, whether it has this key's score already, and
-        # what the standings and the stats below read (its competition, its phase and the
-        # phase's keys). Only its own row is locked.
-        found = (
-            session.execute(
-                select(Submission, _scored(Submission.id, claim.key_id))
-                .where(held(claim.lease))
-                .options(
-                    joinedload(Submission.competition),
-                    joinedload(Submission.phase).joinedload(Phase.answer_keys),
-                )
-                .with_for_update(of=Submission)
-            )
-            .unique()
-            .first()
-        )  # unique(): the keys are a joined collection
+        connection = session.connection()
+        found = connection.execute(_settle_statement(claim, values)).first()
         if found is None:
             return Settled.lost
-        submission, scored = found
         if outcome.result is None:
-            _finish(submission, ran)
-            submission.status = SubmissionStatus.failed
-            submission.error, submission.host_error = outcome.error, outcome.host_error
-            # No failure of a file counts against the quota (README, Quotas); a code run that
-            # failed through its own fault does, as on Kaggle (charged at upload, kept).
-            # A host's rerun never charges again what was refunded before.
-            submission.refunded = submission.refunded or not (
-                ran is not None and ran.charged and outcome.participants_fault
+            return Settled.written  # a failure moves no board: it was never scored
+        score_id = None
+        if not found.scored:
+            score_id = connection.scalar(
+                insert(Score)
+                .values(_score_values(claim.lease.submission_id, claim.key_id, outcome))
+                .returning(Score.id)
             )
-            return Settled.written
-        score = _write_score(session, submission.id, claim.key_id, outcome, scored=scored)
-        _finish(submission, ran)
-        submission.status = SubmissionStatus.scored
-        submission.error = submission.host_error = None
-        if score is None or stats is None or claim.stats is None or settings is None:
-            return Settled.written
-        # Loaded with the submission, which holds them until this function returns (the
-        # session keeps what is loaded only while something refers to it): the standings and
-        # the stats below find them in the session, with no statement of their own.
+        competition = Competition(
+            id=found.competition_id, **{name: found._mapping[name] for name in _SETTLED_COMPETITION}
+        )  # transient, never added: what metric_for and the stats read
         # The standings first, in this transaction: the stats below go in a savepoint of their
         # own, and a failure there must not take the board's update with it.
-        apply_pending(session)
-        job = replace(claim.stats, score_id=score.id)
+        recompute_teams(session, competition, {found.team_id})
+        if score_id is None or stats is None or claim.stats is None or settings is None:
+            return Settled.written
+        job = replace(claim.stats, score_id=score_id)
         try:
             with session.begin_nested():
-                write_stats(session, job, stats, settings, new_score=True)
+                write_stats(session, job, stats, settings, new_score=True, competition=competition)
                 refresh_bands_after(
-                    session, job, factory=factory, every=settings.bands_every_seconds
+                    session,
+                    job,
+                    factory=factory,
+                    every=settings.bands_every_seconds,
+                    competition=competition,
+                    published=bool(found.published),
                 )
         except Exception:  # noqa: BLE001 - the score stands; the second step tries again
             log.warning(
@@ -652,21 +709,22 @@ def _settle(
         return Settled.with_stats
 
 
-def _finish(submission: Submission, ran: Ran | None) -> None:
-    submission.finished_at = _now()
-    submission.lease_expires_at = None
+def _finished(ran: Ran | None) -> dict[str, Any]:
+    """The columns every settled submission sets: finished, unleased, and a run's record."""
+    values: dict[str, Any] = {"finished_at": _now(), "lease_expires_at": None}
     if ran is not None:
-        _keep_run(submission, ran)
-
-
-def _keep_run(submission: Submission, ran: Ran) -> None:
-    record = ran.record
-    submission.log_head, submission.log_tail = record.log_head, record.log_tail
-    submission.log_bytes, submission.run_failure = record.log_bytes, record.failure
-    submission.code_sha256 = record.code_sha256
-    submission.inputs_sha256 = record.inputs_sha256
-    submission.runtime_fingerprint = record.runtime_fingerprint
-    submission.output_path = ran.output_ref
+        record = ran.record
+        values.update(
+            log_head=record.log_head,
+            log_tail=record.log_tail,
+            log_bytes=record.log_bytes,
+            run_failure=record.failure,
+            code_sha256=record.code_sha256,
+            inputs_sha256=record.inputs_sha256,
+            runtime_fingerprint=record.runtime_fingerprint,
+            output_path=ran.output_ref,
+        )
+    return values
 
 
 def _observe(plan: ScoringPlan, outcome: Outcome, seconds: float) -> None:

@@ -6,7 +6,8 @@ team banned, a competition's selection limit or metric direction changed. Sessio
 what changed (ORM objects and ORM-enabled bulk ``update``/``delete``/``insert`` statements alike)
 and the affected teams are recomputed in SQL just before the commit; anything that writes those
 tables through the session is covered without knowing about boards. Writes that bypass the
-session (raw SQL on a bare connection) must call :func:`rebuild` for the competition.
+session (raw SQL on a bare connection) must call :func:`rebuild` for the competition, or
+:func:`recompute_teams` for the teams they touched (the scorer's settle does).
 
 The rules, computed per (answer-key version, team) from the team's eligible submissions (scored
 against that version, not hidden, not late, team not banned), by the counting rule of the key's
@@ -356,6 +357,13 @@ def rebuild(session: Session, competition: Competition, *, bump_revision: bool =
     ``bump_revision=False`` only for a schema older than the board revisions (migration 0007).
     """
     _recompute(session, competition, None, bump_revision=bump_revision)
+
+
+def recompute_teams(session: Session, competition: Competition, team_ids: Collection[int]) -> None:
+    """Recompute these teams' standings now, after writes made with Core statements on the
+    session's connection (which no session event sees); ``competition`` may be a transient copy
+    (its id and what :func:`~app.evaluation.metric.metric_for` reads)."""
+    _recompute(session, competition, team_ids)
 
 
 def apply_pending(session: Session) -> None:
