@@ -97,10 +97,24 @@ def _claim_statement(status: SubmissionStatus):  # type: ignore[no-untyped-def]
 
 def held(lease: Lease):  # type: ignore[no-untyped-def]
     """The condition under which ``lease`` still holds its submission."""
+    return _held(lease.submission_id, lease.attempt)
+
+
+def held_as_parameters():  # type: ignore[no-untyped-def]
+    """:func:`held` for a statement built once: the lease in parameters ``submission_id`` and
+    ``attempt`` (:func:`lease_parameters`)."""
+    return _held(bindparam("submission_id", type_=Integer), bindparam("attempt", type_=Integer))
+
+
+def lease_parameters(lease: Lease) -> dict[str, int]:
+    return {"submission_id": lease.submission_id, "attempt": lease.attempt}
+
+
+def _held(submission_id: Any, attempt: Any):  # type: ignore[no-untyped-def]
     return and_(
-        Submission.id == lease.submission_id,
+        Submission.id == submission_id,
         Submission.status.in_(HELD_STATUSES),
-        Submission.attempts == lease.attempt,
+        Submission.attempts == attempt,
     )
 
 

@@ -10,6 +10,7 @@ therefore never waits for a scoring job. A large submission is scored in a child
 (:mod:`app.jobs.isolated`), so the memory its parsing takes is returned when the child exits.
 """
 
+import functools
 import gzip
 import json
 import logging
@@ -29,8 +30,8 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import exists, insert, literal_column, select, update
-from sqlalchemy.orm import Session, joinedload, sessionmaker
+from sqlalchemy import Integer, bindparam, exists, insert, literal_column, select, update
+from sqlalchemy.orm import Session, aliased, joinedload, sessionmaker
 
 import app
 from app.coderun.limits import CodeLimits
@@ -57,7 +58,8 @@ from app.jobs.lease import (
     advance,
     claimable,
     give_up,
-    held,
+    held_as_parameters,
+    lease_parameters,
     put_back,
     renewing,
     try_claim,
@@ -75,6 +77,7 @@ from app.models import (
     Submission,
     SubmissionStatus,
 )
+from app.models.phase import KIND_CODE
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
 from app.scoring.columns import resolve_columns
@@ -204,6 +207,9 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
     """Take the submission under a lease; None when finished, held by another scorer, out of
     attempts (it fails, refunded) or without a published key yet."""
     with unit_of_work(factory) as session:
+        upload = _claim_queued_upload(session, submission_id, settings)
+        if upload is not _ANOTHER_CASE:
+            return upload
         # One statement for the submission, its competition, its phase and the phase's keys.
         submission = session.get(
             Submission,
@@ -259,6 +265,102 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
             + (float(code.limits["wall_seconds"]) + 60 if code else 0)
             + run_for,
         )
+
+
+class _AnotherCase(Enum):
+    token = "another case"
+
+
+# Not a queued upload to a catalogue-scored phase: the general claim decides.
+_ANOTHER_CASE = _AnotherCase.token
+
+
+@functools.cache
+def _queued_upload_plan():  # type: ignore[no-untyped-def]
+    """What a scoring plan reads of a submission, its competition, its phase and the phase's
+    published key, in one narrow row (parameter ``submission_id``)."""
+    newest = aliased(AnswerKey)  # the phase's keys, apart from the one joined
+    board_key = (
+        select(newest.id)
+        .where(newest.phase_id == Phase.id, newest.published_at.is_not(None))
+        .order_by(newest.version.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    return (
+        select(
+            *(getattr(Submission, name).label(f"submission_{name}") for name in _PLAN_SUBMISSION),
+            *(getattr(Competition, name).label(name) for name in _PLAN_COMPETITION),
+            Phase.columns.label("phase_columns"),
+            Phase.submission_kind,
+            Phase.scorer,
+            *(getattr(AnswerKey, name).label(f"key_{name}") for name in _PLAN_KEY),
+        )
+        .join(Competition, Competition.id == Submission.competition_id)
+        .join(Phase, Phase.id == Submission.phase_id)
+        .outerjoin(AnswerKey, AnswerKey.id == board_key)
+        .where(Submission.id == bindparam("submission_id", type_=Integer))
+    )
+
+
+_PLAN_SUBMISSION = ("id", "status", "attempts", "team_id", "path", "output_path", "request_id")
+# What ScoringPlan.read, column_defs and stats_job read of the competition.
+_PLAN_COMPETITION = (
+    "id",
+    "metric_name",
+    "metric_params",
+    "id_column",
+    "custom_metric_path",
+    "custom_metric_direction",
+    "columns",
+    "score_intervals",
+    "public_board_mode",
+    "scoring_time_limit_seconds",
+)
+_PLAN_KEY = ("id", "path", "sha256", "phase_id", "n_rows", "n_public")
+
+
+def _claim_queued_upload(
+    session: Session, submission_id: int, settings: Settings
+) -> Claim | None | _AnotherCase:
+    """The common case in narrow Core statements, with no entity loaded: a queued uploaded file
+    to a phase its catalogue metrics score, with a published key. Anything else (a code or
+    program phase, a lapsed lease taken over, a last attempt, no key yet, a finished
+    submission) is :data:`_ANOTHER_CASE`, for the general claim."""
+    row = session.connection().execute(_queued_upload_plan(), {"submission_id": submission_id})
+    found = row.first()
+    if (
+        found is None
+        or found.submission_status != SubmissionStatus.queued
+        or found.submission_kind == KIND_CODE
+        or found.scorer
+        or found.key_id is None
+        or found.submission_attempts >= settings.scoring_max_attempts
+    ):
+        return _ANOTHER_CASE
+    lease = try_claim(session, submission_id, seconds=settings.scoring_lease_seconds)
+    if lease is None:
+        return None  # another scorer took it in between
+    # Transient copies, never added to the session: what the plan's readers take.
+    competition = Competition(**{name: found._mapping[name] for name in _PLAN_COMPETITION})
+    key = AnswerKey(**{name: found._mapping[f"key_{name}"] for name in _PLAN_KEY})
+    submission = Submission(
+        **{name: found._mapping[f"submission_{name}"] for name in _PLAN_SUBMISSION},
+        phase=Phase(columns=found.phase_columns, scorer=None),
+    )
+    plan = ScoringPlan.read(submission, competition, key)
+    time_limit = float(
+        competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
+    )
+    return Claim(
+        lease=lease,
+        key_id=key.id,
+        plan=plan,
+        time_limit=time_limit,
+        request_id=found.submission_request_id,
+        stats=stats_job(submission, competition, key),
+        hold_for=time_limit,  # the lease is renewed through the scoring
+    )
 
 
 def _code_plan(
@@ -601,10 +703,14 @@ def _of_competition(column: Any) -> Any:
     return select(column).where(Competition.id == _outer("competition_id")).scalar_subquery()
 
 
-def _settle_statement(claim: Claim, values: dict[str, Any]):  # type: ignore[no-untyped-def]
-    """The submission's outcome written while the lease still holds it, returning what the rest
-    of the settling reads: its team, whether it has this key's score already, its competition's
-    settings and whether the key is its phase's published one (no entity is loaded)."""
+@functools.cache
+def _settle_statement(names: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    """The submission's outcome (its columns ``names``, parameters ``v_<name>``) written while
+    the lease still holds it, returning what the rest of the settling reads: its team, whether
+    it has this key's score already (parameter ``key_id``), its competition's settings and
+    whether the key is its phase's published one. Built once per set of columns: building a
+    statement this size cost as much as running it."""
+    key_id = bindparam("key_id", type_=Integer)
     published = (
         select(AnswerKey.id)
         .where(AnswerKey.phase_id == _outer("phase_id"), AnswerKey.published_at.is_not(None))
@@ -614,19 +720,22 @@ def _settle_statement(claim: Claim, values: dict[str, Any]):  # type: ignore[no-
     )
     return (
         update(Submission)
-        .where(held(claim.lease))
-        .values(values)
+        .where(held_as_parameters())
+        .values({name: bindparam(f"v_{name}") for name in names})
         .returning(
             Submission.competition_id,
             Submission.team_id,
-            _scored(_outer("id"), claim.key_id).label("scored"),
-            (published == claim.key_id).label("published"),
+            _scored(_outer("id"), key_id).label("scored"),
+            (published == key_id).label("published"),
             *(
                 _of_competition(getattr(Competition, name)).label(name)
                 for name in _SETTLED_COMPETITION
             ),
         )
     )
+
+
+_INSERT_SCORE = insert(Score).returning(Score.id)
 
 
 # What the standings and the stats read of the competition (app.jobs.honest, metric_for).
@@ -669,7 +778,14 @@ def _settle(
         values.update(status=SubmissionStatus.scored, error=None, host_error=None)
     with unit_of_work(factory) as session:
         connection = session.connection()
-        found = connection.execute(_settle_statement(claim, values)).first()
+        found = connection.execute(
+            _settle_statement(tuple(values)),
+            {
+                **lease_parameters(claim.lease),
+                "key_id": claim.key_id,
+                **{f"v_{name}": value for name, value in values.items()},
+            },
+        ).first()
         if found is None:
             return Settled.lost
         if outcome.result is None:
@@ -677,9 +793,7 @@ def _settle(
         score_id = None
         if not found.scored:
             score_id = connection.scalar(
-                insert(Score)
-                .values(_score_values(claim.lease.submission_id, claim.key_id, outcome))
-                .returning(Score.id)
+                _INSERT_SCORE, _score_values(claim.lease.submission_id, claim.key_id, outcome)
             )
         competition = Competition(
             id=found.competition_id, **{name: found._mapping[name] for name in _SETTLED_COMPETITION}
