@@ -8,10 +8,11 @@ read, so they are remembered as a :class:`FormerHost` and :func:`check_not_forme
 them.
 """
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, func, select
+from sqlalchemy import ColumnElement, Integer, bindparam, exists, func, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.audit.service import record
@@ -83,18 +84,24 @@ def check_not_former_host(session: Session, competition: Competition, user: User
         raise FormerHostRefused.of(competition)
 
 
-def host_columns(user: User | None) -> tuple[ColumnElement[bool], ...]:
-    """Whether ``user`` hosts and whether they once hosted the competition of the enclosing
-    query, as two columns to select beside it (:func:`remember_host_columns` keeps them), so a
-    request that loads a competition learns both without a query of its own."""
-    if user is None or user.id is None or user.is_admin:
-        return ()
+def asks_host_columns(user: User | None) -> bool:
+    """Whether :func:`host_columns` has anything to ask of ``user`` (an admin hosts everything)."""
+    return user is not None and user.id is not None and not user.is_admin
+
+
+@functools.cache
+def host_columns() -> tuple[ColumnElement[bool], ...]:
+    """Whether the user in parameter ``host_user_id`` hosts and whether they once hosted the
+    competition of the enclosing query, as two columns to select beside it
+    (:func:`remember_host_columns` keeps them), so a request that loads a competition learns
+    both without a query of its own. Built once: the enclosing statement can be too."""
+    user_id = bindparam("host_user_id", type_=Integer)
     return (
         exists()
-        .where(CompetitionHost.competition_id == Competition.id, CompetitionHost.user_id == user.id)
+        .where(CompetitionHost.competition_id == Competition.id, CompetitionHost.user_id == user_id)
         .correlate(Competition),
         exists()
-        .where(FormerHost.competition_id == Competition.id, FormerHost.user_id == user.id)
+        .where(FormerHost.competition_id == Competition.id, FormerHost.user_id == user_id)
         .correlate(Competition),
     )
 

@@ -1,8 +1,9 @@
 """Creating users, issuing, listing and revoking their tokens, resolving tokens to users."""
 
+import functools
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import Select, String, bindparam, delete, func, or_, select, update
 from sqlalchemy.orm import Session, joinedload
 
 from app.auth.names import check_user_name
@@ -54,16 +55,24 @@ def live_token(session: Session, *, token: str, secret_key: str) -> ApiToken:
 def user_for_token(session: Session, *, token: str, secret_key: str) -> User:
     # The user in the same round trip as the token: every API request starts here.
     user = session.scalar(
-        select(User)
-        .join(ApiToken, ApiToken.user_id == User.id)
-        .where(
-            ApiToken.token_hash == hash_token(token, secret_key=secret_key),
-            ApiToken.revoked_at.is_(None),
-        )
+        _user_by_token(), {"token_hash": hash_token(token, secret_key=secret_key)}
     )
     if user is None:
         raise Unauthorized("unknown or revoked token")
     return user
+
+
+@functools.cache
+def _user_by_token() -> Select[tuple[User]]:
+    # Built once (parameter ``token_hash``): every API request runs it.
+    return (
+        select(User)
+        .join(ApiToken, ApiToken.user_id == User.id)
+        .where(
+            ApiToken.token_hash == bindparam("token_hash", type_=String),
+            ApiToken.revoked_at.is_(None),
+        )
+    )
 
 
 # --- Passwords, browser sessions and token management (the web pages use these) -------------

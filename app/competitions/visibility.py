@@ -5,10 +5,13 @@ A draft is seen by its hosts only; to anyone else it does not exist (404, unlist
 try the scoring before anyone sees it. An archived competition is read-only for everyone.
 """
 
-from sqlalchemy import ColumnElement, Select, or_, select, true
+import functools
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, String, bindparam, or_, select, true
 from sqlalchemy.orm import Session, joinedload
 
-from app.auth.hosts import host_columns, is_host, remember_host_columns
+from app.auth.hosts import asks_host_columns, host_columns, is_host, remember_host_columns
 from app.errors import Conflict, NotFound
 from app.models import Competition, CompetitionHost, Phase, User
 from app.models.competition import ARCHIVED, DRAFT
@@ -47,6 +50,18 @@ def require_writable(competition: Competition) -> None:
         raise Archived(f"'{competition.slug}' is archived: it is read-only")
 
 
+@functools.cache
+def _competition_by_slug(hosts: bool, with_phases: bool) -> Select[Any]:
+    """Built once per shape (parameters ``slug`` and ``host_user_id``): building a statement
+    this size cost a request about as much as running it."""
+    query = select(Competition, *(host_columns() if hosts else ())).where(
+        Competition.slug == bindparam("slug", type_=String)
+    )
+    if with_phases:
+        query = query.options(joinedload(Competition.phases).joinedload(Phase.answer_keys))
+    return query
+
+
 def load_competition(
     session: Session,
     slug: str,
@@ -62,10 +77,11 @@ def load_competition(
     the request, and ``with_phases`` loads its phases and their keys in the same statement (an
     upload reads all three: the upload path counts its statements).
     """
-    query = select(Competition, *host_columns(viewer)).where(Competition.slug == slug)
-    if with_phases:
-        query = query.options(joinedload(Competition.phases).joinedload(Phase.answer_keys))
-    row = session.execute(query).unique().first()
+    hosts = asks_host_columns(viewer)
+    params: dict[str, object] = {"slug": slug}
+    if hosts:
+        params["host_user_id"] = viewer.id  # type: ignore[union-attr]
+    row = session.execute(_competition_by_slug(hosts, with_phases), params).unique().first()
     competition = row[0] if row is not None else None
     if competition is not None:
         remember_host_columns(session, competition, viewer, row[1:])  # type: ignore[index]

@@ -6,11 +6,13 @@ through our fault or through its file's, at upload or while scored. What stops a
 sending faulty files without end is the rate limit, which counts every upload, failed or not.
 """
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Integer, Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from app.errors import RateLimited, TooManyRequests
@@ -50,18 +52,32 @@ class UploadCounts:
 
 
 def upload_counts(session: Session, *, team: Team, phase: Phase, now: datetime) -> UploadCounts:
-    day, since = start_of_utc_day(now), now - RATE_WINDOW
-    counted = (Submission.phase_id == phase.id) & Submission.refunded.is_(False)
-    recent = Submission.created_at > since
-    row = session.execute(
-        select(
-            func.count(Submission.id).filter(counted & (Submission.created_at >= day)),
-            func.count(Submission.id).filter(counted),
-            func.count(Submission.id).filter(recent),
-            func.min(Submission.created_at).filter(recent),
-        ).where(Submission.team_id == team.id)
-    ).one()
+    params = {
+        "team_id": team.id,
+        "phase_id": phase.id,
+        "day": start_of_utc_day(now),
+        "since": now - RATE_WINDOW,
+    }
+    row = session.execute(_upload_counts(), params).one()
     return UploadCounts(row[0] or 0, row[1] or 0, row[2] or 0, row[3])
+
+
+@functools.cache
+def _upload_counts() -> Select[Any]:
+    # Built once (parameters ``team_id``, ``phase_id``, ``day``, ``since``): every upload runs it.
+    at = Submission.__table__.c.created_at.type
+    counted = (Submission.phase_id == bindparam("phase_id", type_=Integer)) & (
+        Submission.refunded.is_(False)
+    )
+    recent = Submission.created_at > bindparam("since", type_=at)
+    return select(
+        func.count(Submission.id).filter(
+            counted & (Submission.created_at >= bindparam("day", type_=at))
+        ),
+        func.count(Submission.id).filter(counted),
+        func.count(Submission.id).filter(recent),
+        func.min(Submission.created_at).filter(recent),
+    ).where(Submission.team_id == bindparam("team_id", type_=Integer))
 
 
 def quota_for(

@@ -5,9 +5,10 @@ keeps a user on at most one team per competition, and :func:`team_for` turns the
 error, when two first requests race, into reading the team the other request made.
 """
 
+import functools
 from datetime import UTC, datetime
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, Integer, Select, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
@@ -34,10 +35,21 @@ _CREATE_ATTEMPTS = 5
 def find_team(
     session: Session, *, competition: Competition, user: User, lock: bool = False
 ) -> Team | None:
+    return session.scalar(
+        _team_of_member(lock), {"competition_id": competition.id, "user_id": user.id}
+    )
+
+
+@functools.cache
+def _team_of_member(lock: bool) -> Select[tuple[Team]]:
+    # Built once per shape (parameters ``competition_id``, ``user_id``): every upload runs it.
     query = (
         select(Team)
         .join(TeamMember, TeamMember.team_id == Team.id)
-        .where(TeamMember.competition_id == competition.id, TeamMember.user_id == user.id)
+        .where(
+            TeamMember.competition_id == bindparam("competition_id", type_=Integer),
+            TeamMember.user_id == bindparam("user_id", type_=Integer),
+        )
     )
     if lock:
         # FOR NO KEY UPDATE OF teams (SQLite has no row locks: BEGIN IMMEDIATE serialises its
@@ -48,7 +60,7 @@ def find_team(
         query = query.with_for_update(of=Team, key_share=True).execution_options(
             populate_existing=True
         )
-    return session.scalar(query)
+    return query
 
 
 def team_for(session: Session, *, competition: Competition, user: User) -> Team:
