@@ -297,14 +297,12 @@ def _recompute(
 ) -> None:
     maximize = metric_for(competition).greater_is_better
     params: dict[str, Any] = {"competition_id": competition.id}
-    stale = delete(Standing).where(Standing.competition_id == competition.id)
     if team_ids is not None:
         params["team_ids"] = sorted(team_ids)
-        stale = stale.where(Standing.team_id.in_(params["team_ids"]))
     # Core statements on the session's connection: no ORM bookkeeping for rows nobody loads.
     connection = session.connection()
     lock_standings(session, competition.id)  # one writer per competition (see app.db)
-    connection.execute(stale)
+    connection.execute(_delete(team_ids is not None), params)
     connection.execute(_insert(maximize, team_ids is not None), params)
     # Last, so the row lock it takes on PostgreSQL is held only until the commit: revisions are
     # bumped in commit order, and a reader that sees a revision sees the standings behind it.
@@ -344,6 +342,16 @@ UNSCORED_ONLY = "podium_unscored_only"
 def wrote_standings(session: Session) -> bool:
     """True when this session's transaction has written standings not yet committed."""
     return bool(session.info.get(_WRITTEN))
+
+
+@functools.cache
+def _delete(by_team: bool):  # type: ignore[no-untyped-def]
+    stale = delete(Standing).where(
+        Standing.competition_id == bindparam("competition_id", type_=Integer)
+    )
+    if by_team:
+        stale = stale.where(Standing.team_id.in_(bindparam("team_ids", expanding=True)))
+    return stale
 
 
 @functools.cache

@@ -10,10 +10,11 @@ ranked, and once the competition is over its exact score gives nothing away); th
 from the best visible baseline's public score.
 """
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import or_, select
+from sqlalchemy import Integer, bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from app.evaluation.metric import metric_for
@@ -38,6 +39,42 @@ def step(competition: Competition, key: AnswerKey) -> float:
     return competition.ladder_step or default_step(max(key.n_public or key.n_rows, 1))
 
 
+@functools.cache
+def _history(by_team: bool):  # type: ignore[no-untyped-def]
+    """The scored, visible submissions of a competition on a key version, in submission order
+    (parameters ``competition_id``, ``key_id`` and with ``by_team`` ``team_ids``). Built once
+    per shape: the scorer replays a team after each of its submissions."""
+    query = (
+        select(
+            Submission.id,
+            Submission.team_id,
+            Submission.created_at,
+            Submission.baseline,
+            Score.public_score,
+            ScoreStats.id,
+            ScoreStats.ladder_threshold,
+        )
+        .join(
+            Score,
+            (Score.submission_id == Submission.id)
+            & (Score.answer_key_id == bindparam("key_id", type_=Integer)),
+        )
+        .outerjoin(ScoreStats, ScoreStats.score_id == Score.id)
+        .where(
+            Submission.competition_id == bindparam("competition_id", type_=Integer),
+            Submission.hidden.is_(False),
+            Submission.late.is_(False),
+            Submission.status == SubmissionStatus.scored,
+        )
+        .order_by(Submission.created_at, Submission.id)
+    )
+    if by_team:
+        # The teams asked for and the baselines (the Ladder's start), not the whole board.
+        teams = bindparam("team_ids", expanding=True)
+        query = query.where(or_(Submission.team_id.in_(teams), Submission.baseline.is_(True)))
+    return query
+
+
 def replay(
     session: Session,
     *,
@@ -51,31 +88,10 @@ def replay(
     fixed = step(competition, key)
     free = (mode or competition.public_board_mode) == "ladder_free"
     grid = 1.0 / max(key.n_public or key.n_rows, 1) if free else fixed
-    query = (
-        select(
-            Submission.id,
-            Submission.team_id,
-            Submission.created_at,
-            Submission.baseline,
-            Score.public_score,
-            ScoreStats.id,
-            ScoreStats.ladder_threshold,
-        )
-        .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key.id))
-        .outerjoin(ScoreStats, ScoreStats.score_id == Score.id)
-        .where(
-            Submission.competition_id == competition.id,
-            Submission.hidden.is_(False),
-            Submission.late.is_(False),
-            Submission.status == SubmissionStatus.scored,
-        )
-        .order_by(Submission.created_at, Submission.id)
-    )
+    params: dict[str, object] = {"competition_id": competition.id, "key_id": key.id}
     if team_ids is not None:
-        # The teams asked for and the baselines (the Ladder's start), not the whole board: the
-        # scorer replays one team after each of its submissions.
-        query = query.where(or_(Submission.team_id.in_(team_ids), Submission.baseline.is_(True)))
-    rows = session.execute(query).all()
+        params["team_ids"] = list(team_ids)
+    rows = session.execute(_history(team_ids is not None), params).all()
     baselines = [r.public_score for r in rows if r.baseline and r.public_score is not None]
     start = (max(baselines) if maximize else min(baselines)) if baselines else None
     ladders: dict[int, TeamLadder] = {}
