@@ -242,9 +242,7 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
         if lease is None:
             return None
         code = _code_plan(session, submission, competition)
-        time_limit = float(
-            competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
-        )
+        time_limit = _time_limit(competition, settings)
         plan = ScoringPlan.read(submission, competition, key, code=code)
         run_for = 0.0
         if plan.program is not None:
@@ -265,6 +263,11 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
             + (float(code.limits["wall_seconds"]) + 60 if code else 0)
             + run_for,
         )
+
+
+def _time_limit(competition: Competition, settings: Settings) -> float:
+    """The scoring's own limit: the competition's, else the server's."""
+    return float(competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds)
 
 
 class _AnotherCase(Enum):
@@ -349,9 +352,7 @@ def _claim_queued_upload(
         phase=Phase(columns=found.phase_columns, scorer=None),
     )
     plan = ScoringPlan.read(submission, competition, key)
-    time_limit = float(
-        competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
-    )
+    time_limit = _time_limit(competition, settings)
     return Claim(
         lease=lease,
         key_id=key.id,
