@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import exists, func, insert, select
+from sqlalchemy import Integer, bindparam, exists, func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -279,9 +279,7 @@ def _ladder_threshold(
     best = _team_best(session, job, competition, job.key)
     if best is None:
         return 0.0
-    path = session.scalar(
-        select(func.coalesce(Submission.output_path, Submission.path)).where(Submission.id == best)
-    )
+    path = session.scalar(_PREDICTIONS_PATH, {"submission_id": best})
     if path is not None:
         table = key_table(job.competition, job.key, settings)
         mask = _split_masks(table.usage, table.n_rows)["public"]
@@ -305,6 +303,16 @@ def _ladder_threshold(
     diff = new - base
     diff = diff[np.isfinite(diff)]
     return float(diff.std(ddof=1)) if diff.size > 1 else None
+
+
+# Built once: the scorer runs both after every score.
+_PREDICTIONS_PATH = select(func.coalesce(Submission.output_path, Submission.path)).where(
+    Submission.id == bindparam("submission_id", type_=Integer)
+)
+_STANDS = select(Standing.id).where(
+    Standing.answer_key_id == bindparam("key_id", type_=Integer),
+    Standing.submission_id == bindparam("submission_id", type_=Integer),
+)
 
 
 def compute_stats(job: StatsJob, settings: Settings) -> "Stats":
@@ -436,12 +444,7 @@ def refresh_bands_after(
         published = board_key is not None and board_key.id == job.key.id
     if published:
         apply_pending(session)
-        stands = session.scalar(
-            select(Standing.id).where(
-                Standing.answer_key_id == job.key.id,
-                Standing.submission_id == job.submission_id,
-            )
-        )
+        stands = session.scalar(_STANDS, {"key_id": job.key.id, "submission_id": job.submission_id})
         if stands is None:
             return
         delay = bands_pacer.now_or_later(job.key.id, every)
