@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import event
 
 from app.main import create_app
+from app.models import Submission, SubmissionStatus, User
 from tests.asgi_client import TestClient
 from tests.helpers import PERFECT, ready_competition, submit
 
@@ -75,3 +76,30 @@ def test_a_small_upload_costs_at_most_six_statements(unscored, connection, host,
     assert len(statements) <= GOAL, "\n".join(statements)
     # None of them writes a standing: the upload is not an entry until it is scored.
     assert not any("standings" in s or "board_revisions" in s for s in statements)
+
+
+def test_a_queued_uploads_row_holds_what_it_was_given_and_the_defaults(
+    unscored, session_factory, host, alice
+):
+    # The row goes in with a Core INSERT of the columns the service set: every other column must
+    # still take its default, as the ORM's flush gave it.
+    ready_competition(unscored, host.headers)
+    answer = submit(unscored, alice.headers, PERFECT)
+    assert answer.status_code == 202 and answer.json()["status"] == "queued"
+    with session_factory() as session:
+        row = session.get(Submission, answer.json()["id"])
+        assert row is not None
+        assert row.status == SubmissionStatus.queued and row.filename
+        assert row.path and row.size_bytes == len(PERFECT) and len(row.sha256) == 64
+        assert (row.attempts, row.refunded, row.selected, row.hidden, row.baseline, row.late) == (
+            0,
+            False,
+            False,
+            False,
+            False,
+            False,
+        )
+        assert row.created_at is not None and row.started_at is None and row.error is None
+        assert row.request_id  # the request's id, for the logs
+        user = session.get(User, row.user_id)
+        assert user is not None and user.name == alice.name
