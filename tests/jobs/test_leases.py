@@ -1,6 +1,8 @@
 """Leases and the sweep: a submission is scored by the one scorer that holds it, what nobody holds
 is handed out again, and what keeps failing fails for good, refunded, with the reason for the host."""
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -8,7 +10,7 @@ from sqlalchemy import event, func, select, update
 
 from app.db import make_engine, make_session_factory, unit_of_work
 from app.jobs import score as jobs
-from app.jobs.lease import put_back, try_claim
+from app.jobs.lease import put_back, renewer, renewing, try_claim
 from app.jobs.sweep import sweep
 from app.main import create_app
 from app.models import Competition, Score, ScoreStats, Standing, Submission, SubmissionStatus
@@ -214,3 +216,72 @@ def test_stats_that_fail_beside_the_score_leave_it_standing_for_the_second_step(
         assert session.scalar(select(func.count()).where(Standing.submission_id == first)) == 2
     stats = _stats_of(factory, first)  # written by the second step instead
     assert stats is not None and stats.public_interval is not None
+
+
+def _expires(factory, submission_id: int):  # type: ignore[no-untyped-def]
+    with factory() as session:
+        return session.scalar(
+            select(Submission.lease_expires_at).where(Submission.id == submission_id)
+        )
+
+
+def _until(condition, seconds: float = 15.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_held_lease_is_renewed_while_its_job_runs_and_not_after(parked):
+    _settings, factory, (first, _), _ = parked
+    with unit_of_work(factory) as session:
+        lease = try_claim(session, first, seconds=0.6)
+    assert lease is not None
+    claimed = _expires(factory, first)
+    with renewing(factory, lease):
+        assert _until(lambda: _expires(factory, first) > claimed)  # renewed every 0.2 s
+        assert renewer.held() >= 1
+    ended = _expires(factory, first)
+    time.sleep(0.6)  # three renewals' worth: none comes after the job
+    assert _expires(factory, first) == ended
+
+
+def test_a_job_past_its_limit_lets_its_lease_lapse(parked):
+    _settings, factory, (first, _), _ = parked
+    with unit_of_work(factory) as session:
+        lease = try_claim(session, first, seconds=0.6)
+    assert lease is not None
+    with renewing(factory, lease, until=0.1):  # stuck: past its limit before the first renewal
+        assert _until(lambda: _expires(factory, first) < datetime.now(UTC))
+        assert _until(lambda: renewer.held() == 0)
+    # The sweep's to hand out again: it is claimable.
+    with unit_of_work(factory) as session:
+        assert try_claim(session, first, seconds=60) is not None
+
+
+def test_a_lease_taken_over_is_no_longer_renewed(parked, caplog):
+    _settings, factory, (first, _), _ = parked
+    with unit_of_work(factory) as session:
+        lease = try_claim(session, first, seconds=0.6)
+    assert lease is not None
+    with renewing(factory, lease):
+        with unit_of_work(factory) as session:  # another scorer holds it now
+            session.execute(update(Submission).where(Submission.id == first).values(attempts=5))
+        assert _until(lambda: renewer.held() == 0)
+    assert "lost the lease on submission" in caplog.text
+
+
+def test_one_thread_renews_every_lease_of_the_process(parked):
+    _settings, factory, ids, _ = parked
+    leases = []
+    for submission_id in ids:
+        with unit_of_work(factory) as session:
+            leases.append(try_claim(session, submission_id, seconds=0.6))
+    assert all(leases)
+    before = {submission_id: _expires(factory, submission_id) for submission_id in ids}
+    with renewing(factory, leases[0]), renewing(factory, leases[1]):
+        for submission_id in ids:
+            assert _until(lambda s=submission_id: _expires(factory, s) > before[s])
+        assert sum(t.name == "leases" for t in threading.enumerate()) == 1
