@@ -172,15 +172,18 @@ class _Held:
 
 class Renewer:
     """The one thread that renews the leases held in this process, each every third of its
-    length, in order of when it is due. Started on first use (and again in a forked child, where
-    the parent's thread does not run)."""
+    length, in order of when it is due. Started on first use, and anew in a forked child."""
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        # Also in a forked child (a Celery worker): the parent's thread does not run there, and
+        # its lock may have been held at the fork.
         self._changed = threading.Condition()
         self._held: dict[int, _Held] = {}
         self._next_token = 0
         self._thread: threading.Thread | None = None
-        self._pid = 0
 
     def hold(
         self, factory: sessionmaker[Session], lease: Lease, *, until: float | None = None
@@ -196,8 +199,7 @@ class Renewer:
             self._next_token += 1
             token = self._next_token
             self._held[token] = entry
-            if self._thread is None or self._pid != os.getpid() or not self._thread.is_alive():
-                self._pid = os.getpid()
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="leases", daemon=True)
                 self._thread.start()
             self._changed.notify()
@@ -245,6 +247,7 @@ class Renewer:
 
 
 renewer = Renewer()
+os.register_at_fork(after_in_child=renewer._reset)
 
 
 def put_back(factory: sessionmaker[Session], lease: Lease) -> bool:

@@ -1,6 +1,7 @@
 """Leases and the sweep: a submission is scored by the one scorer that holds it, what nobody holds
 is handed out again, and what keeps failing fails for good, refunded, with the reason for the host."""
 
+import os
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -285,3 +286,26 @@ def test_one_thread_renews_every_lease_of_the_process(parked):
         for submission_id in ids:
             assert _until(lambda s=submission_id: _expires(factory, s) > before[s])
         assert sum(t.name == "leases" for t in threading.enumerate()) == 1
+
+
+def test_a_forked_child_renews_its_own_leases(parked):
+    # A Celery worker is a fork: the parent's renewing thread does not run in it, and the lock
+    # it may hold at the fork must not be the child's. The parent renews another lease only.
+    _settings, factory, (first, second), _ = parked
+    with unit_of_work(factory) as session:
+        ours, theirs = (try_claim(session, i, seconds=0.6) for i in (first, second))
+    assert ours is not None and theirs is not None
+    claimed = _expires(factory, first)
+    with renewing(factory, theirs):  # the parent's thread runs now
+        pid = os.fork()
+        if pid == 0:  # the child: exit 0 only if its own renewal happens
+            code = 1
+            try:
+                factory.kw["bind"].dispose(close=False)  # the parent's connections stay its own
+                with renewing(factory, ours):
+                    code = 0 if _until(lambda: _expires(factory, first) > claimed, 10) else 2
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert _expires(factory, first) > claimed
