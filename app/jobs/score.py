@@ -270,6 +270,20 @@ def _time_limit(competition: Competition, settings: Settings) -> float:
     return float(competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds)
 
 
+def _board_key_id(phase_id: Any) -> Any:
+    """The id of the phase's newest published key version (``Phase.board_key`` in SQL), for the
+    phase ``phase_id`` of the enclosing statement. Over an alias of the keys: the enclosing
+    statement may join them too."""
+    keys = aliased(AnswerKey)
+    return (
+        select(keys.id)
+        .where(keys.phase_id == phase_id, keys.published_at.is_not(None))
+        .order_by(keys.version.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+
+
 class _AnotherCase(Enum):
     token = "another case"
 
@@ -282,14 +296,7 @@ _ANOTHER_CASE = _AnotherCase.token
 def _queued_upload_plan():  # type: ignore[no-untyped-def]
     """What a scoring plan reads of a submission, its competition, its phase and the phase's
     published key, in one narrow row (parameter ``submission_id``)."""
-    newest = aliased(AnswerKey)  # the phase's keys, apart from the one joined
-    board_key = (
-        select(newest.id)
-        .where(newest.phase_id == Phase.id, newest.published_at.is_not(None))
-        .order_by(newest.version.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
+    board_key = _board_key_id(Phase.id)
     return (
         select(
             *(getattr(Submission, name).label(f"submission_{name}") for name in _PLAN_SUBMISSION),
@@ -566,14 +573,9 @@ def _write_score(
     submission_id: int,
     key_id: int,
     outcome: Outcome,
-    *,
-    scored: bool | None = None,
 ) -> Score | None:
-    """The score row written, or None when the submission had one for this key already
-    (``scored``: known already, read with the submission)."""
-    if scored is None:
-        scored = bool(session.scalar(select(_scored(submission_id, key_id))))
-    if scored:
+    """The score row written, or None when the submission had one for this key already."""
+    if session.scalar(select(_scored(submission_id, key_id))):
         return None
     score = Score(**_score_values(submission_id, key_id, outcome))
     session.add(score)
@@ -712,13 +714,7 @@ def _settle_statement(names: tuple[str, ...]):  # type: ignore[no-untyped-def]
     whether the key is its phase's published one. Built once per set of columns: building a
     statement this size cost as much as running it."""
     key_id = bindparam("key_id", type_=Integer)
-    published = (
-        select(AnswerKey.id)
-        .where(AnswerKey.phase_id == _outer("phase_id"), AnswerKey.published_at.is_not(None))
-        .order_by(AnswerKey.version.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
+    published = _board_key_id(_outer("phase_id"))
     return (
         update(Submission)
         .where(held_as_parameters())
