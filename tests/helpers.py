@@ -1,6 +1,9 @@
 """Small builders for API tests: CSV bytes, competitions, keys and submissions."""
 
+from collections.abc import Callable
 from typing import Any
+
+from sqlalchemy import event
 
 from tests.asgi_client import TestClient
 
@@ -133,3 +136,20 @@ def close_now(session_factory: Any) -> None:
     from datetime import UTC, datetime
 
     set_competition(session_factory, deadline=datetime.now(UTC))
+
+
+def statements_during(connection: Any, call: Callable[[], object]) -> list[str]:
+    """The SQL statements ``call`` sends on the test's ``connection``, whitespace folded. The
+    test's savepoints stand for the code's own transactions and are not counted."""
+    statements: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
+        if not statement.lstrip().upper().startswith(("SAVEPOINT", "RELEASE", "ROLLBACK TO")):
+            statements.append(" ".join(statement.split()))
+
+    event.listen(connection, "before_cursor_execute", count)
+    try:
+        call()
+    finally:
+        event.remove(connection, "before_cursor_execute", count)
+    return statements

@@ -12,14 +12,14 @@ loaded and flushed entities for them (20.9 ms of CPU a job, 12.7 after, in proce
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from app.jobs import score as jobs
 from app.jobs.score import score_submission
 from app.main import create_app
 from app.models import Score, ScoreStats, Standing, Submission, SubmissionStatus
 from tests.asgi_client import TestClient
-from tests.helpers import PERFECT, PUBLIC_HALF, ready_competition, submit
+from tests.helpers import PERFECT, PUBLIC_HALF, ready_competition, statements_during, submit
 from tests.submissions.test_upload_statements import RememberingQueue
 
 # What it costs now, without the test's savepoints: a change that adds a statement fails here.
@@ -38,24 +38,6 @@ def unscored(settings, session_factory, queue) -> Iterator[TestClient]:
         yield client
 
 
-def _counted(connection, job) -> list[str]:  # type: ignore[no-untyped-def]
-    statements: list[str] = []
-
-    def count(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
-        # The test's savepoints stand for the job's own transactions: not counted. The stats'
-        # own savepoint is told apart by SQLAlchemy's name for it.
-        text = " ".join(statement.split())
-        if not text.upper().startswith(("SAVEPOINT", "RELEASE", "ROLLBACK TO")):
-            statements.append(text)
-
-    event.listen(connection, "before_cursor_execute", count)
-    try:
-        job()
-    finally:
-        event.remove(connection, "before_cursor_execute", count)
-    return statements
-
-
 def test_a_small_uploads_scoring_costs_no_more_statements_than_today(
     unscored, queue, connection, session_factory, settings, host, alice
 ):
@@ -66,7 +48,9 @@ def test_a_small_uploads_scoring_costs_no_more_statements_than_today(
         assert submit(unscored, alice.headers, body).status_code == 202
     first, second = queue.queued
     score_submission(session_factory, first, settings)
-    statements = _counted(connection, lambda: score_submission(session_factory, second, settings))
+    statements = statements_during(
+        connection, lambda: score_submission(session_factory, second, settings)
+    )
     shown = "\n".join(s[:300] for s in statements)
     assert len(statements) <= TODAY[connection.dialect.name], shown
     # No entity of the competition is loaded on the way (an entity's row has every column, its

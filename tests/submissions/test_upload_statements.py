@@ -12,12 +12,11 @@ queued upload is not an entry until it is scored.
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import event
 
 from app.main import create_app
 from app.models import Submission, SubmissionStatus, User
 from tests.asgi_client import TestClient
-from tests.helpers import PERFECT, ready_competition, submit
+from tests.helpers import PERFECT, ready_competition, statements_during, submit
 
 # What it costs now: a change that adds a statement fails here, on either database. (15 on
 # SQLite and 16 on PostgreSQL before the upload path was folded; the goal is 6.)
@@ -49,19 +48,11 @@ def unscored(settings, session_factory) -> Iterator[TestClient]:
 def _statements_of_one_upload(client: TestClient, connection, host, alice) -> list[str]:  # type: ignore[no-untyped-def]
     ready_competition(client, host.headers)
     assert submit(client, alice.headers, PERFECT).status_code == 202  # the team exists now
-    statements: list[str] = []
 
-    def count(_conn, _cursor, statement, *_args) -> None:  # type: ignore[no-untyped-def]
-        # The test's savepoints stand for the request's own transaction: not counted.
-        if not statement.lstrip().upper().startswith(("SAVEPOINT", "RELEASE", "ROLLBACK TO")):
-            statements.append(" ".join(statement.split())[:300])
-
-    event.listen(connection, "before_cursor_execute", count)
-    try:
+    def upload() -> None:
         assert submit(client, alice.headers, PERFECT).status_code == 202
-    finally:
-        event.remove(connection, "before_cursor_execute", count)
-    return statements
+
+    return statements_during(connection, upload)
 
 
 def test_a_small_upload_costs_no_more_statements_than_today(unscored, connection, host, alice):
