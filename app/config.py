@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     # "eager": score inside the request's commit hook (tests, one-shot tools);
     # "celery": hand the submission id to Celery workers.
     scoring_backend: Literal["thread", "eager", "celery"] = "thread"
+    # The embedded scoring thread takes up to this many uploads waiting in its queue at once,
+    # claimed in one transaction and settled in one (1: each on its own).
+    scoring_batch: int = Field(default=32, ge=1, le=1000)
     celery_broker_url: str = "redis://127.0.0.1:6379/0"
     # Scoring leases: a scorer holds a submission this long and renews it while it scores; the
     # sweep (every sweep_interval_seconds) hands out again what no scorer holds, a queued one

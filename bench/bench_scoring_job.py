@@ -4,7 +4,8 @@ SQL statements each one sends (issue 23).
 A throw-away PostgreSQL database (``PODIUM_TEST_DATABASE_URL``); ``--teams`` users, each a team,
 upload a ``--rows``-row ``roc_auc`` file twice (intervals on: the default), each upload scored
 right after its request by ``score_submission`` in this process, so each cost is measured alone
-(``time.process_time``). ``--previous DIR`` runs the same on another checkout (``git archive REV |
+(``time.process_time``). ``--batch N`` scores them N at a time instead, as the embedded scorer
+takes what waits in its queue (``score_submissions``; a checkout without it, one by one). ``--previous DIR`` runs the same on another checkout (``git archive REV |
 tar -x -C DIR``) in the same run, each checkout in a child process, alternately ``--rounds``
 times (which goes first alternating too), and prints each round's ratios and their medians.
 
@@ -25,15 +26,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(teams: int, rows: int) -> dict[str, float]:
-    """Run in the checkout on sys.path[0]: CPU ms and statements per request and per scoring."""
+def measure(teams: int, rows: int, batch: int = 1) -> dict[str, float]:
+    """Run in the checkout on sys.path[0]: CPU ms and statements per request and per scoring
+    (with ``batch``, the uploads scored that many at a time, where the checkout can)."""
     from fastapi.testclient import TestClient
     from sqlalchemy import event
 
     from app.auth.service import create_user
     from app.config import Settings
     from app.db import make_engine, make_session_factory, unit_of_work
-    from app.jobs.score import score_submission
+    from app.jobs import score as jobs
     from app.main import create_app
     from app.migrate import upgrade
     from app.models import Role
@@ -88,7 +90,8 @@ def measure(teams: int, rows: int) -> dict[str, float]:
             request_cpu = scoring_cpu = 0.0
             request_sql = scoring_sql = 0
             uploads = [tokens[i % teams] for i in range(2 * teams)]
-            for token in uploads:
+            together = getattr(jobs, "score_submissions", None)  # a checkout before: one by one
+            for n, token in enumerate(uploads, 1):
                 started, sent = time.process_time(), statements[0]
                 response = client.post(
                     "/api/v1/competitions/bench/submissions",
@@ -96,12 +99,19 @@ def measure(teams: int, rows: int) -> dict[str, float]:
                     headers={"Authorization": f"Bearer {token}"},
                 )
                 assert response.status_code == 202, response.text
-                middle, sent_middle = time.process_time(), statements[0]
-                score_submission(factory, queue.ids.pop(), settings)
-                request_cpu += middle - started
-                scoring_cpu += time.process_time() - middle
-                request_sql += sent_middle - sent
-                scoring_sql += statements[0] - sent_middle
+                request_cpu += time.process_time() - started
+                request_sql += statements[0] - sent
+                if len(queue.ids) < batch and n < len(uploads):
+                    continue
+                started, sent = time.process_time(), statements[0]
+                if together is not None and len(queue.ids) > 1:
+                    together(factory, list(queue.ids), settings)
+                else:
+                    for submission_id in queue.ids:
+                        jobs.score_submission(factory, submission_id, settings)
+                queue.ids.clear()
+                scoring_cpu += time.process_time() - started
+                scoring_sql += statements[0] - sent
         engine.dispose()
         n = len(uploads)
         return {
@@ -125,16 +135,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--teams", type=int, default=40)
     parser.add_argument("--rows", type=int, default=100)
+    parser.add_argument(
+        "--batch", type=int, default=1, help="score the uploads this many at a time (1: each alone)"
+    )
     parser.add_argument("--previous", type=Path, default=None, help="another checkout to run too")
     parser.add_argument("--rounds", type=int, default=4, help="alternations with --previous")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the child's
     args = parser.parse_args()
     if args.json:
-        print(json.dumps(measure(args.teams, args.rows)))
+        print(json.dumps(measure(args.teams, args.rows, args.batch)))
         return
-    print(f"{os.cpu_count()} cores, {args.teams} teams x 2 uploads of {args.rows} rows")
+    print(
+        f"{os.cpu_count()} cores, {args.teams} teams x 2 uploads of {args.rows} rows, "
+        f"scored {args.batch} at a time"
+    )
     if args.previous is None:
-        print(_line("podium", measure(args.teams, args.rows)))
+        print(_line("podium", measure(args.teams, args.rows, args.batch)))
         return
     # Each checkout in a child of its own, alternately: the host's speed drifts by tens of
     # percent within minutes here, so one run of each, one after the other, compares the hours
@@ -161,7 +177,15 @@ def main() -> None:
 
 def _measure_in(source: Path, args: argparse.Namespace) -> dict[str, float]:
     child = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(source), str(args.teams), str(args.rows)],
+        [
+            sys.executable,
+            "-c",
+            _CHILD,
+            str(source),
+            str(args.teams),
+            str(args.rows),
+            str(args.batch),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -173,10 +197,10 @@ def _measure_in(source: Path, args: argparse.Namespace) -> dict[str, float]:
 # The previous checkout measured by this file's own measure(), with that checkout's app imported.
 _CHILD = f"""
 import json, runpy, sys
-source, teams, rows = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+source, teams, rows, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 sys.path[:0] = [source, {str(ROOT)!r}]
 bench = runpy.run_path({str(Path(__file__).resolve())!r}, run_name="bench")
-print(json.dumps(bench["measure"](teams, rows)))
+print(json.dumps(bench["measure"](teams, rows, batch)))
 """
 
 if __name__ == "__main__":

@@ -313,6 +313,14 @@ _STANDS = select(Standing.id).where(
     Standing.answer_key_id == bindparam("key_id", type_=Integer),
     Standing.submission_id == bindparam("submission_id", type_=Integer),
 )
+_ANY_STANDS = (
+    select(Standing.id)
+    .where(
+        Standing.answer_key_id == bindparam("key_id", type_=Integer),
+        Standing.submission_id.in_(bindparam("submission_ids", expanding=True)),
+    )
+    .limit(1)
+)
 
 
 def compute_stats(job: StatsJob, settings: Settings) -> "Stats":
@@ -431,6 +439,23 @@ def refresh_bands_after(
 
     ``competition`` (a transient copy will do) and ``published`` (whether the job's key is its
     phase's published version) as the caller read them in this transaction, else loaded."""
+    refresh_bands_after_all(
+        session, [job], factory=factory, every=every, competition=competition, published=published
+    )
+
+
+def refresh_bands_after_all(
+    session: Session,
+    jobs: list[StatsJob],
+    *,
+    factory: sessionmaker[Session],
+    every: float,
+    competition: Competition | None = None,
+    published: bool | None = None,
+) -> None:
+    """:func:`refresh_bands_after` for several scores on one key version, written together (a
+    scorer's batch): one refresh when any of them stands."""
+    job = jobs[0]
     if competition is None:
         competition = session.get(Competition, job.competition.id)
     if competition is None or not competition.score_intervals:
@@ -444,7 +469,15 @@ def refresh_bands_after(
         published = board_key is not None and board_key.id == job.key.id
     if published:
         apply_pending(session)
-        stands = session.scalar(_STANDS, {"key_id": job.key.id, "submission_id": job.submission_id})
+        if len(jobs) == 1:
+            stands = session.scalar(
+                _STANDS, {"key_id": job.key.id, "submission_id": job.submission_id}
+            )
+        else:
+            stands = session.scalar(
+                _ANY_STANDS,
+                {"key_id": job.key.id, "submission_ids": [each.submission_id for each in jobs]},
+            )
         if stands is None:
             return
         delay = bands_pacer.now_or_later(job.key.id, every)

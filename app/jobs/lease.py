@@ -80,21 +80,56 @@ def try_claim(
     return None if attempt is None else Lease(submission_id, attempt, seconds)
 
 
-@functools.cache
-def _claim_statement(status: SubmissionStatus):  # type: ignore[no-untyped-def]
-    at = bindparam("at", type_=Submission.__table__.c.started_at.type)
+def try_claim_many(
+    session: Session, submission_ids: list[int], *, seconds: float
+) -> dict[int, Lease]:
+    """:func:`try_claim` for several submissions in one statement (a scorer taking what its
+    queue holds): the leases of those it took, by submission id."""
+    if len(submission_ids) == 1:  # the statement of one, without an expanding IN to render
+        [submission_id] = submission_ids
+        lease = try_claim(session, submission_id, seconds=seconds)
+        return {} if lease is None else {submission_id: lease}
+    if not submission_ids:
+        return {}
+    at = now()
+    taken = session.connection().execute(
+        _claim_many_statement(),
+        {
+            "submission_ids": sorted(submission_ids),
+            "at": at,
+            "until": at + timedelta(seconds=seconds),
+        },
+    )
+    return {row.id: Lease(row.id, row.attempts, seconds) for row in taken}
+
+
+def _claiming(status: SubmissionStatus, which: Any):  # type: ignore[no-untyped-def]
+    table = Submission.__table__
+    at = bindparam("at", type_=table.c.started_at.type)
     return (
-        update(Submission.__table__)
-        .where(Submission.__table__.c.id == bindparam("submission_id", type_=Integer))
+        update(table)
+        .where(which)
         .where(claimable(at))  # type: ignore[arg-type]
         .values(
             status=status,
-            attempts=Submission.__table__.c.attempts + 1,
+            attempts=table.c.attempts + 1,
             started_at=at,
-            lease_expires_at=bindparam("until", type_=Submission.__table__.c.started_at.type),
+            lease_expires_at=bindparam("until", type_=table.c.started_at.type),
         )
-        .returning(Submission.__table__.c.attempts)
     )
+
+
+@functools.cache
+def _claim_statement(status: SubmissionStatus):  # type: ignore[no-untyped-def]
+    which = Submission.__table__.c.id == bindparam("submission_id", type_=Integer)
+    return _claiming(status, which).returning(Submission.__table__.c.attempts)
+
+
+@functools.cache
+def _claim_many_statement():  # type: ignore[no-untyped-def]
+    table = Submission.__table__
+    which = table.c.id.in_(bindparam("submission_ids", expanding=True))
+    return _claiming(SubmissionStatus.scoring, which).returning(table.c.id, table.c.attempts)
 
 
 def held(lease: Lease):  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.jobs.names import CODE_TASK, SCORE_TASK
-from app.jobs.score import run_job
+from app.jobs.score import run_job, score_submissions
 from app.jobs.turns import next_in_line
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,7 @@ class ThreadQueue:
         self._code_jobs: queue.Queue[Job] = queue.Queue()
         self._threads: list[tuple[queue.Queue[Job], threading.Thread]] = []
         self.code_threads = (settings or Settings()).code_concurrency
+        self.batch = (settings or Settings()).scoring_batch
 
     def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
         (self._code_jobs if code else self._jobs).put((submission_id, key_id))
@@ -91,17 +92,39 @@ class ThreadQueue:
 
     def _run(self, jobs: "queue.Queue[Job]", code: bool) -> None:
         while True:
-            job = jobs.get()
+            batch = [jobs.get()]
+            # The file lane takes what else is waiting already (never waits for more): on a
+            # deadline's flood the queue is deep, and a batch shares its statements out.
+            while not code and len(batch) < self.batch and batch[-1] is not None:
+                try:
+                    batch.append(jobs.get_nowait())
+                except queue.Empty:
+                    break
             try:
-                if job is None:
-                    return
+                self._work([job for job in batch if job is not None], code, jobs)
+            finally:
+                for _ in batch:
+                    jobs.task_done()
+            if batch[-1] is None:
+                return
+
+    def _work(
+        self, batch: list[tuple[int, int | None]], code: bool, jobs: "queue.Queue[Job]"
+    ) -> None:
+        new = [submission_id for submission_id, key_id in batch if key_id is None]
+        if len(new) > 1:
+            try:
+                score_submissions(self.factory, new, self.settings)
+            except Exception:  # noqa: BLE001 - the thread must outlive any one batch
+                log.exception("scoring jobs %s failed", new)
+            batch = [job for job in batch if job[1] is not None]
+        for job in batch:
+            try:
                 run_job(self.factory, job[0], job[1], self.settings)
                 if code and (following := next_in_line(self.factory, job[0])) is not None:
                     jobs.put((following, None))
             except Exception:  # noqa: BLE001 - the thread must outlive any one job
                 log.exception("scoring job %s failed", job)
-            finally:
-                jobs.task_done()
 
 
 class CeleryQueue:

@@ -49,7 +49,7 @@ from app.jobs.honest import (
     StatsJob,
     add_score_stats,
     inline_stats,
-    refresh_bands_after,
+    refresh_bands_after_all,
     stats_job,
     write_stats,
 )
@@ -61,8 +61,9 @@ from app.jobs.lease import (
     held_as_parameters,
     lease_parameters,
     put_back,
-    renewing,
+    renewer,
     try_claim,
+    try_claim_many,
 )
 from app.jobs.lease import now as lease_now
 from app.jobs.program import ProgramPlan, limits_of, program_plan, score_with_program
@@ -293,10 +294,16 @@ _ANOTHER_CASE = _AnotherCase.token
 
 
 @functools.cache
-def _queued_upload_plan():  # type: ignore[no-untyped-def]
+def _queued_upload_plan(many: bool = False):  # type: ignore[no-untyped-def]
     """What a scoring plan reads of a submission, its competition, its phase and the phase's
-    published key, in one narrow row (parameter ``submission_id``)."""
+    published key, in one narrow row (parameter ``submission_id``; with ``many``, the rows of
+    the ids in ``submission_ids``)."""
     board_key = _board_key_id(Phase.id)
+    which = (
+        Submission.id.in_(bindparam("submission_ids", expanding=True))
+        if many
+        else Submission.id == bindparam("submission_id", type_=Integer)
+    )
     return (
         select(
             *(getattr(Submission, name).label(f"submission_{name}") for name in _PLAN_SUBMISSION),
@@ -309,7 +316,7 @@ def _queued_upload_plan():  # type: ignore[no-untyped-def]
         .join(Competition, Competition.id == Submission.competition_id)
         .join(Phase, Phase.id == Submission.phase_id)
         .outerjoin(AnswerKey, AnswerKey.id == board_key)
-        .where(Submission.id == bindparam("submission_id", type_=Integer))
+        .where(which)
     )
 
 
@@ -337,20 +344,44 @@ def _claim_queued_upload(
     to a phase its catalogue metrics score, with a published key. Anything else (a code or
     program phase, a lapsed lease taken over, a last attempt, no key yet, a finished
     submission) is :data:`_ANOTHER_CASE`, for the general claim."""
-    row = session.connection().execute(_queued_upload_plan(), {"submission_id": submission_id})
-    found = row.first()
-    if (
-        found is None
-        or found.submission_status != SubmissionStatus.queued
-        or found.submission_kind == KIND_CODE
-        or found.scorer
-        or found.key_id is None
-        or found.submission_attempts >= settings.scoring_max_attempts
-    ):
-        return _ANOTHER_CASE
-    lease = try_claim(session, submission_id, seconds=settings.scoring_lease_seconds)
-    if lease is None:
-        return None  # another scorer took it in between
+    return _claim_queued_uploads(session, [submission_id], settings)[submission_id]
+
+
+def _claim_queued_uploads(
+    session: Session, submission_ids: list[int], settings: Settings
+) -> dict[int, Claim | None | _AnotherCase]:
+    """:func:`_claim_queued_upload` for several submissions, in two statements whatever their
+    number: their plans' rows, then one UPDATE taking the leases of those it can claim."""
+    connection = session.connection()
+    if len(submission_ids) == 1:
+        rows = connection.execute(_queued_upload_plan(), {"submission_id": submission_ids[0]})
+    else:
+        rows = connection.execute(_queued_upload_plan(True), {"submission_ids": submission_ids})
+    found = {
+        row.submission_id: row
+        for row in rows
+        if row.submission_status == SubmissionStatus.queued
+        and row.submission_kind != KIND_CODE
+        and not row.scorer
+        and row.key_id is not None
+        and row.submission_attempts < settings.scoring_max_attempts
+    }
+    leases = try_claim_many(session, list(found), seconds=settings.scoring_lease_seconds)
+    claims: dict[int, Claim | None | _AnotherCase] = {}
+    for submission_id in submission_ids:
+        if submission_id not in found:
+            claims[submission_id] = _ANOTHER_CASE
+        elif submission_id not in leases:
+            claims[submission_id] = None  # another scorer took it in between
+        else:
+            claims[submission_id] = _upload_claim(
+                found[submission_id], leases[submission_id], settings
+            )
+    return claims
+
+
+def _upload_claim(found: Any, lease: Lease, settings: Settings) -> Claim:
+    """A queued upload's claim from its narrow row."""
     # Transient copies, never added to the session: what the plan's readers take.
     competition = Competition(**{name: found._mapping[name] for name in _PLAN_COMPETITION})
     key = AnswerKey(**{name: found._mapping[f"key_{name}"] for name in _PLAN_KEY})
@@ -588,8 +619,60 @@ def score_submission(
     """Score a new submission against the published key and settle its status."""
     settings = settings or Settings()
     claim = _claim(factory, submission_id, settings)
-    if claim is None:
-        return
+    if claim is not None:
+        _score_claimed(factory, [claim], settings)
+
+
+def score_submissions(
+    factory: sessionmaker[Session], submission_ids: list[int], settings: Settings | None = None
+) -> None:
+    """Score several new submissions, as the embedded scorer finds them waiting in its queue.
+
+    The common case (queued uploaded files) is claimed in one transaction and settled in one,
+    the standings of each competition recomputed once for all its teams: most statements a
+    job sent alone are shared out (a flood of uploads on a deadline is when the queue is
+    deep). Anything else is scored one by one, as :func:`score_submission` does."""
+    settings = settings or Settings()
+    ids = list(dict.fromkeys(submission_ids))
+    with unit_of_work(factory) as session:
+        claims = _claim_queued_uploads(session, ids, settings)
+    for submission_id, claim in claims.items():
+        if claim is _ANOTHER_CASE:
+            score_submission(factory, submission_id, settings)
+    _score_claimed(factory, [c for c in claims.values() if isinstance(c, Claim)], settings)
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """A claimed submission scored, its outcome not written yet."""
+
+    claim: Claim
+    outcome: Outcome
+    ran: "Ran | None" = None
+    stats: Stats | None = None
+    seconds: float = 0.0
+
+
+def _score_claimed(factory: sessionmaker[Session], claims: list[Claim], settings: Settings) -> None:
+    """Score claimed submissions in turn, then write their outcomes in one transaction."""
+    # Every lease is renewed from now until its turn is over, each for at most the limits of
+    # the turns before it and its own: one waiting behind a slow file keeps its lease too.
+    tokens, until = [], 0.0
+    for claim in claims:
+        until += max(claim.time_limit, claim.hold_for)
+        tokens.append(renewer.hold(factory, claim.lease, until=until))
+    try:
+        scored = [found for claim in claims if (found := _score_one(factory, claim, settings))]
+    finally:
+        for token in tokens:
+            renewer.release(token)
+    for each, settled in zip(scored, _settle_all(factory, scored, settings), strict=True):
+        _after_settle(factory, each, settled, settings)
+
+
+def _score_one(factory: sessionmaker[Session], claim: Claim, settings: Settings) -> _Scored | None:
+    """Run and score one claimed submission; None when it was put back for later."""
+    submission_id = claim.lease.submission_id
     with request_id_context(claim.request_id):
         log.info(
             "scoring submission %s (attempt %s)",
@@ -599,28 +682,36 @@ def score_submission(
         )
         started = time.perf_counter()
         ran: Ran | None = None
-        with renewing(factory, claim.lease, until=max(claim.time_limit, claim.hold_for)):
-            try:
-                plan = claim.plan.fetched(settings)
-                if plan.code is not None:
-                    outcome, ran = _run_then_score(factory, plan, settings, claim, submission_id)
-                elif plan.program is not None:
-                    outcome, ran = _evaluate_program(plan, settings, submission_id=submission_id)
-                else:
-                    outcome = _evaluate(
-                        plan, settings, submission_id=submission_id, time_limit=claim.time_limit
-                    )
-            except StorageUnavailable:
-                # Not the submission's fault: back to the queue, scored once the store returns.
-                log.warning("submission %s: the file store is unavailable; put back", submission_id)
-                put_back(factory, claim.lease)
-                return
+        try:
+            plan = claim.plan.fetched(settings)
+            if plan.code is not None:
+                outcome, ran = _run_then_score(factory, plan, settings, claim, submission_id)
+            elif plan.program is not None:
+                outcome, ran = _evaluate_program(plan, settings, submission_id=submission_id)
+            else:
+                outcome = _evaluate(
+                    plan, settings, submission_id=submission_id, time_limit=claim.time_limit
+                )
+        except StorageUnavailable:
+            # Not the submission's fault: back to the queue, scored once the store returns.
+            log.warning("submission %s: the file store is unavailable; put back", submission_id)
+            put_back(factory, claim.lease)
+            return None
         seconds = time.perf_counter() - started
         _observe(plan, outcome, seconds)
         stats = None
         if outcome.result is not None and claim.stats is not None:
             stats = inline_stats(claim.stats, settings)
-        settled = _settle(factory, claim, outcome, ran, stats=stats, settings=settings)
+        return _Scored(claim, outcome, ran, stats, seconds)
+
+
+def _after_settle(
+    factory: sessionmaker[Session], scored: _Scored, settled: "Settled", settings: Settings
+) -> None:
+    submission_id = scored.claim.lease.submission_id
+    with request_id_context(scored.claim.request_id):
+        if settled is Settled.unwritten:
+            return  # logged where it failed; the lease lapses and the sweep delivers it again
         if settled is Settled.lost:
             log.warning(
                 "submission %s: the lease was lost while scoring; another scorer has it",
@@ -630,13 +721,13 @@ def score_submission(
         log.info(
             "submission %s %s in %.3f s",
             submission_id,
-            "scored" if outcome.result is not None else "failed",
-            seconds,
+            "scored" if scored.outcome.result is not None else "failed",
+            scored.seconds,
             extra={"submission_id": submission_id},
         )
-        if outcome.result is not None and settled is not Settled.with_stats:
+        if scored.outcome.result is not None and settled is not Settled.with_stats:
             # The score is committed and visible; intervals and the Ladder's threshold come after.
-            add_score_stats(factory, submission_id, claim.key_id, settings)
+            add_score_stats(factory, submission_id, scored.claim.key_id, settings)
 
 
 @dataclass(frozen=True)
@@ -691,6 +782,7 @@ class Settled(Enum):
     lost = "lost"  # the lease no longer held the submission: nothing written
     written = "written"
     with_stats = "with_stats"  # and its stats, computed beside the score
+    unwritten = "unwritten"  # writing failed (logged): the sweep delivers it again
 
 
 def _outer(name: str) -> Any:
@@ -732,7 +824,8 @@ def _settle_statement(names: tuple[str, ...]):  # type: ignore[no-untyped-def]
     )
 
 
-_INSERT_SCORE = insert(Score).returning(Score.id)
+# Several rows in one statement, their ids returned in the order of the rows given.
+_INSERT_SCORES = insert(Score).returning(Score.id, sort_by_parameter_order=True)
 
 
 # What the standings and the stats read of the competition (app.jobs.honest, metric_for).
@@ -754,13 +847,138 @@ def _settle(
     stats: Stats | None = None,
     settings: Settings | None = None,
 ) -> Settled:
-    """Write the outcome if the lease still holds the submission, with its stats when they were
-    computed beside the score.
+    """Write one outcome if the lease still holds the submission (:func:`_settle_all`)."""
+    return _settle_all(factory, [_Scored(claim, outcome, ran, stats)], settings)[0]
 
-    Core statements on the session's connection, no entity loaded or flushed (the ORM's
-    bookkeeping cost more than the statements): the submission's row in one UPDATE (its row
-    lock, taken first as before), the score row, then its team's standings recomputed
-    explicitly (no session event sees these writes) and the stats."""
+
+def _settle_all(
+    factory: sessionmaker[Session], scored: list[_Scored], settings: Settings | None
+) -> list[Settled]:
+    """Write the outcomes whose leases still hold their submissions, in one transaction, with
+    the stats computed beside the scores. When that fails, each is written in a transaction of
+    its own, so that one submission's trouble is not its batch's."""
+    if not scored:
+        return []
+    try:
+        with unit_of_work(factory) as session:
+            return _settle_in(session, factory, scored, settings)
+    except Exception:
+        if len(scored) == 1:
+            raise
+        log.warning(
+            "settling %s submissions together failed; each is settled alone",
+            len(scored),
+            exc_info=True,
+        )
+    settled = []
+    for each in scored:
+        try:
+            settled += _settle_all(factory, [each], settings)
+        except Exception:  # noqa: BLE001 - the others are written all the same
+            log.exception(
+                "submission %s: its outcome could not be written", each.claim.lease.submission_id
+            )
+            settled.append(Settled.unwritten)
+    return settled
+
+
+def _settle_in(
+    session: Session,
+    factory: sessionmaker[Session],
+    scored: list[_Scored],
+    settings: Settings | None,
+) -> list[Settled]:
+    """Core statements on the session's connection, no entity loaded or flushed (the ORM's
+    bookkeeping cost more than the statements): each submission's row in one UPDATE (its row
+    lock, taken in id order), the new score rows in one INSERT, then the standings of the teams
+    they belong to, recomputed explicitly (no session event sees these writes), once per
+    competition, and the stats."""
+    connection = session.connection()
+    order = sorted(range(len(scored)), key=lambda i: scored[i].claim.lease.submission_id)
+    found: dict[int, Any] = {}
+    for i in order:
+        each = scored[i]
+        values = _outcome_values(each.outcome, each.ran)
+        found[i] = connection.execute(
+            _settle_statement(tuple(values)),
+            {
+                **lease_parameters(each.claim.lease),
+                "key_id": each.claim.key_id,
+                **{f"v_{name}": value for name, value in values.items()},
+            },
+        ).first()
+    settled = [Settled.lost if found[i] is None else Settled.written for i in range(len(scored))]
+    # A failure moves no board: it was never scored.
+    moved = [i for i in order if found[i] is not None and scored[i].outcome.result is not None]
+    if not moved:
+        return settled
+    new = [i for i in moved if not found[i].scored]
+    score_ids: dict[int, int] = {}
+    if new:
+        rows = [
+            _score_values(
+                scored[i].claim.lease.submission_id, scored[i].claim.key_id, scored[i].outcome
+            )
+            for i in new
+        ]
+        score_ids = dict(zip(new, connection.execute(_INSERT_SCORES, rows).scalars(), strict=True))
+    # Transient, never added: what metric_for and the stats read of each competition.
+    competitions: dict[int, Competition] = {}
+    teams: dict[int, set[int]] = {}
+    for i in moved:
+        row = found[i]
+        if row.competition_id not in competitions:
+            competitions[row.competition_id] = Competition(
+                id=row.competition_id, **{name: row._mapping[name] for name in _SETTLED_COMPETITION}
+            )
+        teams.setdefault(row.competition_id, set()).add(row.team_id)
+    # The standings first, in this transaction: the stats below go in a savepoint of their
+    # own, and a failure there must not take the boards' update with it.
+    for competition_id in sorted(teams):
+        recompute_teams(session, competitions[competition_id], teams[competition_id])
+    if settings is None:
+        return settled
+    jobs = {
+        i: replace(scored[i].claim.stats, score_id=score_ids[i])  # type: ignore[type-var]
+        for i in new
+        if scored[i].stats is not None and scored[i].claim.stats is not None
+    }
+    if not jobs:
+        return settled
+    try:
+        with session.begin_nested():
+            # In submission order: a team's Ladder threshold is against its best before it.
+            for i, job in jobs.items():
+                competition = competitions[found[i].competition_id]
+                stats = scored[i].stats
+                assert stats is not None
+                write_stats(session, job, stats, settings, new_score=True, competition=competition)
+            by_key: dict[int, list[int]] = {}
+            for i, job in jobs.items():
+                by_key.setdefault(job.key.id, []).append(i)
+            for places in by_key.values():
+                refresh_bands_after_all(
+                    session,
+                    [jobs[i] for i in places],
+                    factory=factory,
+                    every=settings.bands_every_seconds,
+                    competition=competitions[found[places[0]].competition_id],
+                    published=bool(found[places[0]].published),
+                )
+    except Exception:  # noqa: BLE001 - the scores stand; the second step tries again
+        log.warning(
+            "stats of submissions %s left to the second step",
+            sorted(job.submission_id for job in jobs.values()),
+            exc_info=True,
+        )
+        return settled
+    for i in jobs:
+        settled[i] = Settled.with_stats
+    return settled
+
+
+def _outcome_values(outcome: Outcome, ran: Ran | None) -> dict[str, Any]:
+    """The submission's columns an outcome sets."""
     values = _finished(ran)
     if outcome.result is None:
         values.update(
@@ -773,51 +991,7 @@ def _settle(
             values["refunded"] = True
     else:
         values.update(status=SubmissionStatus.scored, error=None, host_error=None)
-    with unit_of_work(factory) as session:
-        connection = session.connection()
-        found = connection.execute(
-            _settle_statement(tuple(values)),
-            {
-                **lease_parameters(claim.lease),
-                "key_id": claim.key_id,
-                **{f"v_{name}": value for name, value in values.items()},
-            },
-        ).first()
-        if found is None:
-            return Settled.lost
-        if outcome.result is None:
-            return Settled.written  # a failure moves no board: it was never scored
-        score_id = None
-        if not found.scored:
-            score_id = connection.scalar(
-                _INSERT_SCORE, _score_values(claim.lease.submission_id, claim.key_id, outcome)
-            )
-        competition = Competition(
-            id=found.competition_id, **{name: found._mapping[name] for name in _SETTLED_COMPETITION}
-        )  # transient, never added: what metric_for and the stats read
-        # The standings first, in this transaction: the stats below go in a savepoint of their
-        # own, and a failure there must not take the board's update with it.
-        recompute_teams(session, competition, {found.team_id})
-        if score_id is None or stats is None or claim.stats is None or settings is None:
-            return Settled.written
-        job = replace(claim.stats, score_id=score_id)
-        try:
-            with session.begin_nested():
-                write_stats(session, job, stats, settings, new_score=True, competition=competition)
-                refresh_bands_after(
-                    session,
-                    job,
-                    factory=factory,
-                    every=settings.bands_every_seconds,
-                    competition=competition,
-                    published=bool(found.published),
-                )
-        except Exception:  # noqa: BLE001 - the score stands; the second step tries again
-            log.warning(
-                "stats of submission %s left to the second step", job.submission_id, exc_info=True
-            )
-            return Settled.written
-        return Settled.with_stats
+    return values
 
 
 def _finished(ran: Ran | None) -> dict[str, Any]:
