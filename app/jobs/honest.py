@@ -10,6 +10,7 @@ precision, recall, κ, pF-beta, several AUC columns) it is the standard deviatio
 bootstrap replicates, and without those (intervals off) the Ladder uses its fixed step.
 """
 
+import functools
 import logging
 import threading
 import time
@@ -246,20 +247,30 @@ def _team_best(
     if isinstance(best, int):
         return best
     return session.scalar(
+        _best_baseline(metric_for(competition).greater_is_better),
+        {"competition_id": competition.id, "key_id": key.id},
+    )
+
+
+@functools.cache
+def _best_baseline(greater_is_better: bool):  # type: ignore[no-untyped-def]
+    """The best visible baseline's submission on a key version (parameters ``competition_id``,
+    ``key_id``). Built once: the scorer asks after each team's first score."""
+    return (
         select(Submission.id)
-        .join(Score, (Score.submission_id == Submission.id) & (Score.answer_key_id == key.id))
+        .join(
+            Score,
+            (Score.submission_id == Submission.id)
+            & (Score.answer_key_id == bindparam("key_id", type_=Integer)),
+        )
         .where(
-            Submission.competition_id == competition.id,
+            Submission.competition_id == bindparam("competition_id", type_=Integer),
             Submission.baseline.is_(True),
             Submission.hidden.is_(False),
             Submission.late.is_(False),
             Score.public_score.is_not(None),
         )
-        .order_by(
-            Score.public_score.desc()
-            if metric_for(competition).greater_is_better
-            else Score.public_score
-        )
+        .order_by(Score.public_score.desc() if greater_is_better else Score.public_score)
         .limit(1)
     )
 

@@ -202,6 +202,8 @@ class Claim:
     hold_for: float = 0.0
     # An uploaded file's stats job: on a small key its stats are written with the score.
     stats: StatsJob | None = None
+    # A host's reference entry: where every team's Ladder starts from.
+    baseline: bool = False
 
 
 def _claim(factory: sessionmaker[Session], submission_id: int, settings: Settings) -> Claim | None:
@@ -259,6 +261,7 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
             time_limit=time_limit,
             request_id=submission.request_id,
             stats=stats_job(submission, competition, key) if plain else None,
+            baseline=submission.baseline,
             # The lease is renewed through the run and then the scoring.
             hold_for=time_limit
             + (float(code.limits["wall_seconds"]) + 60 if code else 0)
@@ -320,7 +323,16 @@ def _queued_upload_plan(many: bool = False):  # type: ignore[no-untyped-def]
     )
 
 
-_PLAN_SUBMISSION = ("id", "status", "attempts", "team_id", "path", "output_path", "request_id")
+_PLAN_SUBMISSION = (
+    "id",
+    "status",
+    "attempts",
+    "team_id",
+    "path",
+    "output_path",
+    "request_id",
+    "baseline",
+)
 # What ScoringPlan.read, column_defs and stats_job read of the competition.
 _PLAN_COMPETITION = (
     "id",
@@ -399,6 +411,7 @@ def _upload_claim(found: Any, lease: Lease, settings: Settings) -> Claim:
         request_id=found.submission_request_id,
         stats=stats_job(submission, competition, key),
         hold_for=time_limit,  # the lease is renewed through the scoring
+        baseline=bool(found.submission_baseline),
     )
 
 
@@ -639,7 +652,22 @@ def score_submissions(
     for submission_id, claim in claims.items():
         if claim is _ANOTHER_CASE:
             score_submission(factory, submission_id, settings)
-    _score_claimed(factory, [c for c in claims.values() if isinstance(c, Claim)], settings)
+    for run in _runs([c for c in claims.values() if isinstance(c, Claim)]):
+        _score_claimed(factory, run, settings)
+
+
+def _runs(claims: list[Claim]) -> list[list[Claim]]:
+    """The claims in runs written together, in submission order: a baseline alone. A team's
+    Ladder threshold is taken against its best and the best baseline as they stood before it
+    (one by one, a baseline scored later was not there yet); within a run only the team's own
+    earlier entries come before it, and those are written in order."""
+    runs: list[list[Claim]] = [[]]
+    for claim in sorted(claims, key=lambda c: c.lease.submission_id):
+        if claim.baseline:
+            runs += [[claim], []]
+        else:
+            runs[-1].append(claim)
+    return [run for run in runs if run]
 
 
 @dataclass(frozen=True)
