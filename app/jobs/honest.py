@@ -10,16 +10,16 @@ precision, recall, κ, pF-beta, several AUC columns) it is the standard deviatio
 bootstrap replicates, and without those (intervals off) the Ladder uses its fixed step.
 """
 
-import functools
 import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from sqlalchemy import Integer, bindparam, exists, func, insert, select
+from sqlalchemy import Integer, bindparam, exists, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
@@ -28,7 +28,7 @@ from app.evaluation.keys import key_table, stored_predictions
 from app.evaluation.metric import is_custom, metric_for
 from app.honest.board.board import stats_of, stored_bands
 from app.honest.board.codec import from_bytes, to_bytes
-from app.honest.board.ladder import replay
+from app.honest.board.ladder import best_baseline, history, replay_rows
 from app.honest.engine.compare import rank_bands
 from app.honest.engine.intervals import bootstrap_interval
 from app.honest.engine.paired import paired_se
@@ -229,75 +229,74 @@ def _compute(job: StatsJob, settings: Settings) -> _Computed:
     return _Computed(intervals, replicates, plans.get("public"))
 
 
-def _team_best(
-    session: Session, job: StatsJob, competition: Competition, key: AnswerKey
-) -> int | None:
-    """The submission the team's next Ladder step is compared with: its last release, else the
-    best visible baseline."""
-    # This score has no stats row yet, so the replay leaves it pending: best is among the earlier.
-    ladders = replay(
-        session,
-        competition=competition,
-        key=key,
-        team_ids=[job.team_id],
-        mode="ladder_free",
+def _ladder_thresholds(
+    session: Session,
+    entries: list[tuple[StatsJob, "Stats"]],
+    competition: Competition,
+    settings: Settings,
+) -> list[float | None]:
+    """Each new score's Ladder threshold, for scores on one key version written together in
+    submission order (one, or a scorer's batch): the standard error of (the submission − its
+    team's best so far) on the public split, exact from both submissions' rows where the metric
+    allows, else from the shared bootstrap replicates; 0 for a first submission with no
+    baseline, None when neither is available. The teams' histories are read once; each score
+    is replayed after the thresholds of the batch's earlier ones, as if written one by one."""
+    asked = [job for job, stats in entries if stats.computed.public_plan is not None]
+    if not asked:
+        return [None] * len(entries)
+    rows = history(
+        session, competition=competition, key=asked[0].key, team_ids={j.team_id for j in asked}
     )
-    ladder = ladders.get(job.team_id)
-    best = ladder.state.best if ladder is not None else None
-    if isinstance(best, int):
-        return best
-    return session.scalar(
-        _best_baseline(metric_for(competition).greater_is_better),
-        {"competition_id": competition.id, "key_id": key.id},
-    )
+    written: dict[int, float | None] = {}
+    thresholds = []
+    for job, stats in entries:
+        threshold = None
+        if stats.computed.public_plan is not None:
+            threshold = _threshold(
+                session, job, competition, stats.computed, settings, rows, written
+            )
+        written[job.submission_id] = threshold
+        thresholds.append(threshold)
+    return thresholds
 
 
-@functools.cache
-def _best_baseline(greater_is_better: bool):  # type: ignore[no-untyped-def]
-    """The best visible baseline's submission on a key version (parameters ``competition_id``,
-    ``key_id``). Built once: the scorer asks after each team's first score."""
-    return (
-        select(Submission.id)
-        .join(
-            Score,
-            (Score.submission_id == Submission.id)
-            & (Score.answer_key_id == bindparam("key_id", type_=Integer)),
-        )
-        .where(
-            Submission.competition_id == bindparam("competition_id", type_=Integer),
-            Submission.baseline.is_(True),
-            Submission.hidden.is_(False),
-            Submission.late.is_(False),
-            Score.public_score.is_not(None),
-        )
-        .order_by(Score.public_score.desc() if greater_is_better else Score.public_score)
-        .limit(1)
-    )
-
-
-def _ladder_threshold(
+def _threshold(
     session: Session,
     job: StatsJob,
     competition: Competition,
-    computed: _Computed,
+    computed: "_Computed",
     settings: Settings,
+    rows: list[Any],
+    written: dict[int, float | None],
 ) -> float | None:
-    """The standard error of (this submission − the team's best so far) on the public split:
-    exact from both submissions' rows where the metric allows, else from the shared bootstrap
-    replicates; 0 for a first submission with no baseline, None when neither is available."""
-    if computed.public_plan is None:
-        return None
-    best = _team_best(session, job, competition, job.key)
+    # The team's next Ladder step is compared with its last release, else the best visible
+    # baseline. This score has no stats row yet, so the replay leaves it pending: the best is
+    # among the earlier.
+    ladders = replay_rows(
+        rows,
+        competition=competition,
+        key=job.key,
+        team_ids={job.team_id},
+        mode="ladder_free",
+        thresholds=written,
+    )
+    ladder = ladders.get(job.team_id)
+    best_id = ladder.state.best if ladder is not None else None
+    best = (
+        next((row for row in rows if row.id == best_id), None) if isinstance(best_id, int) else None
+    )
+    if best is None:
+        best = best_baseline(rows, competition)
     if best is None:
         return 0.0
-    path = session.scalar(_PREDICTIONS_PATH, {"submission_id": best})
-    if path is not None:
+    assert computed.public_plan is not None
+    if best.predictions is not None:
         table = key_table(job.competition, job.key, settings)
         mask = _split_masks(table.usage, table.n_rows)["public"]
         try:
-            [best_plan] = _plan(job, table, path, settings, [mask])
+            [best_plan] = _plan(job, table, best.predictions, settings, [mask])
         except Exception:  # noqa: BLE001 - a file gone since: the bootstrap answers instead
-            log.warning("submission %s: cannot reread submission %s", job.submission_id, best)
+            log.warning("submission %s: cannot reread submission %s", job.submission_id, best.id)
         else:
             exact = paired_se(competition.metric_name, computed.public_plan, best_plan)
             if exact is not None and np.isfinite(exact):
@@ -306,7 +305,7 @@ def _ladder_threshold(
     other = session.scalar(
         select(ScoreStats.public_replicates)
         .join(Score, Score.id == ScoreStats.score_id)
-        .where(Score.submission_id == best, Score.answer_key_id == job.key.id)
+        .where(Score.submission_id == best.id, Score.answer_key_id == job.key.id)
     )
     base = from_bytes(other)
     if new is None or base is None or base.shape != new.shape:
@@ -316,10 +315,7 @@ def _ladder_threshold(
     return float(diff.std(ddof=1)) if diff.size > 1 else None
 
 
-# Built once: the scorer runs both after every score.
-_PREDICTIONS_PATH = select(func.coalesce(Submission.output_path, Submission.path)).where(
-    Submission.id == bindparam("submission_id", type_=Integer)
-)
+# Built once: the scorer runs it after every score.
 _STANDS = select(Standing.id).where(
     Standing.answer_key_id == bindparam("key_id", type_=Integer),
     Standing.submission_id == bindparam("submission_id", type_=Integer),
@@ -386,24 +382,42 @@ def write_stats(
         return
     if competition is None:
         competition = session.get(Competition, job.competition.id)
-    threshold = None
-    if competition is not None:
-        threshold = _ladder_threshold(session, job, competition, stats.computed, settings)
-    computed = stats.computed
-    # A Core statement on the session's connection: nobody reads the row back in this session
+    write_new_stats(session, [(job, stats)], settings, competition=competition)
+
+
+def write_new_stats(
+    session: Session,
+    entries: list[tuple[StatsJob, Stats]],
+    settings: Settings,
+    *,
+    competition: Competition | None,
+) -> None:
+    """Store the stats rows of scores written in this transaction (of one competition, in
+    submission order), with their Ladder thresholds, in one statement."""
+    by_key: dict[int, list[tuple[StatsJob, Stats]]] = {}
+    for entry in entries:
+        by_key.setdefault(entry[0].key.id, []).append(entry)
+    rows = []
+    for same_key in by_key.values():
+        thresholds: list[float | None] = [None] * len(same_key)
+        if competition is not None:
+            thresholds = _ladder_thresholds(session, same_key, competition, settings)
+        for (job, stats), threshold in zip(same_key, thresholds, strict=True):
+            computed = stats.computed
+            rows.append(
+                {
+                    "score_id": job.score_id,
+                    "public_interval": computed.intervals.get("public"),
+                    "private_interval": computed.intervals.get("private"),
+                    "public_replicates": computed.replicates.get("public"),
+                    "private_replicates": computed.replicates.get("private"),
+                    "ladder_threshold": threshold,
+                    "note": stats.note,
+                }
+            )
+    # A Core statement on the session's connection: nobody reads the rows back in this session
     # and no board hook looks at stats rows, so the ORM's flush would be bookkeeping only.
-    session.connection().execute(
-        _INSERT_STATS,
-        {
-            "score_id": job.score_id,
-            "public_interval": computed.intervals.get("public"),
-            "private_interval": computed.intervals.get("private"),
-            "public_replicates": computed.replicates.get("public"),
-            "private_replicates": computed.replicates.get("private"),
-            "ladder_threshold": threshold,
-            "note": stats.note,
-        },
-    )
+    session.connection().execute(_INSERT_STATS, rows)
 
 
 _INSERT_STATS = insert(ScoreStats)

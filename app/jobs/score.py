@@ -51,7 +51,7 @@ from app.jobs.honest import (
     inline_stats,
     refresh_bands_after_all,
     stats_job,
-    write_stats,
+    write_new_stats,
 )
 from app.jobs.lease import (
     Lease,
@@ -976,11 +976,15 @@ def _settle_in(
     try:
         with session.begin_nested():
             # In submission order: a team's Ladder threshold is against its best before it.
+            by_competition: dict[int, list[tuple[StatsJob, Stats]]] = {}
             for i, job in jobs.items():
-                competition = competitions[found[i].competition_id]
                 stats = scored[i].stats
                 assert stats is not None
-                write_stats(session, job, stats, settings, new_score=True, competition=competition)
+                by_competition.setdefault(found[i].competition_id, []).append((job, stats))
+            for competition_id, entries in by_competition.items():
+                write_new_stats(
+                    session, entries, settings, competition=competitions[competition_id]
+                )
             by_key: dict[int, list[int]] = {}
             for i, job in jobs.items():
                 by_key.setdefault(job.key.id, []).append(i)

@@ -211,7 +211,7 @@ def test_stats_that_fail_beside_the_score_leave_it_standing_for_the_second_step(
     def broken(*_args, **_kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("stats went wrong")
 
-    monkeypatch.setattr(jobs, "write_stats", broken)
+    monkeypatch.setattr(jobs, "write_new_stats", broken)
     jobs.score_submission(factory, first, settings)
     assert _submission(factory, first).status == SubmissionStatus.scored
     with factory() as session:  # the board moved with the score, not with the stats

@@ -11,10 +11,12 @@ from the best visible baseline's public score.
 """
 
 import functools
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Integer, bindparam, or_, select
+from sqlalchemy import Integer, Row, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.evaluation.metric import metric_for
@@ -42,8 +44,9 @@ def step(competition: Competition, key: AnswerKey) -> float:
 @functools.cache
 def _history(by_team: bool):  # type: ignore[no-untyped-def]
     """The scored, visible submissions of a competition on a key version, in submission order
-    (parameters ``competition_id``, ``key_id`` and with ``by_team`` ``team_ids``). Built once
-    per shape: the scorer replays a team after each of its submissions."""
+    (parameters ``competition_id``, ``key_id`` and with ``by_team`` ``team_ids``), each with the
+    file its predictions are in. Built once per shape: the scorer replays a team after each of
+    its submissions."""
     query = (
         select(
             Submission.id,
@@ -51,8 +54,9 @@ def _history(by_team: bool):  # type: ignore[no-untyped-def]
             Submission.created_at,
             Submission.baseline,
             Score.public_score,
-            ScoreStats.id,
+            ScoreStats.id.label("stats_id"),
             ScoreStats.ladder_threshold,
+            func.coalesce(Submission.output_path, Submission.path).label("predictions"),
         )
         .join(
             Score,
@@ -75,6 +79,21 @@ def _history(by_team: bool):  # type: ignore[no-untyped-def]
     return query
 
 
+def history(
+    session: Session,
+    *,
+    competition: Competition,
+    key: AnswerKey,
+    team_ids: Collection[int] | None = None,
+) -> list[Row[Any]]:
+    """What a replay reads: the competition's scored, visible submissions on ``key`` (with
+    ``team_ids``, those teams' and the baselines), in submission order."""
+    params: dict[str, object] = {"competition_id": competition.id, "key_id": key.id}
+    if team_ids is not None:
+        params["team_ids"] = sorted(team_ids)
+    return list(session.execute(_history(team_ids is not None), params).all())
+
+
 def replay(
     session: Session,
     *,
@@ -84,14 +103,27 @@ def replay(
     mode: str | None = None,
 ) -> dict[int, TeamLadder]:
     """Every team's Ladder on ``key`` (``mode`` defaults to the competition's)."""
+    rows = history(session, competition=competition, key=key, team_ids=team_ids)
+    return replay_rows(rows, competition=competition, key=key, team_ids=team_ids, mode=mode)
+
+
+def replay_rows(
+    rows: list[Row[Any]],
+    *,
+    competition: Competition,
+    key: AnswerKey,
+    team_ids: Collection[int] | None = None,
+    mode: str | None = None,
+    thresholds: dict[int, float | None] | None = None,
+) -> dict[int, TeamLadder]:
+    """:func:`replay` over rows :func:`history` read. ``thresholds``: the stats written since
+    (submission id: its standard error), as if the rows had been read after them (the scorer
+    replays each of a batch's teams after each of its submissions from one read)."""
     maximize = metric_for(competition).greater_is_better
     fixed = step(competition, key)
     free = (mode or competition.public_board_mode) == "ladder_free"
     grid = 1.0 / max(key.n_public or key.n_rows, 1) if free else fixed
-    params: dict[str, object] = {"competition_id": competition.id, "key_id": key.id}
-    if team_ids is not None:
-        params["team_ids"] = list(team_ids)
-    rows = session.execute(_history(team_ids is not None), params).all()
+    written = thresholds or {}
     baselines = [r.public_score for r in rows if r.baseline and r.public_score is not None]
     start = (max(baselines) if maximize else min(baselines)) if baselines else None
     ladders: dict[int, TeamLadder] = {}
@@ -101,7 +133,10 @@ def replay(
         ladder = ladders.setdefault(row.team_id, TeamLadder(LadderState.start(start, grid)))
         threshold: float | None = fixed
         if free:
-            if row[5] is None:
+            if row.id in written:
+                found = written[row.id]
+                threshold = found if found is not None else fixed
+            elif row.stats_id is None:
                 threshold = None  # its standard error is still being computed
             elif row.ladder_threshold is not None:
                 threshold = row.ladder_threshold
@@ -120,3 +155,19 @@ def replay(
         ladder.shown[row.id] = ladder.state.displayed
         ladder.released[row.id] = released
     return ladders
+
+
+def best_baseline(rows: list[Row[Any]], competition: Competition) -> Row[Any] | None:
+    """The best visible baseline among :func:`history`'s rows (the earliest of equals)."""
+    maximize = metric_for(competition).greater_is_better
+    best = None
+    for row in rows:
+        if not row.baseline or row.public_score is None:
+            continue
+        if best is None or (
+            row.public_score > best.public_score
+            if maximize
+            else row.public_score < best.public_score
+        ):
+            best = row
+    return best
