@@ -98,6 +98,6 @@ def quantiles(ordered: np.ndarray, q: np.ndarray) -> np.ndarray:
     gamma = virtual - previous
     a, b = ordered[previous], ordered[following]
     difference = b - a
-    result = a + difference * gamma
+    result: np.ndarray = a + difference * gamma
     np.subtract(b, difference * (1 - gamma), out=result, where=gamma >= 0.5)
     return result
