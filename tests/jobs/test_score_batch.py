@@ -3,7 +3,6 @@ the same outcome as scoring them one by one, in fewer statements, and one submis
 stays its own (issue 23). On both databases."""
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -15,7 +14,6 @@ from app.db import unit_of_work
 from app.jobs import queue as queues
 from app.jobs import score as jobs
 from app.jobs.score import score_submission, score_submissions
-from app.main import create_app
 from app.models import (
     BoardBands,
     Score,
@@ -24,7 +22,6 @@ from app.models import (
     Submission,
     SubmissionStatus,
 )
-from tests.asgi_client import TestClient
 from tests.helpers import (
     PERFECT,
     create_competition,
@@ -36,7 +33,6 @@ from tests.helpers import (
     upload_key,
 )
 from tests.jobs.test_score_statements import TODAY
-from tests.submissions.test_upload_statements import RememberingQueue
 
 # A key of 40 rows, half of them public: big enough for the paired standard errors to differ.
 ROWS = 40
@@ -72,18 +68,6 @@ ENTRIES = [upload for upload in UPLOADS if upload[0] != "host"]
 def _ready(client, headers, slug: str) -> None:  # type: ignore[no-untyped-def]
     create_competition(client, headers, slug)
     assert upload_key(client, headers, slug, content=KEY).status_code == 201
-
-
-@pytest.fixture
-def queue() -> RememberingQueue:
-    return RememberingQueue()
-
-
-@pytest.fixture
-def unscored(settings, session_factory, queue) -> Iterator[TestClient]:
-    app = create_app(settings, session_factory=session_factory, scoring_queue=queue)
-    with TestClient(app) as client:
-        yield client
 
 
 @pytest.fixture

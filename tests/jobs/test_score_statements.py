@@ -9,33 +9,15 @@ is not exact, its best's replicates, the stats' INSERT, whether the submission s
 loaded and flushed entities for them (20.9 ms of CPU a job, 12.7 after, in process).
 """
 
-from collections.abc import Iterator
-
-import pytest
 from sqlalchemy import select
 
 from app.jobs import score as jobs
 from app.jobs.score import score_submission
-from app.main import create_app
 from app.models import Score, ScoreStats, Standing, Submission, SubmissionStatus
-from tests.asgi_client import TestClient
 from tests.helpers import PERFECT, PUBLIC_HALF, ready_competition, statements_during, submit
-from tests.submissions.test_upload_statements import RememberingQueue
 
 # What it costs now, without the test's savepoints: a change that adds a statement fails here.
 TODAY = {"sqlite": 11, "postgresql": 12}
-
-
-@pytest.fixture
-def queue() -> RememberingQueue:
-    return RememberingQueue()
-
-
-@pytest.fixture
-def unscored(settings, session_factory, queue) -> Iterator[TestClient]:
-    app = create_app(settings, session_factory=session_factory, scoring_queue=queue)
-    with TestClient(app) as client:
-        yield client
 
 
 def test_a_small_uploads_scoring_costs_no_more_statements_than_today(
