@@ -689,8 +689,19 @@ def _score_claimed(factory: sessionmaker[Session], claims: list[Claim], settings
     for claim in claims:
         until += max(claim.time_limit, claim.hold_for)
         tokens.append(renewer.hold(factory, claim.lease, until=until))
+    scored = []
     try:
-        scored = [found for claim in claims if (found := _score_one(factory, claim, settings))]
+        for claim in claims:
+            try:
+                found = _score_one(factory, claim, settings)
+            except Exception:  # noqa: BLE001 - the batch's others are written all the same
+                if len(claims) == 1:
+                    raise
+                # As when it was scored alone: its lease lapses and the sweep delivers it again.
+                log.exception("scoring submission %s crashed", claim.lease.submission_id)
+                continue
+            if found is not None:
+                scored.append(found)
     finally:
         for token in tokens:
             renewer.release(token)

@@ -202,6 +202,28 @@ def test_a_lease_lost_in_a_batch_writes_nothing_of_that_one_only(
         assert taken not in scored and scored >= set(ids) - {taken}
 
 
+def test_a_job_that_crashes_in_a_batch_leaves_the_others_scored(
+    unscored, queue, session_factory, settings, host, teams, monkeypatch
+):
+    _ready(unscored, host.headers, "churn")
+    ids = _upload(unscored, queue, teams, "churn", ENTRIES)
+    crashing = ids[3]
+    score_one = jobs._score_one
+
+    def crashes(factory, claim, settings):  # type: ignore[no-untyped-def]
+        if claim.lease.submission_id == crashing:
+            raise RuntimeError("the scorer went wrong")
+        return score_one(factory, claim, settings)
+
+    monkeypatch.setattr(jobs, "_score_one", crashes)
+    score_submissions(session_factory, ids, settings)
+    with session_factory() as session:
+        statuses = dict(session.execute(select(Submission.id, Submission.status)).all())
+        # Claimed and not written: its lease lapses and the sweep delivers it again.
+        assert statuses[crashing] == SubmissionStatus.scoring
+        assert {statuses[i] for i in ids if i != crashing} == {SubmissionStatus.scored}
+
+
 def test_a_batch_that_cannot_be_written_together_is_written_one_by_one(
     unscored, queue, session_factory, settings, host, teams, monkeypatch
 ):
