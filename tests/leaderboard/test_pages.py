@@ -5,11 +5,11 @@ import csv
 import io
 
 import pytest
-from sqlalchemy import event, select, update
+from sqlalchemy import select, update
 
 from app.leaderboard.standings import rebuild
 from app.models import Competition, Standing, Submission
-from tests.helpers import API, KEY_ROWS, csv_bytes, ready_competition, submit
+from tests.helpers import API, KEY_ROWS, csv_bytes, ready_competition, statements_during, submit
 
 
 def _file(a: float, b: float, c: float, private: tuple[float, float, float] = (0.2, 0.7, 0.3)):
@@ -118,27 +118,12 @@ def test_the_private_csv_follows_the_boards_access_rule(client, field, host):
     assert client.get(url, headers=host.headers).status_code == 200
 
 
-def _count_queries(connection, call):  # type: ignore[no-untyped-def]
-    statements: list[str] = []
-
-    def count(_conn, _cursor, statement, *_args):  # type: ignore[no-untyped-def]
-        if not statement.lstrip().upper().startswith(("SAVEPOINT", "RELEASE", "ROLLBACK")):
-            statements.append(statement)
-
-    event.listen(connection, "before_cursor_execute", count)
-    try:
-        call()
-    finally:
-        event.remove(connection, "before_cursor_execute", count)
-    return len(statements)
-
-
 def test_a_board_page_costs_the_same_queries_whatever_the_size(client, host, make_user, connection):
     ready_competition(client, host.headers)
     callers = [make_user(f"u{i}") for i in range(12)]
 
     def read(limit: int) -> int:
-        return _count_queries(connection, lambda: _board(client, callers[0], limit=limit))
+        return len(statements_during(connection, lambda: _board(client, callers[0], limit=limit)))
 
     submit(client, callers[0].headers, _file(0.9, 0.1, 0.8))
     small = read(100)
