@@ -54,7 +54,9 @@ class EagerQueue:
 class ThreadQueue:
     """Scoring threads inside the server process; what is queued survives restarts in the DB.
 
-    One thread scores uploaded files in order; ``code_concurrency`` more run code submissions.
+    One thread scores uploaded files in order, those already waiting together (up to
+    ``scoring_batch``: :func:`app.jobs.score.score_submissions`); ``code_concurrency`` more run
+    code submissions, one at a time each.
     """
 
     def __init__(self, factory: sessionmaker[Session], settings: Settings | None = None) -> None:
