@@ -681,15 +681,24 @@ class _Scored:
     seconds: float = 0.0
 
 
+# A batch's scores are written at least this often: a batch of large files must not keep the
+# first one's score from its team until the last one is scored.
+WRITE_EVERY_SECONDS = 0.5
+
+
 def _score_claimed(factory: sessionmaker[Session], claims: list[Claim], settings: Settings) -> None:
-    """Score claimed submissions in turn, then write their outcomes in one transaction."""
-    # Every lease is renewed from now until its turn is over, each for at most the limits of
-    # the turns before it and its own: one waiting behind a slow file keeps its lease too.
-    tokens, until = [], 0.0
+    """Score claimed submissions in turn, writing their outcomes together: all at the end, or
+    those scored so far every :data:`WRITE_EVERY_SECONDS` (each write before the next scoring,
+    as one by one)."""
+    # Every lease is renewed from now until its outcome is written, each for at most the limits
+    # of the turns before it and its own: one waiting behind a slow file keeps its lease too.
+    tokens: dict[int, int] = {}
+    until = 0.0
     for claim in claims:
         until += max(claim.time_limit, claim.hold_for)
-        tokens.append(renewer.hold(factory, claim.lease, until=until))
-    scored = []
+        tokens[claim.lease.submission_id] = renewer.hold(factory, claim.lease, until=until)
+    scored: list[_Scored] = []
+    since = time.monotonic()
     try:
         for claim in claims:
             try:
@@ -702,9 +711,24 @@ def _score_claimed(factory: sessionmaker[Session], claims: list[Claim], settings
                 continue
             if found is not None:
                 scored.append(found)
+            if scored and time.monotonic() - since >= WRITE_EVERY_SECONDS:
+                _write(factory, scored, tokens, settings)
+                scored, since = [], time.monotonic()
+        _write(factory, scored, tokens, settings)
     finally:
-        for token in tokens:
+        for token in tokens.values():
             renewer.release(token)
+
+
+def _write(
+    factory: sessionmaker[Session],
+    scored: list[_Scored],
+    tokens: dict[int, int],
+    settings: Settings,
+) -> None:
+    """Write these outcomes together, their leases no longer renewed from here."""
+    for each in scored:
+        renewer.release(tokens.pop(each.claim.lease.submission_id))
     for each, settled in zip(scored, _settle_all(factory, scored, settings), strict=True):
         _after_settle(factory, each, settled, settings)
 

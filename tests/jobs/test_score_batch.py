@@ -70,6 +70,13 @@ def _ready(client, headers, slug: str) -> None:  # type: ignore[no-untyped-def]
     assert upload_key(client, headers, slug, content=KEY).status_code == 201
 
 
+@pytest.fixture(autouse=True)
+def one_write(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A batch written once, however slow the machine scores it (the half-second's own test
+    sets its own)."""
+    monkeypatch.setattr(jobs, "WRITE_EVERY_SECONDS", 3600.0)
+
+
 @pytest.fixture
 def teams(make_user, host) -> dict[str, Any]:
     return {"host": host} | {name: make_user(name) for name in ("alice", "bob", "carol", "dave")}
@@ -171,6 +178,30 @@ def test_a_batch_shares_its_statements_out(
     with session_factory() as session:
         scored = session.scalars(select(Submission.status).where(Submission.id.in_(ids))).all()
         assert set(scored) == {SubmissionStatus.scored}
+
+
+@pytest.mark.parametrize("every, writes", [(60.0, [9]), (0.0, [1] * 9)])
+def test_a_batch_writes_what_it_scored_at_least_every_half_second(
+    unscored, queue, session_factory, settings, host, teams, monkeypatch, every, writes
+):
+    # A batch of large files must not hold the first one's score back until the last is
+    # scored: past WRITE_EVERY_SECONDS, what is scored so far is written before going on.
+    _ready(unscored, host.headers, "churn")
+    ids = _upload(unscored, queue, teams, "churn", ENTRIES)
+    settle_all = jobs._settle_all
+    sizes: list[int] = []
+
+    def counted(factory, scored, settings):  # type: ignore[no-untyped-def]
+        sizes.append(len(scored))
+        return settle_all(factory, scored, settings)
+
+    monkeypatch.setattr(jobs, "_settle_all", counted)
+    monkeypatch.setattr(jobs, "WRITE_EVERY_SECONDS", every)
+    score_submissions(session_factory, ids, settings)
+    assert [size for size in sizes if size] == writes
+    with session_factory() as session:
+        statuses = session.scalars(select(Submission.status).where(Submission.id.in_(ids)))
+        assert set(statuses) == {SubmissionStatus.scored}
 
 
 def test_a_lease_lost_in_a_batch_writes_nothing_of_that_one_only(
