@@ -70,6 +70,13 @@ def _ready(client, headers, slug: str) -> None:  # type: ignore[no-untyped-def]
     assert upload_key(client, headers, slug, content=KEY).status_code == 201
 
 
+@pytest.fixture
+def entries(unscored, queue, host, teams) -> list[int]:  # type: ignore[no-untyped-def]
+    """ENTRIES uploaded to a ready competition, waiting to be scored: their ids."""
+    _ready(unscored, host.headers, "churn")
+    return _upload(unscored, queue, teams, "churn", ENTRIES)
+
+
 @pytest.fixture(autouse=True)
 def one_write(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A batch written once, however slow the machine scores it (the half-second's own test
@@ -159,11 +166,8 @@ def test_a_batch_scores_exactly_as_one_by_one(
 BATCH_TODAY = {"sqlite": 34, "postgresql": 27}
 
 
-def test_a_batch_shares_its_statements_out(
-    unscored, queue, connection, session_factory, settings, host, teams
-):
-    _ready(unscored, host.headers, "churn")
-    ids = _upload(unscored, queue, teams, "churn", ENTRIES)
+def test_a_batch_shares_its_statements_out(entries, connection, session_factory, settings):
+    ids = entries
     statements = statements_during(
         connection, lambda: score_submissions(session_factory, ids, settings)
     )
@@ -182,12 +186,11 @@ def test_a_batch_shares_its_statements_out(
 
 @pytest.mark.parametrize("every, writes", [(60.0, [9]), (0.0, [1] * 9)])
 def test_a_batch_writes_what_it_scored_at_least_every_half_second(
-    unscored, queue, session_factory, settings, host, teams, monkeypatch, every, writes
+    entries, session_factory, settings, monkeypatch, every, writes
 ):
     # A batch of large files must not hold the first one's score back until the last is
     # scored: past WRITE_EVERY_SECONDS, what is scored so far is written before going on.
-    _ready(unscored, host.headers, "churn")
-    ids = _upload(unscored, queue, teams, "churn", ENTRIES)
+    ids = entries
     settle_all = jobs._settle_all
     sizes: list[int] = []
 
@@ -204,62 +207,44 @@ def test_a_batch_writes_what_it_scored_at_least_every_half_second(
         assert set(statuses) == {SubmissionStatus.scored}
 
 
-def test_a_lease_lost_in_a_batch_writes_nothing_of_that_one_only(
-    unscored, queue, session_factory, settings, host, teams, monkeypatch
+@pytest.mark.parametrize("trouble", ["its lease taken over", "its scoring crashed"])
+def test_one_submissions_trouble_in_a_batch_stays_its_own(
+    entries, session_factory, settings, monkeypatch, trouble
 ):
-    _ready(unscored, host.headers, "churn")
-    ids = _upload(unscored, queue, teams, "churn", ENTRIES)
-    taken = ids[2]
+    ids = entries
+    unlucky = ids[2]
     score_one = jobs._score_one
 
-    def taken_over_meanwhile(factory, claim, settings):  # type: ignore[no-untyped-def]
+    def troubled(factory, claim, settings):  # type: ignore[no-untyped-def]
+        if claim.lease.submission_id != unlucky:
+            return score_one(factory, claim, settings)
+        if trouble == "its scoring crashed":
+            raise RuntimeError("the scorer went wrong")
         found = score_one(factory, claim, settings)
-        if claim.lease.submission_id == taken:  # another scorer's claim, after a lapse
-            with unit_of_work(factory) as session:
-                session.execute(
-                    update(Submission)
-                    .where(Submission.id == taken)
-                    .values(attempts=Submission.attempts + 1)
-                )
+        with unit_of_work(factory) as session:  # another scorer's claim, after a lapse
+            session.execute(
+                update(Submission)
+                .where(Submission.id == unlucky)
+                .values(attempts=Submission.attempts + 1)
+            )
         return found
 
-    monkeypatch.setattr(jobs, "_score_one", taken_over_meanwhile)
+    monkeypatch.setattr(jobs, "_score_one", troubled)
     score_submissions(session_factory, ids, settings)
     with session_factory() as session:
         statuses = dict(session.execute(select(Submission.id, Submission.status)).all())
-        assert statuses[taken] == SubmissionStatus.scoring  # the new holder's to write
-        assert {statuses[i] for i in ids if i != taken} == {SubmissionStatus.scored}
+        # Nothing of it written: the new holder's to write, or its lease lapses and the sweep
+        # delivers it again. The others are written all the same.
+        assert statuses[unlucky] == SubmissionStatus.scoring
+        assert {statuses[i] for i in ids if i != unlucky} == {SubmissionStatus.scored}
         scored = set(session.scalars(select(Score.submission_id)))
-        assert taken not in scored and scored >= set(ids) - {taken}
-
-
-def test_a_job_that_crashes_in_a_batch_leaves_the_others_scored(
-    unscored, queue, session_factory, settings, host, teams, monkeypatch
-):
-    _ready(unscored, host.headers, "churn")
-    ids = _upload(unscored, queue, teams, "churn", ENTRIES)
-    crashing = ids[3]
-    score_one = jobs._score_one
-
-    def crashes(factory, claim, settings):  # type: ignore[no-untyped-def]
-        if claim.lease.submission_id == crashing:
-            raise RuntimeError("the scorer went wrong")
-        return score_one(factory, claim, settings)
-
-    monkeypatch.setattr(jobs, "_score_one", crashes)
-    score_submissions(session_factory, ids, settings)
-    with session_factory() as session:
-        statuses = dict(session.execute(select(Submission.id, Submission.status)).all())
-        # Claimed and not written: its lease lapses and the sweep delivers it again.
-        assert statuses[crashing] == SubmissionStatus.scoring
-        assert {statuses[i] for i in ids if i != crashing} == {SubmissionStatus.scored}
+        assert unlucky not in scored and scored >= set(ids) - {unlucky}
 
 
 def test_a_batch_that_cannot_be_written_together_is_written_one_by_one(
-    unscored, queue, session_factory, settings, host, teams, monkeypatch
+    entries, session_factory, settings, monkeypatch
 ):
-    _ready(unscored, host.headers, "churn")
-    ids = _upload(unscored, queue, teams, "churn", ENTRIES)
+    ids = entries
     recompute = jobs.recompute_teams
     calls: list[set[int]] = []
 
