@@ -245,33 +245,42 @@ def _claim(factory: sessionmaker[Session], submission_id: int, settings: Setting
         if lease is None:
             return None
         code = _code_plan(session, submission, competition)
-        time_limit = _time_limit(competition, settings)
-        plan = ScoringPlan.read(submission, competition, key, code=code)
-        run_for = 0.0
-        if plan.program is not None:
-            # A code submission to a phase with an ingestion program runs two steps, each
-            # bounded by the wall limit (as Codabench's prediction and scoring runs are).
-            steps = 2 if plan.program.ingestion else 1
-            run_for = steps * (limits_of(plan.program, settings).wall_seconds + 60)
-        plain = code is None and plan.program is None
-        return Claim(
-            lease=lease,
-            key_id=key.id,
-            plan=plan,
-            time_limit=time_limit,
-            request_id=submission.request_id,
-            stats=stats_job(submission, competition, key) if plain else None,
-            baseline=submission.baseline,
-            # The lease is renewed through the run and then the scoring.
-            hold_for=time_limit
-            + (float(code.limits["wall_seconds"]) + 60 if code else 0)
-            + run_for,
-        )
+        return _claim_of(lease, submission, competition, key, settings, code=code)
 
 
-def _time_limit(competition: Competition, settings: Settings) -> float:
-    """The scoring's own limit: the competition's, else the server's."""
-    return float(competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds)
+def _claim_of(
+    lease: Lease,
+    submission: Submission,
+    competition: Competition,
+    key: AnswerKey,
+    settings: Settings,
+    *,
+    code: CodePlan | None = None,
+) -> Claim:
+    """The claim of a submission taken under ``lease``: its plan, limits and stats job."""
+    # The scoring's own limit: the competition's, else the server's.
+    time_limit = float(
+        competition.scoring_time_limit_seconds or settings.scoring_time_limit_seconds
+    )
+    plan = ScoringPlan.read(submission, competition, key, code=code)
+    run_for = 0.0
+    if plan.program is not None:
+        # A code submission to a phase with an ingestion program runs two steps, each
+        # bounded by the wall limit (as Codabench's prediction and scoring runs are).
+        steps = 2 if plan.program.ingestion else 1
+        run_for = steps * (limits_of(plan.program, settings).wall_seconds + 60)
+    plain = code is None and plan.program is None
+    return Claim(
+        lease=lease,
+        key_id=key.id,
+        plan=plan,
+        time_limit=time_limit,
+        request_id=submission.request_id,
+        stats=stats_job(submission, competition, key) if plain else None,
+        baseline=submission.baseline,
+        # The lease is renewed through the run and then the scoring.
+        hold_for=time_limit + (float(code.limits["wall_seconds"]) + 60 if code else 0) + run_for,
+    )
 
 
 def _board_key_id(phase_id: Any) -> Any:
@@ -393,7 +402,7 @@ def _claim_queued_uploads(
 
 
 def _upload_claim(found: Any, lease: Lease, settings: Settings) -> Claim:
-    """A queued upload's claim from its narrow row."""
+    """A queued upload's claim from its narrow row, as the general claim makes it from entities."""
     # Transient copies, never added to the session: what the plan's readers take.
     competition = Competition(**{name: found._mapping[name] for name in _PLAN_COMPETITION})
     key = AnswerKey(**{name: found._mapping[f"key_{name}"] for name in _PLAN_KEY})
@@ -401,18 +410,7 @@ def _upload_claim(found: Any, lease: Lease, settings: Settings) -> Claim:
         **{name: found._mapping[f"submission_{name}"] for name in _PLAN_SUBMISSION},
         phase=Phase(columns=found.phase_columns, scorer=None),
     )
-    plan = ScoringPlan.read(submission, competition, key)
-    time_limit = _time_limit(competition, settings)
-    return Claim(
-        lease=lease,
-        key_id=key.id,
-        plan=plan,
-        time_limit=time_limit,
-        request_id=found.submission_request_id,
-        stats=stats_job(submission, competition, key),
-        hold_for=time_limit,  # the lease is renewed through the scoring
-        baseline=bool(found.submission_baseline),
-    )
+    return _claim_of(lease, submission, competition, key, settings)
 
 
 def _code_plan(
