@@ -2,7 +2,8 @@
 SQL statements each one sends (issue 23).
 
 A throw-away PostgreSQL database (``PODIUM_TEST_DATABASE_URL``); ``--teams`` users, each a team,
-upload a ``--rows``-row ``roc_auc`` file twice (intervals on: the default), each upload scored
+upload a ``--rows``-row ``roc_auc`` file ``--per-team`` times (default twice; intervals on: the
+default), each upload scored
 right after its request by ``score_submission`` in this process, so each cost is measured alone
 (``time.process_time``). ``--batch N`` scores them N at a time instead, as the embedded scorer
 takes what waits in its queue (``score_submissions``; a checkout without it, one by one). ``--previous DIR`` runs the same on another checkout (``git archive REV |
@@ -26,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(teams: int, rows: int, batch: int = 1) -> dict[str, float]:
+def measure(teams: int, rows: int, batch: int = 1, per_team: int = 2) -> dict[str, float]:
     """Run in the checkout on sys.path[0]: CPU ms and statements per request and per scoring
     (with ``batch``, the uploads scored that many at a time, where the checkout can)."""
     from fastapi.testclient import TestClient
@@ -77,7 +78,12 @@ def measure(teams: int, rows: int, batch: int = 1) -> dict[str, float]:
             headers = {"Authorization": f"Bearer {host}"}
             made = client.post(
                 "/api/v1/competitions",
-                json={"slug": "bench", "title": "Bench", "metric": {"name": "roc_auc"}},
+                json={
+                    "slug": "bench",
+                    "title": "Bench",
+                    "metric": {"name": "roc_auc"},
+                    "daily_submission_limit": 10_000,
+                },
                 headers=headers,
             )
             assert made.status_code == 201, made.text
@@ -89,7 +95,7 @@ def measure(teams: int, rows: int, batch: int = 1) -> dict[str, float]:
             assert answer.status_code == 201, answer.text
             request_cpu = scoring_cpu = 0.0
             request_sql = scoring_sql = 0
-            uploads = [tokens[i % teams] for i in range(2 * teams)]
+            uploads = [tokens[i % teams] for i in range(per_team * teams)]
             together = getattr(jobs, "score_submissions", None)  # a checkout before: one by one
             for n, token in enumerate(uploads, 1):
                 started, sent = time.process_time(), statements[0]
@@ -138,19 +144,25 @@ def main() -> None:
     parser.add_argument(
         "--batch", type=int, default=1, help="score the uploads this many at a time (1: each alone)"
     )
+    parser.add_argument(
+        "--per-team",
+        type=int,
+        default=2,
+        help="uploads by each team (a longer history: does a job's cost grow with it?)",
+    )
     parser.add_argument("--previous", type=Path, default=None, help="another checkout to run too")
     parser.add_argument("--rounds", type=int, default=4, help="alternations with --previous")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # the child's
     args = parser.parse_args()
     if args.json:
-        print(json.dumps(measure(args.teams, args.rows, args.batch)))
+        print(json.dumps(measure(args.teams, args.rows, args.batch, args.per_team)))
         return
     print(
-        f"{os.cpu_count()} cores, {args.teams} teams x 2 uploads of {args.rows} rows, "
+        f"{os.cpu_count()} cores, {args.teams} teams x {args.per_team} uploads of {args.rows} rows, "
         f"scored {args.batch} at a time"
     )
     if args.previous is None:
-        print(_line("podium", measure(args.teams, args.rows, args.batch)))
+        print(_line("podium", measure(args.teams, args.rows, args.batch, args.per_team)))
         return
     # Each checkout in a child of its own, alternately: the host's speed drifts by tens of
     # percent within minutes here, so one run of each, one after the other, compares the hours
@@ -185,6 +197,7 @@ def _measure_in(source: Path, args: argparse.Namespace) -> dict[str, float]:
             str(args.teams),
             str(args.rows),
             str(args.batch),
+            str(args.per_team),
         ],
         capture_output=True,
         text=True,
@@ -197,10 +210,10 @@ def _measure_in(source: Path, args: argparse.Namespace) -> dict[str, float]:
 # The previous checkout measured by this file's own measure(), with that checkout's app imported.
 _CHILD = f"""
 import json, runpy, sys
-source, teams, rows, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+source, teams, rows, batch, per_team = sys.argv[1], *map(int, sys.argv[2:6])
 sys.path[:0] = [source, {str(ROOT)!r}]
 bench = runpy.run_path({str(Path(__file__).resolve())!r}, run_name="bench")
-print(json.dumps(bench["measure"](teams, rows, batch)))
+print(json.dumps(bench["measure"](teams, rows, batch, per_team)))
 """
 
 if __name__ == "__main__":

@@ -247,13 +247,21 @@ def _ladder_thresholds(
     rows = history(
         session, competition=competition, key=asked[0].key, team_ids={j.team_id for j in asked}
     )
+    # Each score replays its own team's rows after the baselines (the Ladder's start), not the
+    # whole batch's: a batch of teams costs each of them its own history only.
+    baselines = [row for row in rows if row.baseline]
+    by_team: dict[int, list[Any]] = {}
+    for row in rows:
+        if not row.baseline:
+            by_team.setdefault(row.team_id, []).append(row)
     written: dict[int, float | None] = {}
     thresholds = []
     for job, stats in entries:
         threshold = None
         if stats.computed.public_plan is not None:
+            team_rows = baselines + by_team.get(job.team_id, [])
             threshold = _threshold(
-                session, job, competition, stats.computed, settings, rows, written
+                session, job, competition, stats.computed, settings, team_rows, written
             )
         written[job.submission_id] = threshold
         thresholds.append(threshold)
@@ -269,6 +277,7 @@ def _threshold(
     rows: list[Any],
     written: dict[int, float | None],
 ) -> float | None:
+    # ``rows``: the baselines and this team's history, in submission order each.
     # The team's next Ladder step is compared with its last release, else the best visible
     # baseline. This score has no stats row yet, so the replay leaves it pending: the best is
     # among the earlier.

@@ -160,6 +160,29 @@ def test_a_batch_scores_exactly_as_one_by_one(
         assert len({row[5] for row in expected["scores"]}) > 2  # thresholds that differ
 
 
+def test_each_score_of_a_batch_replays_its_own_teams_history_only(
+    entries, session_factory, settings, monkeypatch
+):
+    # A batch of many teams costs each score its own team's history (and the baselines, the
+    # Ladders' start), not every history the batch read: a job's cost stays flat as the board
+    # grows.
+    from app.jobs import honest
+
+    replay_rows = honest.replay_rows
+    seen: list[tuple[set[int], set[int]]] = []
+
+    def recorded(rows, *, team_ids, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append((set(team_ids), {row.team_id for row in rows if not row.baseline}))
+        return replay_rows(rows, team_ids=team_ids, **kwargs)
+
+    monkeypatch.setattr(honest, "replay_rows", recorded)
+    score_submissions(session_factory, entries, settings)
+    assert len(seen) == len(entries)
+    assert all(replayed <= asked for asked, replayed in seen), seen
+    # The batch is of several teams, so one read held others' rows: the test could tell.
+    assert len(set().union(*(asked for asked, _ in seen))) > 1
+
+
 # Statements a batch of ENTRIES costs (a ratchet, as the single job's in test_score_statements):
 # per upload its settle's UPDATE (SQLite: and its score's INSERT); once for all, the claim, the
 # scores' INSERT, the standings, the teams' Ladder histories, the stats' INSERT and the bands.
