@@ -118,7 +118,10 @@ def wait_until_healthy(process: subprocess.Popen[bytes], url: str, log: Path) ->
 
 
 @contextmanager
-def live_server(root: Path, port: int, *, daily_limit: int = 3) -> Iterator[LiveServer]:
+def live_server(
+    root: Path, port: int, *, daily_limit: int = 3, http: str | None = None
+) -> Iterator[LiveServer]:
+    """``http``: uvicorn's HTTP parser (``h11``, ``httptools``); by default the one it picks."""
     database_url = f"sqlite:///{root}/podium.db"
     env = {
         **os.environ,
@@ -144,7 +147,8 @@ def live_server(root: Path, port: int, *, daily_limit: int = 3) -> Iterator[Live
     with log.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory"]
-            + ["--host", "127.0.0.1", "--port", str(port)],
+            + ["--host", "127.0.0.1", "--port", str(port)]
+            + (["--http", http] if http else []),
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
