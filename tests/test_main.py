@@ -16,6 +16,8 @@ def test_two_apps_share_their_router_inclusions_and_both_answer(settings, sessio
     assert _IncludedRouter is not None, "FastAPI no longer has _IncludedRouter: see app.main"
     assert len(_inclusions(first)) >= 7  # ops, the API, the web pages' routers
     assert all(a is b for a, b in zip(_inclusions(first), _inclusions(second), strict=True))
+    # Worked out with the app, not on a server's first request.
+    assert all(route._effective_candidates_version is not None for route in _inclusions(first))
     for app in (first, second):
         with TestClient(app) as client:
             assert client.get("/api/v1/competitions").status_code == 401
