@@ -82,6 +82,7 @@ class Result:
     p50_ms: float
     p99_ms: float
     cpu_ms: float
+    switches: float  # context switches of the server's threads per upload
 
     @property
     def rate(self) -> float:
@@ -123,6 +124,22 @@ def _cpu_seconds(process: psutil.Process) -> float:
             total += times.user + times.system
         except psutil.NoSuchProcess:
             pass
+    return total
+
+
+def _switches(process: psutil.Process) -> int:
+    """Context switches of every thread of the server's processes. A thread handing the GIL
+    to another costs a pair of them: this counts what the CPU figure hides in the kernel."""
+    total = 0
+    for each in [process, *process.children(recursive=True)]:
+        for task in Path(f"/proc/{each.pid}/task").glob("*"):
+            try:
+                status = (task / "status").read_text()
+            except OSError:
+                continue  # the thread ended
+            for line in status.splitlines():
+                if "ctxt_switches:" in line:  # voluntary and nonvoluntary
+                    total += int(line.split()[1])
     return total
 
 
@@ -172,7 +189,13 @@ async def _drive(
 
 
 def _summary(
-    label: str, processes: int, accepted: int, seconds: float, latencies: list[float], cpu: float
+    label: str,
+    processes: int,
+    accepted: int,
+    seconds: float,
+    latencies: list[float],
+    cpu: float,
+    switches: int,
 ) -> Result:
     ordered = sorted(latencies)
     return Result(
@@ -183,6 +206,7 @@ def _summary(
         statistics.median(ordered) * 1000,
         ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000,
         cpu / max(accepted, 1) * 1000,
+        switches / max(accepted, 1),
     )
 
 
@@ -249,7 +273,7 @@ def run_podium(
             )
             _wait_scored(engine)
             tree = psutil.Process(server.pid)
-            before = _cpu_seconds(tree)
+            before, switched = _cpu_seconds(tree), _switches(tree)
             accepted, seconds, latencies = asyncio.run(
                 _drive(
                     f"http://127.0.0.1:{port}{API}/competitions/bench/submissions",
@@ -259,12 +283,12 @@ def run_podium(
                 )
             )
             _wait_scored(engine)  # the scoring's CPU is the upload's too
-            cpu = _cpu_seconds(tree) - before
+            cpu, switches = _cpu_seconds(tree) - before, _switches(tree) - switched
         finally:
             server.terminate()
             server.wait(timeout=60)
         engine.dispose()
-        return _summary(label, processes, accepted, seconds, latencies, cpu)
+        return _summary(label, processes, accepted, seconds, latencies, cpu, switches)
     finally:
         _drop(base, url)
 
@@ -304,15 +328,15 @@ def run_floor(base: str, processes: int, args: argparse.Namespace, work: Path) -
             target = f"http://127.0.0.1:{port}/upload"
             asyncio.run(_drive(target, ["x"] * args.clients, processes * 4, sub))
             tree = psutil.Process(server.pid)
-            before = _cpu_seconds(tree)
+            before, switched = _cpu_seconds(tree), _switches(tree)
             accepted, seconds, latencies = asyncio.run(
                 _drive(target, ["x"] * args.clients, args.uploads, sub)
             )
-            cpu = _cpu_seconds(tree) - before
+            cpu, switches = _cpu_seconds(tree) - before, _switches(tree) - switched
         finally:
             server.terminate()
             server.wait(timeout=60)
-        return _summary("floor", processes, accepted, seconds, latencies, cpu)
+        return _summary("floor", processes, accepted, seconds, latencies, cpu, switches)
     finally:
         _drop(base, url)
 
@@ -363,7 +387,7 @@ def main() -> None:
                 print(
                     f"{result.label:>8} {result.processes} proc: {result.rate:7.1f} uploads/s "
                     f"p50 {result.p50_ms:6.1f} ms p99 {result.p99_ms:7.1f} ms "
-                    f"CPU {result.cpu_ms:5.1f} ms/upload{ratio}",
+                    f"CPU {result.cpu_ms:5.1f} ms/upload {result.switches:4.0f} switches{ratio}",
                     flush=True,
                 )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
