@@ -9,11 +9,12 @@ Slow work that needs no database (parsing an uploaded key, running a metric on i
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from time import monotonic
 from typing import Protocol
 
 from sqlalchemy import Engine, MetaData, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InvalidatePoolError, SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 
@@ -34,6 +35,11 @@ class Base(DeclarativeBase):
 # connections again for the scorer and the CLI.
 POOL_SIZE = 10
 
+# A pooled connection idle longer than this is pinged before it is handed out (a restarted or
+# failed-over server is found then, not by a request); a busier one proved itself alive by its
+# last use. See :func:`_ping_after_idle`.
+PING_AFTER_IDLE_SECONDS = 2.0
+
 
 def database_concurrency(factory: sessionmaker[Session]) -> int:
     bind = factory.kw.get("bind")
@@ -43,7 +49,9 @@ def database_concurrency(factory: sessionmaker[Session]) -> int:
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True, pool_size=POOL_SIZE, max_overflow=POOL_SIZE)
+        engine = create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_SIZE)
+        _ping_after_idle(engine, PING_AFTER_IDLE_SECONDS)
+        return engine
 
     if parsed.database and parsed.database != ":memory:":
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
@@ -67,6 +75,36 @@ def make_engine(url: str) -> Engine:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
+
+
+def _ping_after_idle(engine: Engine, seconds: float) -> None:
+    """SQLAlchemy's ``pool_pre_ping``, for connections that have been idle ``seconds`` or more.
+
+    ``pool_pre_ping`` pings at every checkout: under load that was a round trip (and a thread
+    hand-off) per transaction, two of an upload's eleven. A connection checked in a moment ago
+    answered its last statement then; the server restarting in that moment fails the request
+    that uses it with a 503 (``app.ops.unavailable``), and SQLAlchemy then invalidates the whole
+    pool, as a failed ping does. A new connection is not pinged (nor was it before).
+    """
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_connection, record) -> None:  # type: ignore[no-untyped-def]
+        record.info["idle_since"] = monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checked_out(dbapi_connection, record, _proxy) -> None:  # type: ignore[no-untyped-def]
+        since = record.info.get("idle_since")  # none yet: a new connection (info is per connection)
+        if since is None or monotonic() - since < seconds:
+            return
+        dialect = engine.dialect
+        try:
+            dialect.do_ping(dbapi_connection)
+        except dialect.loaded_dbapi.Error as error:
+            if dialect.is_disconnect(error, dbapi_connection, None):
+                # As a failed pre-ping: this and every older connection are replaced (the pool
+                # retries the checkout on a new one).
+                raise InvalidatePoolError() from error
+            raise
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -149,6 +187,23 @@ def lock_standings(session: Session, competition_id: int) -> None:
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False, autoflush=True)
+
+
+def read_session_factory(factory: sessionmaker[Session]) -> sessionmaker[Session]:
+    """Sessions for a lone read outside any unit of work (the upload guard's token check).
+
+    On PostgreSQL they run in autocommit: the read is one round trip, where a transaction added
+    a BEGIN before it and a ROLLBACK after. SQLite's sessions stay as they are (its BEGIN is
+    our own hook, which autocommit would leave open).
+    """
+    bind = factory.kw.get("bind")
+    if not isinstance(bind, Engine) or bind.dialect.name != "postgresql":
+        return factory
+    return sessionmaker(
+        bind=bind.execution_options(isolation_level="AUTOCOMMIT"),
+        expire_on_commit=False,
+        autoflush=False,
+    )
 
 
 def after_commit(session: Session, callback: Callable[[], None]) -> None:

@@ -81,8 +81,24 @@ async def get_session(
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(_abandon, session, limiter=end)
         raise
+    if session.info.get(_FINISHED):
+        return  # committed by its handler, on the handler's thread (finish_here)
     with anyio.CancelScope(shield=True):
         await anyio.to_thread.run_sync(_finish, session, limiter=end)
+
+
+# session.info: the unit of work was committed by finish_here (the dependency has nothing left).
+_FINISHED = "finished"
+
+
+def finish_here(session: Session) -> None:
+    """End the request's unit of work now, as :func:`get_session` would after the handler: for a
+    sync handler whose last step is its write (the upload route), on the worker thread it already
+    runs on, where the dependency took one more thread hop for the commit (and its hand-offs of
+    the GIL, the upload's costliest part under load). A failure here is the dependency's as
+    well: rolled back, and raised to the error handlers."""
+    _finish(session)
+    session.info[_FINISHED] = True
 
 
 def _finish(session: Session) -> None:

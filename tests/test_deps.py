@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.auth.service import create_user
 from app.db import make_engine
-from app.deps import get_session
+from app.deps import finish_here, get_session
 from app.models import Role, User
 from tests.databases import migrated
 
@@ -78,6 +78,31 @@ def test_a_failed_handler_leaves_nothing_and_no_hook_runs(factory):
     session = anyio.run(request)
     assert _users(factory) == 0
     assert ran == []
+    assert not session.in_transaction()
+
+
+def test_a_handler_that_finishes_here_commits_once_on_its_own_thread(factory, monkeypatch):
+    # The upload route commits on its worker thread (finish_here): the dependency then takes no
+    # thread hop of its own, and nothing is committed or hooked twice.
+    ran: list[str] = []
+    hops: list[object] = []
+
+    async def request() -> Session:
+        dependency, session = await _handler_wrote(factory, ran)
+        await anyio.to_thread.run_sync(finish_here, session)
+        assert _users(factory) == 1 and ran == ["hook"]  # before the dependency ends
+        real = anyio.to_thread.run_sync
+        monkeypatch.setattr(
+            anyio.to_thread, "run_sync", lambda *a, **k: hops.append(a) or real(*a, **k)
+        )
+        with pytest.raises(StopAsyncIteration):
+            await anext(dependency)
+        return session
+
+    session = anyio.run(request)
+    assert _users(factory) == 1
+    assert ran == ["hook"]
+    assert hops == []
     assert not session.in_transaction()
 
 

@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
 from app.config import Settings
+from app.db import read_session_factory
 from app.errors import AppError, PayloadTooLarge, RateLimited, Unauthorized, error_response
 from app.http.body_gate import FRAMING_BYTES
 from app.models import User
@@ -58,7 +59,8 @@ class UploadGuard:
     ) -> None:
         self.app = app
         self._settings = settings
-        self._session_factory = session_factory
+        # Autocommit on PostgreSQL: the token check is one read, with no BEGIN or ROLLBACK.
+        self._session_factory = read_session_factory(session_factory)
         self._limiter = limiter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

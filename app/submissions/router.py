@@ -14,6 +14,7 @@ from app.deps import (
     SessionDep,
     SettingsDep,
     UploadUser,
+    finish_here,
     upload_competition,
 )
 from app.errors import error_response, error_responses
@@ -70,6 +71,7 @@ def create_submission(
         phase_name=phase or None,
         details=details,
     )
+    finish_here(session)  # the commit on this thread: one thread hop fewer per upload
     if upload.refusal is not None:
         # Answered, not raised: the failed submission is committed into the team's history.
         return error_response(upload.refusal)
