@@ -18,6 +18,7 @@ from app import __version__
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
+from app.auth.token_reader import token_reader
 from app.coderun.router import router as runtime_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
@@ -168,6 +169,8 @@ def create_app(
             sweeper.stop()
         queue.stop()
         app.state.shared_state.close()
+        if app.state.token_reader is not None:
+            await app.state.token_reader.close()
 
     app = FastAPI(
         title="Podium",
@@ -180,6 +183,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.session_factory = session_factory
+    app.state.token_reader = token_reader(session_factory)
     app.state.scoring_queue = queue
     app.state.rendered_boards = RenderedBoards()
     app.state.shared_state = shared = SharedState(settings)
@@ -206,6 +210,7 @@ def create_app(
         settings=settings,
         session_factory=session_factory,
         limiter=app.state.auth_limiter,
+        tokens=app.state.token_reader,
     )
 
     app.add_middleware(BoardGate, most=settings.board_concurrency)

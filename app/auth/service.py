@@ -54,17 +54,16 @@ def live_token(session: Session, *, token: str, secret_key: str) -> ApiToken:
 
 def user_for_token(session: Session, *, token: str, secret_key: str) -> User:
     # The user in the same round trip as the token: every API request starts here.
-    user = session.scalar(
-        _user_by_token(), {"token_hash": hash_token(token, secret_key=secret_key)}
-    )
+    user = session.scalar(user_by_token(), {"token_hash": hash_token(token, secret_key=secret_key)})
     if user is None:
         raise Unauthorized("unknown or revoked token")
     return user
 
 
 @functools.cache
-def _user_by_token() -> Select[tuple[User]]:
-    # Built once (parameter ``token_hash``): every API request runs it.
+def user_by_token() -> Select[tuple[User]]:
+    """The user holding a live token (parameter ``token_hash``). Built once: every API request
+    runs it (and app.auth.token_reader runs it on the event loop)."""
     return (
         select(User)
         .join(ApiToken, ApiToken.user_id == User.id)

@@ -22,6 +22,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
+from app.auth.token_reader import TokenReader
+from app.auth.tokens import hash_token
 from app.config import Settings
 from app.db import read_session_factory
 from app.errors import AppError, PayloadTooLarge, RateLimited, Unauthorized, error_response
@@ -56,8 +58,11 @@ class UploadGuard:
         settings: Settings,
         session_factory: sessionmaker[Session],
         limiter: FailedAuthLimiter,
+        tokens: TokenReader | None = None,
     ) -> None:
         self.app = app
+        # PostgreSQL: the token read on the event loop (app.auth.token_reader); else a thread's.
+        self._tokens = tokens
         self._settings = settings
         # Autocommit on PostgreSQL: the token check is one read, with no BEGIN or ROLLBACK.
         self._session_factory = read_session_factory(session_factory)
@@ -93,12 +98,7 @@ class UploadGuard:
         if scheme.lower() != "bearer" or not token.strip():
             return Unauthorized("missing bearer token")
         try:
-            user = await run_in_threadpool(
-                self._limiter.attempt_token,
-                address,
-                token.strip(),
-                lambda: self._check_token(token.strip()),
-            )
+            user = await self._authenticate(address, token.strip())
         except (Unauthorized, RateLimited) as exc:
             return exc
         except Exception as exc:
@@ -109,10 +109,26 @@ class UploadGuard:
             return refusal
         return GuardedUser(user, f"{scheme} {token}")
 
+    async def _authenticate(self, address: str, token: str) -> User:
+        if self._tokens is not None:
+            found = await self._tokens.user(hash_token(token, secret_key=self._settings.secret_key))
+            if found is not None:
+                return found  # a right token costs the limiter nothing (app.auth.throttle)
+            check = _unknown_token
+        else:
+            check = lambda: self._check_token(token)  # noqa: E731
+        # A wrong token is counted, and maybe refused 429, on a worker thread: the limiter's
+        # counters may be in Redis or the database.
+        return await run_in_threadpool(self._limiter.attempt_token, address, token, check)
+
     def _check_token(self, token: str) -> User:
         with self._session_factory() as session:
             # Detached with its columns loaded: the route's session takes it without a query.
             return user_for_token(session, token=token, secret_key=self._settings.secret_key)
+
+
+def _unknown_token() -> User:
+    raise Unauthorized("unknown or revoked token")
 
 
 def _too_large(max_bytes: int) -> PayloadTooLarge:

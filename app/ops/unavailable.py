@@ -9,6 +9,7 @@ pool's pre-ping; the object store is asked again on the next request).
 import errno
 import logging
 
+import psycopg
 from botocore.exceptions import ClientError
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -32,6 +33,10 @@ def outage(exc: BaseException) -> ServiceUnavailable | None:
         text = str(exc).lower()
         reason = "database_busy" if "locked" in text or "busy" in text else "database_unreachable"
         return ServiceUnavailable(DATABASE_DETAIL, reason=reason)
+    if isinstance(exc, psycopg.OperationalError):
+        # Raised as it is by the upload guard's token read (app.auth.token_reader), which
+        # talks to PostgreSQL without SQLAlchemy.
+        return ServiceUnavailable(DATABASE_DETAIL, reason="database_unreachable")
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return ServiceUnavailable(DATABASE_DETAIL, reason="database_unreachable")
     # The S3 backend raises StorageUnavailable itself; these are boto's errors that reach here
