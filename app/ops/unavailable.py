@@ -2,8 +2,9 @@
 
 An unreachable or locked database, an unreachable or failing object store, and a full disk, are
 conditions that pass: the caller is told to come back, nothing it sent was accepted (no 202 went
-out), and the service recovers by itself when the cause goes (connections are re-checked by the
-pool's pre-ping; the object store is asked again on the next request).
+out), and the service recovers by itself when the cause goes (an idle connection is pinged
+before it is reused and a failed one renews the pool, app.db; the object store is asked again on
+the next request).
 """
 
 import errno
