@@ -51,11 +51,24 @@ async def _handler_wrote(
     return dependency, session
 
 
-def test_what_the_handler_wrote_is_committed_and_the_after_commit_hooks_run(factory):
+@pytest.mark.parametrize("finished_by_handler", [False, True], ids=["dependency", "finish_here"])
+def test_what_the_handler_wrote_is_committed_once_and_the_after_commit_hooks_run(
+    factory, monkeypatch, finished_by_handler
+):
+    # With finish_here (the upload route) the handler commits on its own worker thread: the
+    # dependency then takes no thread hop of its own, and nothing is committed or hooked twice.
     ran: list[str] = []
+    hops: list[object] = []
 
     async def request() -> Session:
         dependency, session = await _handler_wrote(factory, ran)
+        if finished_by_handler:
+            await anyio.to_thread.run_sync(finish_here, session)
+            assert _users(factory) == 1 and ran == ["hook"]  # before the dependency ends
+        real = anyio.to_thread.run_sync
+        monkeypatch.setattr(
+            anyio.to_thread, "run_sync", lambda *a, **k: hops.append(a) or real(*a, **k)
+        )
         with pytest.raises(StopAsyncIteration):
             await anext(dependency)
         return session
@@ -63,6 +76,7 @@ def test_what_the_handler_wrote_is_committed_and_the_after_commit_hooks_run(fact
     session = anyio.run(request)
     assert _users(factory) == 1
     assert ran == ["hook"]
+    assert len(hops) == (0 if finished_by_handler else 1)
     assert not session.in_transaction()
 
 
@@ -78,31 +92,6 @@ def test_a_failed_handler_leaves_nothing_and_no_hook_runs(factory):
     session = anyio.run(request)
     assert _users(factory) == 0
     assert ran == []
-    assert not session.in_transaction()
-
-
-def test_a_handler_that_finishes_here_commits_once_on_its_own_thread(factory, monkeypatch):
-    # The upload route commits on its worker thread (finish_here): the dependency then takes no
-    # thread hop of its own, and nothing is committed or hooked twice.
-    ran: list[str] = []
-    hops: list[object] = []
-
-    async def request() -> Session:
-        dependency, session = await _handler_wrote(factory, ran)
-        await anyio.to_thread.run_sync(finish_here, session)
-        assert _users(factory) == 1 and ran == ["hook"]  # before the dependency ends
-        real = anyio.to_thread.run_sync
-        monkeypatch.setattr(
-            anyio.to_thread, "run_sync", lambda *a, **k: hops.append(a) or real(*a, **k)
-        )
-        with pytest.raises(StopAsyncIteration):
-            await anext(dependency)
-        return session
-
-    session = anyio.run(request)
-    assert _users(factory) == 1
-    assert ran == ["hook"]
-    assert hops == []
     assert not session.in_transaction()
 
 
