@@ -189,23 +189,6 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False, autoflush=True)
 
 
-def read_session_factory(factory: sessionmaker[Session]) -> sessionmaker[Session]:
-    """Sessions for a lone read outside any unit of work (the upload guard's token check).
-
-    On PostgreSQL they run in autocommit: the read is one round trip, where a transaction added
-    a BEGIN before it and a ROLLBACK after. SQLite's sessions stay as they are (its BEGIN is
-    our own hook, which autocommit would leave open).
-    """
-    bind = factory.kw.get("bind")
-    if not isinstance(bind, Engine) or bind.dialect.name != "postgresql":
-        return factory
-    return sessionmaker(
-        bind=bind.execution_options(isolation_level="AUTOCOMMIT"),
-        expire_on_commit=False,
-        autoflush=False,
-    )
-
-
 def after_commit(session: Session, callback: Callable[[], None]) -> None:
     """Run ``callback`` once the session's current unit of work has committed."""
     session.info.setdefault("after_commit", []).append(callback)

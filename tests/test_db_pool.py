@@ -1,7 +1,6 @@
 """The server pool of :mod:`app.db` on PostgreSQL: connections are pinged only after they have
-been idle (a busy one is not pinged at every checkout), a server that dropped an idle connection
-is never seen by its next user, and the guard's autocommit reads leave no autocommit behind on
-the connections the requests' units of work take next."""
+been idle (a busy one is not pinged at every checkout), and a server that dropped an idle
+connection is never seen by its next user."""
 
 from collections.abc import Iterator
 
@@ -10,7 +9,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import OperationalError
 
 from app import db
-from app.db import make_engine, make_session_factory, read_session_factory
+from app.db import make_engine
 
 
 @pytest.fixture
@@ -105,26 +104,3 @@ def test_within_the_window_a_dropped_connection_fails_its_next_user_once(
         _backend_pid(engine)
     assert _backend_pid(engine) != pid
     assert pings == []
-
-
-def test_autocommit_reads_leave_no_autocommit_on_the_pool(postgres_url, engine):
-    factory = make_session_factory(engine)
-    reads = read_session_factory(factory)
-    with reads() as session:
-        assert session.connection().connection.dbapi_connection.autocommit is True
-        assert session.scalar(text("SELECT 1")) == 1
-    # The same pooled connection, in a unit of work: a real transaction again, which rolls back.
-    with engine.begin() as connection:
-        connection.execute(text("CREATE TABLE scratch (n integer)"))
-    with factory() as session:
-        assert session.connection().connection.dbapi_connection.autocommit is False
-        session.execute(text("INSERT INTO scratch VALUES (1)"))
-        session.rollback()
-    with engine.connect() as connection:
-        assert connection.scalar(text("SELECT count(*) FROM scratch")) == 0
-
-
-def test_sqlite_sessions_are_left_as_they_are(tmp_path):
-    # SQLite's BEGIN is a hook of our own (app.db), which autocommit would leave open.
-    factory = make_session_factory(make_engine(f"sqlite:///{tmp_path}/pool.db"))
-    assert read_session_factory(factory) is factory

@@ -25,7 +25,6 @@ from app.auth.throttle import FailedAuthLimiter, client_address
 from app.auth.token_reader import TokenReader
 from app.auth.tokens import hash_token
 from app.config import Settings
-from app.db import read_session_factory
 from app.errors import AppError, PayloadTooLarge, RateLimited, Unauthorized, error_response
 from app.http.body_gate import FRAMING_BYTES
 from app.models import User
@@ -64,8 +63,7 @@ class UploadGuard:
         # PostgreSQL: the token read on the event loop (app.auth.token_reader); else a thread's.
         self._tokens = tokens
         self._settings = settings
-        # Autocommit on PostgreSQL: the token check is one read, with no BEGIN or ROLLBACK.
-        self._session_factory = read_session_factory(session_factory)
+        self._session_factory = session_factory
         self._limiter = limiter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
