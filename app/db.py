@@ -4,21 +4,17 @@ The request's session dependency is the one place that commits. Work that must o
 commit is durable (handing a submission to a scorer) is registered with :func:`after_commit`.
 Slow work that needs no database (parsing an uploaded key, running a metric on it) is done in
 :func:`no_transaction`, so that it holds neither a transaction nor the request's database slot.
-On PostgreSQL an upload's small unit of work runs on the event loop instead (:class:`LoopUnits`).
 """
 
-import asyncio
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from time import monotonic
-from typing import Protocol, TypeVar
+from typing import Protocol
 
-import anyio
 from sqlalchemy import Engine, MetaData, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import InvalidatePoolError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, create_async_engine
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 
@@ -41,7 +37,7 @@ POOL_SIZE = 10
 
 # A pooled connection idle longer than this is pinged before it is handed out (a restarted or
 # failed-over server is found then, not by a request); a busier one proved itself alive by its
-# last use. See :func:`ping_after_idle`.
+# last use. See :func:`_ping_after_idle`.
 PING_AFTER_IDLE_SECONDS = 2.0
 
 
@@ -54,7 +50,7 @@ def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         engine = create_engine(url, pool_size=POOL_SIZE, max_overflow=POOL_SIZE)
-        ping_after_idle(engine, PING_AFTER_IDLE_SECONDS)
+        _ping_after_idle(engine, PING_AFTER_IDLE_SECONDS)
         return engine
 
     if parsed.database and parsed.database != ":memory:":
@@ -81,7 +77,7 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-def ping_after_idle(engine: Engine, seconds: float) -> None:
+def _ping_after_idle(engine: Engine, seconds: float) -> None:
     """SQLAlchemy's ``pool_pre_ping``, for connections that have been idle ``seconds`` or more.
 
     ``pool_pre_ping`` pings at every checkout: under load that was a round trip (and a thread
@@ -268,84 +264,3 @@ def no_transaction(session: Session) -> Iterator[None]:
         slot.acquire()
     if session.in_transaction():
         raise RuntimeError("the session was used while its unit of work had no transaction")
-
-
-# --- units of work on the event loop (PostgreSQL) ----------------------------------------------
-
-# Units of work run on the event loop, for a server on PostgreSQL (the upload's small files).
-#
-# A sync handler's unit of work runs on a worker thread. Under load that was most of an upload's
-# server CPU: each of its round trips lets go of the GIL and waits for it again against the event
-# loop, the scorer and every other worker, and the kernel's futex wake-ups and task switches cost
-# more than the statements (bench/bench_upload.py: 175 context switches an upload). Here the same
-# sync code (the services take a :class:`~sqlalchemy.orm.Session`) runs in a greenlet on the
-# event loop, by SQLAlchemy's asyncio extension: its statements go out on psycopg's asyncio
-# connections and no thread is involved: 50 switches an upload, and 3 % less CPU side by side on
-# a quiet machine (11 % on a busy one, where each task switch costs more).
-#
-# Only for work that holds the loop briefly: :func:`loop_units` gives None unless the files are
-# stored locally (an S3 upload would wait on the network) and the scoring queue's ``enqueue``
-# never waits (``waits = False``: the server's scoring threads take a job from a queue in memory;
-# Celery's broker and the eager queue do wait); callers send only small files this way.
-#
-# The connections are a pool of their own (:data:`POOL_SIZE`, no overflow: the requests
-# admitted to the database are that many), made per event loop: an asyncio connection belongs to
-# the loop that made it, and an app may be served by one loop after another (a test client per
-# test). SQLite, and a session factory bound to one connection (the tests' savepoint sessions),
-# keep the worker thread.
-
-T = TypeVar("T")
-
-
-class LoopUnits:
-    """``await units.run(work)``: ``work(session)`` as one unit of work on this event loop,
-    committed, then its after-commit callbacks run (as :func:`app.db.unit_of_work` does)."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._url = engine.url
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._engine: AsyncEngine | None = None
-
-    async def run(self, work: Callable[[Session], T]) -> T:
-        engine = self._engine_for_this_loop()
-        # Shielded, as a worker thread could not be stopped half-way either: a request cancelled
-        # mid-commit must not leave its connection in a transaction nobody ends.
-        with anyio.CancelScope(shield=True):
-            async with AsyncSession(engine, expire_on_commit=False, autoflush=True) as session:
-                try:
-                    result = await session.run_sync(work)
-                    await session.commit()
-                except BaseException:
-                    # Closing the session gives its connection back, rolled back.
-                    session.sync_session.info.pop("after_commit", None)
-                    raise
-                run_after_commit(session.sync_session)
-        return result
-
-    def _engine_for_this_loop(self) -> AsyncEngine:
-        loop = asyncio.get_running_loop()
-        if self._engine is None or self._loop is not loop:
-            # A loop before this one is gone with its connections: its pool is dropped unclosed.
-            self._loop = loop
-            self._engine = create_async_engine(self._url, pool_size=POOL_SIZE, max_overflow=0)
-            ping_after_idle(self._engine.sync_engine, PING_AFTER_IDLE_SECONDS)
-        return self._engine
-
-    async def close(self) -> None:
-        """Close this loop's connections (the app's shutdown)."""
-        engine, self._engine = self._engine, None
-        if engine is not None and self._loop is asyncio.get_running_loop():
-            await engine.dispose()
-
-
-def loop_units(
-    factory: sessionmaker[Session], *, local_storage: bool, queue: object
-) -> LoopUnits | None:
-    """Units on the loop for sessions bound to a PostgreSQL engine, when nothing a unit does
-    after its commit waits; None otherwise (see the module)."""
-    bind = factory.kw.get("bind")
-    if not isinstance(bind, Engine) or bind.dialect.name != "postgresql":
-        return None
-    if not local_storage or getattr(queue, "waits", True):
-        return None
-    return LoopUnits(bind)

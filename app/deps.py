@@ -2,8 +2,8 @@
 and the one authorization check for host-only routes (:data:`HostedCompetitionDep`)."""
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from typing import Annotated, TypeVar
+from collections.abc import AsyncIterator
+from typing import Annotated
 
 import anyio
 import anyio.from_thread
@@ -24,8 +24,6 @@ from app.http.upload_guard import GUARDED_USER
 from app.models import Competition, Submission, User
 from app.models.types import RowId
 from app.submissions.service import visible_submission
-
-T = TypeVar("T")
 
 
 async def get_settings_dep(request: Request) -> Settings:
@@ -101,33 +99,6 @@ def finish_here(session: Session) -> None:
     well: rolled back, and raised to the error handlers."""
     _finish(session)
     session.info[_FINISHED] = True
-
-
-# A file up to this size is parsed and stored on the event loop by an upload on PostgreSQL
-# (app.db.LoopUnits): a 100-row submission is 1 KB and its checks take a fraction of a millisecond.
-# A larger one (spooled to disk past 1 MB by Starlette) is read on a worker thread.
-LOOP_UPLOAD_MAX_BYTES = 64 * 1024
-
-
-async def unit_of_work_for(
-    request: Request, session: Session, work: Callable[[Session], T], *, on_loop: bool
-) -> T:
-    """``work(session)`` as the request's whole unit of work, committed before it returns: on
-    the event loop when ``on_loop`` and the server has units there (:class:`app.db.LoopUnits`), the
-    request's own session then unused; else on a worker thread with that session
-    (:func:`finish_here`). For a handler that is one unit of work and nothing else (the
-    upload); a failure rolls it back and is raised to the error handlers either way."""
-    units = request.app.state.loop_units
-    if on_loop and units is not None:
-        session.info[_FINISHED] = True  # nothing for the dependency to end
-        return await units.run(work)
-    return await run_in_threadpool(_work_here, session, work)
-
-
-def _work_here(session: Session, work: Callable[[Session], T]) -> T:
-    result = work(session)
-    finish_here(session)
-    return result
 
 
 def _finish(session: Session) -> None:

@@ -23,7 +23,7 @@ from app.coderun.router import router as runtime_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
-from app.db import database_concurrency, loop_units, make_engine, make_session_factory
+from app.db import database_concurrency, make_engine, make_session_factory
 from app.errors import error_responses
 from app.honest.analysis.router import router as stats_router
 from app.http.board_gate import BoardGate
@@ -171,8 +171,6 @@ def create_app(
         app.state.shared_state.close()
         if app.state.token_reader is not None:
             await app.state.token_reader.close()
-        if app.state.loop_units is not None:
-            await app.state.loop_units.close()
 
     app = FastAPI(
         title="Podium",
@@ -186,9 +184,6 @@ def create_app(
     app.state.settings = settings
     app.state.session_factory = session_factory
     app.state.token_reader = token_reader(session_factory)
-    app.state.loop_units = loop_units(
-        session_factory, local_storage=settings.storage == "local", queue=queue
-    )
     app.state.scoring_queue = queue
     app.state.rendered_boards = RenderedBoards()
     app.state.shared_state = shared = SharedState(settings)

@@ -68,8 +68,8 @@ def measure(teams: int, rows: int, batch: int = 1, per_team: int = 2) -> dict[st
         queue = ParkedQueue()
         key, body = _files(rows)
         statements = [0]
-        # Every engine's (an upload on PostgreSQL runs on the event loop's own, app.db.LoopUnits)
-        # and the token reader's, which talks to PostgreSQL without SQLAlchemy.
+        # Every engine's, and the token reader's, which talks to PostgreSQL without SQLAlchemy
+        # (the request's count left it out).
         event.listen(
             Engine,
             "before_cursor_execute",

@@ -14,16 +14,12 @@ import tempfile
 import uuid
 from pathlib import Path
 
-import pytest
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
 from app.migrate import upgrade
 
 SERVER_ENV = "PODIUM_TEST_DATABASE_URL"  # the server's own database, for CREATE and DROP
-
-# A test of PostgreSQL's alone: the conftest's fresh database, on PostgreSQL only.
-ON_POSTGRESQL = pytest.mark.parametrize("fresh_database_url", ["postgresql"], indirect=True)
 
 _sqlite_template: Path | None = None
 _postgres_templates: dict[str, str] = {}  # server URL → the template database's name

@@ -87,8 +87,6 @@ def ready_competition(
 class ParkedQueue:
     """A scoring queue that accepts jobs and never runs them: a server that died before scoring."""
 
-    waits = False  # a list in memory: uploads on PostgreSQL take the event loop (app.db.LoopUnits)
-
     def __init__(self) -> None:
         self.ids: list[int] = []
 

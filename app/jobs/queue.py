@@ -25,10 +25,6 @@ Job = tuple[int, int | None] | None  # (submission id, key id); None stops a thr
 
 
 class ScoringQueue(Protocol):
-    """A queue may say whether its ``enqueue`` waits (on a broker, on the scoring itself) with
-    a ``waits`` attribute: one that never waits is called from the event loop (app.db.LoopUnits),
-    one that does not say is taken to wait."""
-
     def enqueue(
         self, submission_id: int, key_id: int | None = None, *, code: bool = False
     ) -> None: ...
@@ -38,8 +34,6 @@ class ScoringQueue(Protocol):
 
 class EagerQueue:
     """Scores during the enqueue call itself: deterministic, for tests and one-shot tools."""
-
-    waits = True
 
     def __init__(self, factory: sessionmaker[Session], settings: Settings | None = None) -> None:
         self.factory = factory
@@ -64,8 +58,6 @@ class ThreadQueue:
     ``scoring_batch``: :func:`app.jobs.score.score_submissions`); ``code_concurrency`` more run
     code submissions, one at a time each.
     """
-
-    waits = False  # a put on a queue in memory
 
     def __init__(self, factory: sessionmaker[Session], settings: Settings | None = None) -> None:
         self.factory = factory
@@ -143,8 +135,6 @@ class CeleryQueue:
     A broker that is down never fails the request that enqueues: the submission is committed as
     queued already, and the sweep delivers it once the broker is back.
     """
-
-    waits = True  # on the broker
 
     def __init__(self, settings: Settings) -> None:
         from app.jobs.celery_app import make_celery  # celery is an optional extra

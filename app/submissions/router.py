@@ -3,11 +3,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Query, Request, UploadFile, status
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from sqlalchemy.orm import Session
 
 from app.competitions.phases import board_phase
 from app.deps import (
-    LOOP_UPLOAD_MAX_BYTES,
     CompetitionDep,
     CurrentUser,
     HostedCompetitionDep,
@@ -16,7 +14,7 @@ from app.deps import (
     SessionDep,
     SettingsDep,
     UploadUser,
-    unit_of_work_for,
+    finish_here,
     upload_competition,
 )
 from app.errors import error_response, error_responses
@@ -46,7 +44,7 @@ router = APIRouter(tags=["submissions"], responses=error_responses(403, 404, 409
     status_code=status.HTTP_202_ACCEPTED,
     responses=error_responses(413, 429),
 )
-async def create_submission(
+def create_submission(
     request: Request,
     slug: str,
     user: UploadUser,
@@ -60,28 +58,24 @@ async def create_submission(
 ) -> SubmissionAccepted | JSONResponse:
     """File a submission into the phase open now, or the one the form field ``phase`` names
     (needed when several are open)."""
-
-    def upload(unit: Session) -> service.Upload:
-        return service.create_submission(
-            unit,
-            competition=upload_competition(unit, slug, user),
-            user=user,
-            source=file.file,
-            filename=file.filename or "submission.csv",
-            description=description,
-            settings=settings,
-            queue=request.app.state.scoring_queue,
-            baseline=baseline,
-            phase_name=phase or None,
-            details=details,
-        )
-
-    small = file.size is not None and file.size <= LOOP_UPLOAD_MAX_BYTES
-    done = await unit_of_work_for(request, session, upload, on_loop=small)
-    if done.refusal is not None:
+    upload = service.create_submission(
+        session,
+        competition=upload_competition(session, slug, user),
+        user=user,
+        source=file.file,
+        filename=file.filename or "submission.csv",
+        description=description,
+        settings=settings,
+        queue=request.app.state.scoring_queue,
+        baseline=baseline,
+        phase_name=phase or None,
+        details=details,
+    )
+    finish_here(session)  # the commit on this thread: one thread hop fewer per upload
+    if upload.refusal is not None:
         # Answered, not raised: the failed submission is committed into the team's history.
-        return error_response(done.refusal)
-    return SubmissionAccepted(id=done.submission.id, status=done.submission.status)
+        return error_response(upload.refusal)
+    return SubmissionAccepted(id=upload.submission.id, status=upload.submission.status)
 
 
 @router.get(

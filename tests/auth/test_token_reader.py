@@ -19,7 +19,6 @@ from app.main import create_app
 from app.models import Role, User
 from app.ops.unavailable import outage
 from tests.asgi_client import TestClient
-from tests.databases import ON_POSTGRESQL
 from tests.helpers import API
 
 SECRET = "k" * 32
@@ -27,6 +26,7 @@ SECRET = "k" * 32
 
 # A migrated PostgreSQL database of its own, committed to for real: the reader has connections
 # of its own, which would not see a test's uncommitted rows.
+ON_POSTGRESQL = pytest.mark.parametrize("fresh_database_url", ["postgresql"], indirect=True)
 
 
 @pytest.fixture

@@ -25,8 +25,6 @@ GOAL = 6
 
 
 class RememberingQueue:
-    waits = False  # a list in memory: uploads on PostgreSQL take the event loop (app.db.LoopUnits)
-
     def __init__(self) -> None:
         self.queued: list[int] = []
 
