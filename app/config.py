@@ -148,6 +148,28 @@ class Settings(BaseSettings):
     code_max_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     code_concurrency: int = Field(default=1, ge=1)
 
+    # Who may make an account (docs/accounts.md): "open" (anyone), "domains" (addresses in
+    # signup_domains only, comma-separated, e.g. "uni.edu,lab.org"), "invite" (with an admin's
+    # invitation link only) or "closed" (admins make accounts). The sign-up page, the API and
+    # single sign-on obey the same mode.
+    signup: Literal["open", "domains", "invite", "closed"] = "open"
+    signup_domains: str = ""
+    # Outgoing mail: smtp://user:password@host:587 (STARTTLS when offered; ?starttls=required
+    # insists) or smtps://…:465. Unset: every mail is written to data_dir/outbox (`podium mail
+    # outbox` lists them), so a laptop needs no mail server.
+    smtp_url: str | None = None
+    smtp_from: str = "Podium <podium@localhost>"
+    # Bounds on what strangers can make the server keep: mails waiting to leave (beyond, a request
+    # that would send one is 429), accounts not yet verified (beyond, sign-up pauses), and
+    # sign-ups, reset and verification mails per address and hour.
+    mail_max_pending: int = Field(default=10_000, ge=1)
+    signup_max_unverified: int = Field(default=20_000, ge=1)
+    signups_per_address_hour: int = Field(default=20, ge=1)
+    mails_per_recipient_hour: int = Field(default=5, ge=1)
+    # Single sign-on: a JSON list of OpenID Connect providers, each {"name", "title", "issuer",
+    # "client_id", "client_secret"} (docs/accounts.md has Keycloak and Google examples).
+    oidc_providers: str = "[]"
+
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> "Settings":
         if self.env == "production" and self.secret_key == DEFAULT_SECRET_KEY:

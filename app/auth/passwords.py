@@ -9,6 +9,7 @@ reads the cost from the stored hash, so either kind verifies anywhere. Every oth
 hashes at the recommended cost: ``tests/auth/test_passwords.py`` holds both.
 """
 
+import functools
 import os
 
 from pwdlib import PasswordHash
@@ -28,7 +29,33 @@ _hasher = _hasher_for(os.environ.get("PODIUM_ENV"))
 # Verified when the user is unknown, so a wrong name costs as long as a wrong password.
 _DUMMY_HASH = _hasher.hash("podium-no-such-user")
 
-MIN_PASSWORD_LENGTH = 8
+MIN_PASSWORD_LENGTH = 10
+MAX_PASSWORD_LENGTH = 1024
+
+
+@functools.cache
+def _common_passwords() -> frozenset[str]:
+    # zxcvbn's list of the 30,000 most used passwords (from leaked sets), loaded on first use.
+    from zxcvbn.frequency_lists import FREQUENCY_LISTS
+
+    return frozenset(FREQUENCY_LISTS["passwords"])
+
+
+def password_problem(password: str, *, name: str = "", email: str = "") -> str | None:
+    """Why ``password`` is refused for a new password, or None: at least 10 characters, not one
+    of the most common passwords, not the user's own name or address."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        return f"a password needs at least {MIN_PASSWORD_LENGTH} characters"
+    if len(password) > MAX_PASSWORD_LENGTH:
+        return f"a password may have at most {MAX_PASSWORD_LENGTH} characters"
+    lowered = password.lower()
+    if lowered in _common_passwords() or lowered.strip("0123456789!") in _common_passwords():
+        return (
+            "this password is one of the most common ones; choose another (a few words work well)"
+        )
+    if lowered in {name.lower(), email.lower(), email.lower().partition("@")[0]} - {""}:
+        return "a password may not be your user name or e-mail address"
+    return None
 
 
 def hash_password(password: str) -> str:

@@ -3,13 +3,13 @@
 import functools
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Select, String, bindparam, delete, func, or_, select, update
+from sqlalchemy import Select, String, bindparam, delete, func, literal_column, or_, select, update
 from sqlalchemy.orm import Session, joinedload
 
 from app.auth.names import check_user_name
 from app.auth.tokens import hash_token, new_token
 from app.errors import Conflict, Forbidden, NotFound, Unauthorized, Unprocessable
-from app.models import ApiToken, Role, User, WebSession
+from app.models import ApiToken, Role, User, UserState, WebSession
 
 
 def create_user(session: Session, *, name: str, role: Role, secret_key: str) -> tuple[User, str]:
@@ -22,6 +22,20 @@ def create_user(session: Session, *, name: str, role: Role, secret_key: str) -> 
     session.flush()
     token = issue_token(session, user=user, secret_key=secret_key)
     return user, token
+
+
+class EmailNotVerified(Forbidden):
+    code = "email_unverified"
+
+
+def require_may_take_part(user: User) -> None:
+    """Joining and submitting need a verified address on accounts their owners made (sign-up,
+    single sign-on); browsing needs nothing."""
+    if not user.may_take_part:
+        raise EmailNotVerified(
+            "verify your e-mail address first: follow the link we mailed you (your account page "
+            "can send it again)"
+        )
 
 
 def issue_token(session: Session, *, user: User, secret_key: str) -> str:
@@ -47,7 +61,7 @@ def live_token(session: Session, *, token: str, secret_key: str) -> ApiToken:
             ApiToken.revoked_at.is_(None),
         )
     )
-    if row is None:
+    if row is None or not row.user.is_active:
         raise Unauthorized("unknown or revoked token")
     return row
 
@@ -70,6 +84,10 @@ def user_by_token() -> Select[tuple[User]]:
         .where(
             ApiToken.token_hash == bindparam("token_hash", type_=String),
             ApiToken.revoked_at.is_(None),
+            # A disabled or deleted account's tokens open nothing, from its next request on.
+            # A literal, not a parameter: app.auth.token_reader runs the compiled text with the
+            # token's hash as its only parameter.
+            User.state == literal_column(f"'{UserState.active.value}'"),
         )
     )
 
@@ -81,10 +99,12 @@ WEB_SESSION_DAYS = 14
 
 def set_password(user: User, *, password: str) -> None:
     """Set the password of a user who has no sessions yet; :func:`change_password` otherwise."""
-    from app.auth.passwords import MIN_PASSWORD_LENGTH, hash_password
+    from app.auth.passwords import hash_password, password_problem
 
-    if len(password) < MIN_PASSWORD_LENGTH:
-        raise Unprocessable(f"a password needs at least {MIN_PASSWORD_LENGTH} characters")
+    if (
+        problem := password_problem(password, name=user.name or "", email=user.email or "")
+    ) is not None:
+        raise Unprocessable(f"password: {problem}")
     user.password_hash = hash_password(password)
 
 
@@ -98,9 +118,13 @@ def change_password(session: Session, *, user: User, password: str) -> int:
 def user_for_password(session: Session, *, name: str, password: str) -> User:
     from app.auth.passwords import verify_password
 
-    user = session.scalar(select(User).where(User.name == name))
+    # The name, or the verified address (people remember that one better).
+    where = User.email == name.lower() if "@" in name else User.name == name
+    user = session.scalar(select(User).where(where))
     if not verify_password(password, user.password_hash if user else None) or user is None:
         raise Unauthorized("wrong user name or password")
+    if not user.is_active:
+        raise Unauthorized("this account is disabled; ask the site's admins")
     return user
 
 
@@ -145,7 +169,7 @@ def web_session_for(
         )
     )
     now = datetime.now(UTC)
-    if row is None or row.expires_at <= now:
+    if row is None or row.expires_at <= now or not row.user.is_active:
         return None
     if refresh and now - row.last_seen_at > LAST_SEEN_EVERY:
         row.last_seen_at = now

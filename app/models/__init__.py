@@ -1,5 +1,6 @@
 """SQLAlchemy tables, one module per aggregate. Importing this package registers them all."""
 
+from app.models.account import LinkSecret, OidcIdentity, OutboundMail, SiteAuditEntry
 from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.counter import SharedCounter
@@ -10,10 +11,15 @@ from app.models.standing import BoardRevision, Standing
 from app.models.stats import BoardBands, ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
 from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, TeamNotice
-from app.models.user import ApiToken, Role, User, WebSession
+from app.models.user import ApiToken, Role, User, UserState, WebSession
 
 __all__ = [
     "AnswerKey",
+    "LinkSecret",
+    "OidcIdentity",
+    "OutboundMail",
+    "SiteAuditEntry",
+    "UserState",
     "AuditEntry",
     "BoardBands",
     "InvitationStatus",

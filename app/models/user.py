@@ -18,6 +18,14 @@ class Role(enum.StrEnum):
     admin = "admin"
 
 
+class UserState(enum.StrEnum):
+    active = "active"
+    # An admin turned the account off: no session, token or password gets in until enabled.
+    disabled = "disabled"
+    # The user left: the name is a pseudonym, nothing personal is kept, nothing gets in.
+    deleted = "deleted"
+
+
 class User(Base):
     __tablename__ = "users"
 
@@ -27,6 +35,20 @@ class User(Base):
     # An Argon2 hash for signing in to the web pages; None: the user signs in with a token only.
     password_hash: Mapped[str | None] = mapped_column(String(255), default=None)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # A verified address only (normalised, lower case): an address someone typed lives in its
+    # verification link until its owner follows it, so nobody can hold another's address.
+    email: Mapped[str | None] = mapped_column(String(320), unique=True, default=None)
+    email_verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # The address waiting for its link (shown on the account page only).
+    pending_email: Mapped[str | None] = mapped_column(String(320), default=None)
+    # Accounts people made themselves join and submit only once an address is verified; those an
+    # admin made (and every account from before sign-up existed) need none.
+    must_verify: Mapped[bool] = mapped_column(default=False)
+    state: Mapped[UserState] = mapped_column(
+        Enum(UserState, name="user_state", native_enum=False, length=16),
+        default=UserState.active,
+        server_default=UserState.active.value,
+    )
 
     tokens: Mapped[list["ApiToken"]] = relationship(back_populates="user")
 
@@ -39,6 +61,16 @@ class User(Base):
     @property
     def is_admin(self) -> bool:
         return self.role == Role.admin
+
+    @property
+    def is_active(self) -> bool:
+        return self.state == UserState.active
+
+    @property
+    def may_take_part(self) -> bool:
+        """May join competitions and submit: an account made by its owner needs its address
+        verified first."""
+        return self.is_active and (not self.must_verify or self.email_verified_at is not None)
 
 
 class ApiToken(Base):

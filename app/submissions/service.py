@@ -9,6 +9,7 @@ from sqlalchemy import Select, insert, inspect, select
 from sqlalchemy.orm import Session, joinedload
 
 from app.auth.hosts import host_or_refuse_former, is_host
+from app.auth.service import require_may_take_part
 from app.coderun.outcome import KAGGLE_WORDS
 from app.competitions.entry_fields import parse_details
 from app.competitions.phases import upload_phase
@@ -53,6 +54,7 @@ def create_submission(
     the quota; uploads are rate limited per team instead (:func:`check_upload_rate`).
     """
     now = datetime.now(UTC)
+    require_may_take_part(user)
     host = host_or_refuse_former(session, competition, user)
     if baseline and not host:
         raise Forbidden("only the competition's hosts can make baseline submissions")

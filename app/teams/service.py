@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
 from app.auth.hosts import check_not_former_host, is_host, was_host
+from app.auth.service import require_may_take_part
 from app.errors import Conflict, Forbidden, NotFound
 from app.models import (
     Competition,
@@ -128,6 +129,7 @@ def _free_name(session: Session, *, competition: Competition, base: str) -> str:
 
 def join(session: Session, *, competition: Competition, user: User) -> tuple[Team, bool]:
     """Join as a one-person team; joining again returns the team the user is already on."""
+    require_may_take_part(user)
     check_not_host(session, competition, user)
     return _team_for(session, competition=competition, user=user)
 
