@@ -159,6 +159,9 @@ class Settings(BaseSettings):
     # outbox` lists them), so a laptop needs no mail server.
     smtp_url: str | None = None
     smtp_from: str = "Podium <podium@localhost>"
+    # Whether this API process runs a mail sender (a thread; several processes share the work
+    # under leases). Off: `podium mail send` (e.g. from cron) delivers instead.
+    send_mail: bool = True
     # Bounds on what strangers can make the server keep: mails waiting to leave (beyond, a request
     # that would send one is 429), accounts not yet verified (beyond, sign-up pauses), and
     # sign-ups, reset and verification mails per address and hour.

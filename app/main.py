@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app import __version__
+from app.accounts.limits import AccountLimits
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
@@ -37,6 +38,7 @@ from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
 from app.leaderboard.cache import RenderedBoards
 from app.leaderboard.router import router as leaderboard_router
+from app.mail.sender import MailSender
 from app.ops import unavailable
 from app.ops.logs import configure_logging
 from app.ops.middleware import RequestTelemetry
@@ -160,6 +162,9 @@ def create_app(
         except Exception:  # noqa: BLE001 - the database is away: the periodic sweep catches up
             log.warning("start-up sweep failed", exc_info=True)
         _freeze_start_up_objects()
+        mail_sender = MailSender(session_factory, settings) if settings.send_mail else None
+        if mail_sender is not None:
+            mail_sender.start()
         sweeper = None
         if settings.scoring_backend == "thread":
             sweeper = Sweeper(session_factory, queue.enqueue, settings, enqueue_code)
@@ -167,6 +172,8 @@ def create_app(
         yield
         if sweeper is not None:
             sweeper.stop()
+        if mail_sender is not None:
+            mail_sender.stop()
         queue.stop()
         app.state.shared_state.close()
         if app.state.token_reader is not None:
@@ -198,6 +205,7 @@ def create_app(
             kind, window_seconds=settings.auth_failure_window_seconds, memory=memory
         )
 
+    app.state.account_limits = AccountLimits.make(settings, shared)
     app.state.auth_limiter = FailedAuthLimiter(
         max_failures=settings.auth_failures_per_window,
         window_seconds=settings.auth_failure_window_seconds,
