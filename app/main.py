@@ -16,6 +16,8 @@ from sqlalchemy.orm import Session, sessionmaker
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app import __version__
 from app.accounts.limits import AccountLimits
+from app.accounts.router import admin_router
+from app.accounts.router import router as accounts_router
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
@@ -78,6 +80,8 @@ def _api_router() -> APIRouter:
     api = APIRouter(prefix="/api/v1", responses=error_responses(401, 422, 429, 500))
     for router in (
         auth_router,
+        accounts_router,
+        admin_router,
         competitions_router,
         submissions_router,
         leaderboard_router,

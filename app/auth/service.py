@@ -12,12 +12,25 @@ from app.errors import Conflict, Forbidden, NotFound, Unauthorized, Unprocessabl
 from app.models import ApiToken, Role, User, UserState, WebSession
 
 
-def create_user(session: Session, *, name: str, role: Role, secret_key: str) -> tuple[User, str]:
-    """Create a user with a fresh token; the token is returned once and never stored."""
+def create_user(
+    session: Session, *, name: str, role: Role, secret_key: str, email: str | None = None
+) -> tuple[User, str]:
+    """Create a user with a fresh token; the token is returned once and never stored. An
+    ``email`` given by whoever makes the account (an admin) is taken as verified."""
+    from app.accounts.emails import normalise_email
+
     check_user_name(name)
     if session.scalar(select(User).where(User.name == name)) is not None:
         raise Conflict(f"a user named '{name}' already exists")
-    user = User(name=name, role=role)
+    address = normalise_email(email) if email is not None else None
+    if address is not None and session.scalar(select(User.id).where(User.email == address)):
+        raise Conflict(f"the address {address} belongs to another user")
+    user = User(
+        name=name,
+        role=role,
+        email=address,
+        email_verified_at=datetime.now(UTC) if address is not None else None,
+    )
     session.add(user)
     session.flush()
     token = issue_token(session, user=user, secret_key=secret_key)

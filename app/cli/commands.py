@@ -298,8 +298,15 @@ def users_create(
             "--create", help="Create the database first if there is none (else: refused)."
         ),
     ] = False,
+    email: Annotated[
+        str | None,
+        typer.Option("--email", help="The user's address (taken as verified: you vouch for it)."),
+    ] = None,
 ) -> None:
     """Create a user and print their API token (shown once, stored only hashed)."""
+
+    from sqlalchemy.exc import IntegrityError
+
     from app.auth.service import create_user, set_password
     from app.config import get_settings
     from app.db import make_engine, make_session_factory, unit_of_work
@@ -319,11 +326,14 @@ def users_create(
                 name=name,
                 role=Role.admin if admin else Role.organiser if organiser else Role.participant,
                 secret_key=settings.secret_key,
+                email=email,
             )
             if secret is not None:
                 set_password(user, password=secret)
     except AppError as exc:
         _fail(exc.detail)
+    except IntegrityError:
+        _fail(f"the address {email} belongs to another user")
     typer.echo(token)
 
 
@@ -594,6 +604,8 @@ app.add_typer(competitions_app, name="competitions")
 from app.client.bundle import bundle_app  # noqa: E402 - `podium bundle import / export`
 
 app.add_typer(bundle_app, name="bundle")
+
+from app.cli import accounts as _accounts  # noqa: E402, F401 - `podium users disable`, `mail`
 
 
 def main() -> None:

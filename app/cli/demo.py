@@ -102,7 +102,11 @@ def seed_demo(settings: Settings, *, base_url: str = "http://127.0.0.1:8000") ->
     key_csv, submissions = demo_files()
     with unit_of_work(factory) as session:
         host, token = create_user(
-            session, name=HOST, role=Role.organiser, secret_key=settings.secret_key
+            session,
+            name=HOST,
+            role=Role.organiser,
+            secret_key=settings.secret_key,
+            email=f"{HOST}@example.org",
         )
         lines.append(f"  {HOST:<10} {'organiser':<12} {token}")
         competition = create_competition(
@@ -141,7 +145,11 @@ def seed_demo(settings: Settings, *, base_url: str = "http://127.0.0.1:8000") ->
     for name, content in submissions.items():
         with unit_of_work(factory) as session:
             user, token = create_user(
-                session, name=name, role=Role.participant, secret_key=settings.secret_key
+                session,
+                name=name,
+                role=Role.participant,
+                secret_key=settings.secret_key,
+                email=f"{name}@example.org",
             )
             lines.append(f"  {name:<10} {'participant':<12} {token}")
             competition = session.scalar(select(Competition).where(Competition.slug == DEMO_SLUG))
