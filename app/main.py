@@ -11,6 +11,7 @@ from typing import Any
 
 import fastapi.routing
 from fastapi import APIRouter, FastAPI
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
@@ -166,7 +167,12 @@ def create_app(
         except Exception:  # noqa: BLE001 - the database is away: the periodic sweep catches up
             log.warning("start-up sweep failed", exc_info=True)
         _freeze_start_up_objects()
-        mail_sender = MailSender(session_factory, settings) if settings.send_mail else None
+        # Not on a factory bound to one connection (a test's savepoints): a thread of its own
+        # would share that connection with the requests.
+        own_engine = isinstance(session_factory.kw.get("bind"), Engine)
+        mail_sender = (
+            MailSender(session_factory, settings) if settings.send_mail and own_engine else None
+        )
         if mail_sender is not None:
             mail_sender.start()
         sweeper = None

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from app.accounts import links, mails
 from app.accounts.emails import in_domains, normalise_email
 from app.accounts.limits import AccountLimits
-from app.auth.names import check_user_name
+from app.auth.names import check_signup_name
 from app.auth.passwords import verify_password
 from app.auth.service import end_sessions, set_password
 from app.config import Settings
@@ -138,7 +138,7 @@ def sign_up(
     """A new participant account, able to browse at once, to join and submit once the address is
     verified. Whether the address is taken changes nothing the caller sees (the mail to it says)."""
     ctx.limits.hit_address(ctx.address)
-    check_user_name(name)
+    check_signup_name(name)
     address = normalise_email(email)
     check_signup_allowed(session, ctx, email=address, invitation=invitation)
     if session.scalar(select(User.id).where(func.lower(User.name) == name.lower())) is not None:

@@ -1,6 +1,7 @@
 """What a user's name may be: it is shown on boards, pages and exported CSVs, so it is checked
 when the user is made. Names already in the database are never re-checked."""
 
+import re
 import unicodedata
 
 from app.errors import Unprocessable
@@ -33,3 +34,23 @@ def check_user_name(name: str) -> None:
     problem = name_problem(name)
     if problem is not None:
         raise Unprocessable(problem, extra={"rule": "user_name"})
+
+
+# Names people choose for themselves: plain, short, and unlike the site's own words, so that a
+# stranger cannot pass for an admin or for a deleted account's pseudonym on a board.
+_SIGNUP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{1,31}")
+_RESERVED = frozenset({"admin", "administrator", "root", "podium", "support", "staff", "system"})
+
+
+def check_signup_name(name: str) -> None:
+    """The rule for a name chosen at sign-up (stricter than an admin's)."""
+    if not _SIGNUP_NAME.fullmatch(name):
+        raise Unprocessable(
+            "name: 2 to 32 letters, digits, '-', '_' or '.', starting with a letter or digit "
+            "(for example ada_l)",
+            extra={"rule": "user_name"},
+        )
+    if name.lower() in _RESERVED or name.lower().startswith("deleted-"):
+        raise Unprocessable(
+            f"name: '{name}' is reserved; choose another", extra={"rule": "user_name"}
+        )

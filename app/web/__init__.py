@@ -5,13 +5,40 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from app.web import account, bundles, host, launch, pages, participant, wizard, wizard_phases
+from app.accounts.sso import providers as sso_providers
+from app.web import (
+    account,
+    bundles,
+    host,
+    join,
+    launch,
+    my_account,
+    pages,
+    participant,
+    sso,
+    wizard,
+    wizard_phases,
+)
 from app.web.docs import install_docs
 from app.web.errors import install_error_pages
 
 
 def install_web(app: FastAPI) -> None:
-    for module in (account, pages, participant, host, launch, wizard, wizard_phases, bundles):
+    # A refused PODIUM_OIDC_PROVIDERS stops the server at start (one line), not at a sign-in.
+    sso_providers(app.state.settings)
+    for module in (
+        account,
+        join,
+        my_account,
+        pages,
+        participant,
+        host,
+        launch,
+        wizard,
+        wizard_phases,
+        bundles,
+        sso,
+    ):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")
     install_docs(app)

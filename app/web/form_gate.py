@@ -29,7 +29,14 @@ from app.web.session import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, CsrfReject
 
 NOT_FORMS = ("/api/", "/static/", "/docs", "/redoc", "/healthz", "/readyz", "/metrics")
 # The forms that need no signed-in user.
-SIGNED_OUT_FORMS = ("/signin", "/signout")
+SIGNED_OUT_FORMS = (
+    "/signin",
+    "/signout",
+    "/signup",
+    "/verify-email",
+    "/password-reset",
+    "/password-reset/confirm",
+)
 
 
 class FormGate:

@@ -66,6 +66,7 @@ class Viewer:
 
     name: str
     is_organiser: bool
+    is_admin: bool = False
 
 
 def web_user(request: Request, session: SessionDep, settings: SettingsDep) -> User | None:
@@ -82,7 +83,7 @@ def web_user(request: Request, session: SessionDep, settings: SettingsDep) -> Us
         )
     request.state.web_session = row
     user = row.user if row is not None else None
-    request.state.viewer = Viewer(user.name, user.is_organiser) if user else None
+    request.state.viewer = Viewer(user.name, user.is_organiser, user.is_admin) if user else None
     return user
 
 

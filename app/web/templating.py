@@ -73,6 +73,7 @@ def render(
         "csrf_token": csrf_token(request),
         "flash": flash,
         "now": datetime.now(UTC),
+        "signup_mode": request.app.state.settings.signup,
         **(context or {}),
     }
     response = templates.TemplateResponse(request, name, full, status_code=status_code)
