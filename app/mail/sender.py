@@ -29,10 +29,10 @@ from app.models import OutboundMail
 log = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=120)
-# 30 s, 1 min, 2 min, ... capped at 2 h: 16 attempts span a little more than a day.
+# 30 s, 1 min, 2 min, ... capped at 2 h: 20 attempts span a little more than a day.
 FIRST_DELAY_SECONDS = 30
 MAX_DELAY_SECONDS = 7200
-MAX_ATTEMPTS = 16
+MAX_ATTEMPTS = 20
 SMTP_TIMEOUT_SECONDS = 20
 
 

@@ -33,3 +33,40 @@ def link_token(body: str) -> str:
     found = LINK.search(body)
     assert found, body
     return found.group(1)
+
+
+@pytest.fixture
+def client_with(settings, session_factory):  # type: ignore[no-untyped-def]
+    """A client of an app whose settings differ from the test's in ``overrides``."""
+    from app.main import create_app
+    from tests.asgi_client import TestClient
+
+    opened = []
+
+    def make(**overrides):  # type: ignore[no-untyped-def]
+        app = create_app(settings.model_copy(update=overrides), session_factory=session_factory)
+        client = TestClient(app)
+        client.__enter__()
+        opened.append(client)
+        return client
+
+    yield make
+    for client in opened:
+        client.__exit__(None, None, None)
+
+
+def verified(session_factory, name: str, address: str) -> None:  # type: ignore[no-untyped-def]
+    """Give user ``name`` the verified ``address``."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import update
+
+    from app.models import User
+
+    with session_factory() as session:
+        session.execute(
+            update(User)
+            .where(User.name == name)
+            .values(email=address, email_verified_at=datetime.now(UTC))
+        )
+        session.commit()
