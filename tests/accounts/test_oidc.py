@@ -296,6 +296,26 @@ def test_a_disabled_account_cannot_sign_in(make_app, session_factory) -> None:  
     assert refused.status_code == 403 and "disabled" in refused.text
 
 
+def test_a_sign_in_the_person_cancels_at_the_provider_is_refused(make_app, session_factory) -> None:  # type: ignore[no-untyped-def]
+    browser = make_app()()
+    started = browser.set_out("/signin/oidc/uni")
+    state = parse_qs(urlsplit(started.headers["location"]).query)["state"][0]
+
+    cancelled = browser.http.get(
+        f"/signin/oidc/uni/callback?{urlencode({'state': state, 'error': 'access_denied'})}"
+    )
+
+    assert cancelled.status_code == 400 and "did not sign you in (access_denied)" in cancelled.text
+    assert _users(session_factory) == []
+
+
+def test_an_unknown_provider_is_404(make_app) -> None:  # type: ignore[no-untyped-def]
+    browser = make_app()()
+
+    assert browser.set_out("/signin/oidc/nobody").status_code == 404
+    assert browser.http.get("/signin/oidc/nobody/callback?state=x&code=y").status_code == 404
+
+
 # --- Sign-up modes -------------------------------------------------------------------------
 
 
