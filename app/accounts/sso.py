@@ -12,7 +12,9 @@ existing Podium account only from that account, signed in. A first sign-in makes
 under the sign-up mode; its address counts only where the provider says it verified it.
 """
 
+import hashlib
 import hmac
+import math
 import re
 import secrets
 import unicodedata
@@ -41,11 +43,15 @@ from app.auth.names import MAX_NAME_LENGTH, name_problem
 from app.config import Settings, SettingsError
 from app.errors import Conflict, Forbidden, NotFound, RateLimited
 from app.models import LinkSecret, OidcIdentity, Role, User
+from app.shared.counters import Counters
 
 STATE_LIFETIME = timedelta(minutes=10)
 # Sign-ins in flight at once, over all browsers: each start writes a row until it is used or
 # expires (the sweep prunes it), so a flood of starts cannot grow the table without bound.
-MAX_IN_FLIGHT = 10_000
+MAX_IN_FLIGHT = 100_000
+# Starts per client address in STATE_LIFETIME: generous, as a whole class behind one campus
+# address may sign in at once, yet one address cannot fill MAX_IN_FLIGHT by itself.
+STARTS_PER_ADDRESS = 500
 
 
 @lru_cache(maxsize=32)
@@ -88,6 +94,16 @@ def _binding_hash(binding: str, secret_key: str) -> str:
 class Start:
     url: str  # the provider's authorization URL
     browser_binding: str  # for a cookie of the browser that started (checked on the way back)
+
+
+def count_start(starts: Counters, address: str) -> None:
+    """Count a start from ``address`` in the shared limits; 429 once it has made too many."""
+    count, left = starts.hit(hashlib.sha256(f"oidc|{address}".encode()).hexdigest()[:32])
+    if count > STARTS_PER_ADDRESS:
+        wait = max(1, math.ceil(left))
+        raise RateLimited(
+            f"too many sign-ins from your address; try again in {wait} s", retry_after=wait
+        )
 
 
 def start(

@@ -9,6 +9,7 @@ from app.accounts import sso
 from app.accounts.request import AccountContext
 from app.auth.service import WEB_SESSION_DAYS, start_web_session
 from app.deps import IdPath, SessionDep, SettingsDep
+from app.shared.counters import Counters, MemoryCounters
 from app.web.account import _safe_next
 from app.web.session import (
     SESSION_COOKIE,
@@ -29,6 +30,20 @@ FLOW_COOKIE = "podium_oidc"
 _FLOW_PATH = "/signin/oidc"
 
 Text = Annotated[str | None, Query(max_length=2000)]
+
+
+def _starts(request: Request) -> Counters:
+    """This app's count of sign-ins started per address (shared where the limits are)."""
+    starts: Counters | None = getattr(request.app.state, "oidc_starts", None)
+    if starts is None:
+        settings = request.app.state.settings
+        window = sso.STATE_LIFETIME.total_seconds()
+        memory = MemoryCounters(window_seconds=window, max_keys=settings.auth_failure_keys)
+        starts = request.app.state.shared_state.counters(
+            "oidc-start", window_seconds=window, memory=memory
+        )
+        request.app.state.oidc_starts = starts
+    return starts
 
 
 def _set_out(request: Request, start: sso.Start, *, title: str | None = None) -> Response:
@@ -61,6 +76,7 @@ def start_sign_in(
     next: Text = "/",
     invitation: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
+    sso.count_start(_starts(request), ctx.address)
     start = sso.start(
         session,
         ctx,
@@ -112,6 +128,7 @@ def link(
     request: Request, provider: str, session: SessionDep, ctx: AccountContext, user: SignedInUser
 ) -> Response:
     request.state.back = "/account"
+    sso.count_start(_starts(request), ctx.address)
     start = sso.start(
         session, ctx, provider_name=provider[:64], next_path="/account", link_user=user
     )

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.accounts import links, oidc_client
+from app.accounts import links, oidc_client, sso
 from app.accounts.oidc_client import SignInRefused
 from app.accounts.oidc_settings import OidcProvider
 from app.auth.service import create_user, set_password
@@ -314,6 +314,15 @@ def test_an_unknown_provider_is_404(make_app) -> None:  # type: ignore[no-untype
 
     assert browser.set_out("/signin/oidc/nobody").status_code == 404
     assert browser.http.get("/signin/oidc/nobody/callback?state=x&code=y").status_code == 404
+
+
+def test_sign_ins_started_from_one_address_are_limited(make_app, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sso, "STARTS_PER_ADDRESS", 3)
+    browser = make_app()()
+
+    answers = [browser.set_out("/signin/oidc/uni").status_code for _ in range(4)]
+
+    assert answers == [303, 303, 303, 429]
 
 
 # --- Sign-up modes -------------------------------------------------------------------------
