@@ -7,8 +7,8 @@ from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
 from app.accounts import links
-from app.accounts.emails import normalise_email
 from app.accounts.service import Context, record
+from app.auth.emails import normalise_email
 from app.auth.service import end_sessions
 from app.errors import Conflict, Forbidden, NotFound, Unprocessable
 from app.models import LinkSecret, Role, SiteAuditEntry, User, UserState

@@ -11,8 +11,8 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from app.accounts import links, mails
-from app.accounts.emails import in_domains, normalise_email
 from app.accounts.limits import AccountLimits
+from app.auth.emails import in_domains, normalise_email
 from app.auth.names import check_signup_name
 from app.auth.passwords import verify_password
 from app.auth.service import end_sessions, set_password

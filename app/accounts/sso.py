@@ -27,7 +27,6 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.accounts import links, oidc_client
-from app.accounts.emails import InvalidEmail, normalise_email
 from app.accounts.oidc_client import SignInRefused
 from app.accounts.oidc_settings import OidcProvider, parse_providers
 from app.accounts.service import (
@@ -39,6 +38,7 @@ from app.accounts.service import (
     send_verification,
     use_invitation,
 )
+from app.auth.emails import InvalidEmail, normalise_email
 from app.auth.names import MAX_NAME_LENGTH, name_problem
 from app.config import Settings, SettingsError
 from app.errors import Conflict, Forbidden, NotFound, RateLimited

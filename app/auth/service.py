@@ -17,7 +17,7 @@ def create_user(
 ) -> tuple[User, str]:
     """Create a user with a fresh token; the token is returned once and never stored. An
     ``email`` given by whoever makes the account (an admin) is taken as verified."""
-    from app.accounts.emails import normalise_email
+    from app.auth.emails import normalise_email
 
     check_user_name(name)
     if session.scalar(select(User).where(User.name == name)) is not None:

@@ -605,8 +605,6 @@ from app.client.bundle import bundle_app  # noqa: E402 - `podium bundle import /
 
 app.add_typer(bundle_app, name="bundle")
 
-from app.cli import accounts as _accounts  # noqa: E402, F401 - `podium users disable`, `mail`
-
 
 def main() -> None:
     """Run the command; a usage error (a missing, unknown or bad option or argument) is one

@@ -33,7 +33,7 @@ class MailQueueFull(RateLimited):
 def enqueue_mail(
     session: Session, *, to: str, subject: str, body: str, max_pending: int | None = None
 ) -> OutboundMail:
-    """A mail to ``to`` (an address normalised by app.accounts.emails), sent after the commit.
+    """A mail to ``to`` (an address normalised by app.auth.emails), sent after the commit.
 
     ``max_pending``: refuse (429) while this many mails wait already, so that a flood of
     sign-ups or requests cannot grow the queue without bound."""

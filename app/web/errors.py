@@ -14,6 +14,7 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from app.accounts.admin import AdminsOnly
 from app.errors import AppError
 from app.web.session import CsrfRejected, HostsOnly, SignInRequired, redirect
 from app.web.templating import render
@@ -77,7 +78,7 @@ def install_error_pages(app: FastAPI) -> None:
             assert api_app_error is not None
             handler: Callable[[Request, Exception], Awaitable[Response]] = api_app_error  # type: ignore[assignment]
             return await handler(request, exc)
-        guard = isinstance(exc, CsrfRejected | HostsOnly)
+        guard = isinstance(exc, CsrfRejected | HostsOnly | AdminsOnly)
         if request.method == "POST" and not guard:
             return redirect(request, _back(request), error=exc.detail)
         return error_page(request, exc.status_code, exc.detail)

@@ -144,7 +144,7 @@ def test_cli_sets_a_password_for_an_existing_user_and_refuses_a_short_one(tmp_pa
         runner = CliRunner()
         assert runner.invoke(app, ["users", "create", "ada", "--create"]).exit_code == 0
         short = runner.invoke(app, ["users", "password", "ada"], input="short\n")
-        assert short.exit_code == 2 and "at least 8 characters" in short.output
+        assert short.exit_code == 2 and "at least 10 characters" in short.output
         result = runner.invoke(app, ["users", "password", "ada"], input="a-long-password\n")
         assert result.exit_code == 0, result.output
         missing = runner.invoke(app, ["users", "password", "nobody"], input="a-long-password\n")
