@@ -66,3 +66,20 @@ def test_the_pages_list_the_providers(tmp_path: Path) -> None:
 
     assert sso.providers_for_pages(settings) == [("kc", "Keycloak"), ("google", "Google")]
     assert sso.providers_for_pages(app_settings(tmp_path)) == []
+
+
+def test_the_partials_show_a_button_per_provider() -> None:
+    from app.web.templating import templates
+
+    providers = [("kc", "Keycloak"), ("google", "Google")]
+    buttons = templates.get_template("_sso_buttons.html").render(
+        sso_providers=providers, next="/competitions/a b", invitation="pdl_x&y"
+    )
+    links = templates.get_template("_sso_link_buttons.html").render(
+        sso_providers=providers, csrf_token="t0ken"
+    )
+
+    assert 'href="/signin/oidc/kc?next=/competitions/a%20b&amp;invitation=pdl_x%26y"' in buttons
+    assert "Sign in with Google" in buttons
+    assert 'action="/account/sign-ins/google/link"' in links and 'value="t0ken"' in links
+    assert templates.get_template("_sso_buttons.html").render().strip() == ""
