@@ -9,6 +9,8 @@ issuer: app.accounts.oidc_settings). Discovery documents and key sets are cached
 an hour; an ID token signed with a key not in the cache fetches the key set once more.
 """
 
+import base64
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ MAX_CACHED = 64
 # Clocks of two machines differ a little; an ID token is trusted this long past its expiry.
 LEEWAY_SECONDS = 60
 SCOPE = "openid email profile"
+MAX_SUBJECT_LENGTH = 255  # OIDC Core 2: at most 255 ASCII characters (oidc_identities.subject)
 # Asymmetric signatures only: "none" and the client-secret HMACs are never accepted.
 SIGNING_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384")
 
@@ -88,6 +91,12 @@ def forget_cache() -> None:
         _cache.clear()
 
 
+@dataclass(frozen=True)
+class _Answer:
+    status_code: int
+    body: bytes
+
+
 def _fetch(
     provider: OidcProvider,
     method: str,
@@ -95,13 +104,14 @@ def _fetch(
     *,
     data: dict[str, str] | None = None,
     headers: dict[str, str] | None = None,
-) -> httpx.Response:
+) -> _Answer:
     problem = url_problem(url, plain_http_allowed=issuer_allows_http(provider.issuer))
     if problem is not None:
         raise ProviderDown(
             provider, f"its discovery document names an endpoint Podium refuses: {problem}"
         )
     try:
+        # No proxies from the environment and no redirects: the request goes where it was sent.
         with httpx.Client(timeout=TIMEOUT, follow_redirects=False, trust_env=False) as client:
             with client.stream(method, url, data=data, headers=headers) as response:
                 body = bytearray()
@@ -109,21 +119,18 @@ def _fetch(
                     body += chunk
                     if len(body) > MAX_ANSWER_BYTES:
                         raise ProviderDown(provider, "it answered with far too much data")
-                response._content = bytes(body)
-                return response
+                return _Answer(response.status_code, bytes(body))
     except httpx.HTTPError as exc:
         raise ProviderDown(provider, f"it could not be reached ({type(exc).__name__})") from None
 
 
-def _json(provider: OidcProvider, response: httpx.Response, what: str) -> dict[str, Any]:
+def _json(provider: OidcProvider, answer: _Answer, what: str) -> dict[str, Any]:
     try:
-        value = response.json()
+        value = json.loads(answer.body)
     except ValueError:
         value = None
     if not isinstance(value, dict):
-        raise ProviderDown(
-            provider, f"its {what} is not a JSON object (HTTP {response.status_code})"
-        )
+        raise ProviderDown(provider, f"its {what} is not a JSON object (HTTP {answer.status_code})")
     return value
 
 
@@ -234,7 +241,7 @@ def exchange_code(
     if discovery.basic_auth:
         # RFC 6749 2.3.1: each part form-encoded before the two are joined.
         pair = f"{quote(provider.client_id, safe='')}:{quote(provider.client_secret, safe='')}"
-        headers["Authorization"] = "Basic " + _b64(pair)
+        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
     else:
         form |= {"client_id": provider.client_id, "client_secret": provider.client_secret}
     response = _fetch(provider, "POST", discovery.token_endpoint, data=form, headers=headers)
@@ -249,12 +256,6 @@ def exchange_code(
     if not isinstance(tokens.get("id_token"), str):
         raise SignInRefused(f"{provider.title} sent no ID token; start again")
     return tokens
-
-
-def _b64(text: str) -> str:
-    import base64
-
-    return base64.b64encode(text.encode()).decode()
 
 
 def check_id_token(
@@ -288,8 +289,11 @@ def check_id_token(
             f"the ID token from {provider.title} is not valid ({_why(exc)}); start again"
         ) from None
     # A nonce is required, whatever the claims class lets pass when it is missing.
-    if claims.get("nonce") != nonce or not isinstance(claims.get("sub"), str):
+    if claims.get("nonce") != nonce:
         raise SignInRefused(f"the ID token from {provider.title} is not valid (nonce); start again")
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not 0 < len(subject) <= MAX_SUBJECT_LENGTH:
+        raise SignInRefused(f"the ID token from {provider.title} names no usable subject")
     return dict(claims)
 
 

@@ -234,7 +234,7 @@ def finish(
         claims = {**extra, **claims}
     identity = session.scalar(
         select(OidcIdentity).where(
-            OidcIdentity.issuer == discovery.issuer, OidcIdentity.subject == claims["sub"][:255]
+            OidcIdentity.issuer == discovery.issuer, OidcIdentity.subject == claims["sub"]
         )
     )
     email, verified = _address(claims)
@@ -259,7 +259,7 @@ def finish(
             user_id=user.id,
             provider=provider.name,
             issuer=discovery.issuer,
-            subject=claims["sub"][:255],
+            subject=claims["sub"],
             email=email,
         )
     )
@@ -310,7 +310,7 @@ def _link(
                 user_id=signed_in.id,
                 provider=provider.name,
                 issuer=issuer,
-                subject=claims["sub"][:255],
+                subject=claims["sub"],
                 email=email,
             )
         )
