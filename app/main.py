@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app import __version__
+from app.accounts.housekeeping import housekeeping
 from app.accounts.limits import AccountLimits
 from app.accounts.router import admin_router
 from app.accounts.router import router as accounts_router
@@ -171,7 +172,13 @@ def create_app(
         # would share that connection with the requests.
         own_engine = isinstance(session_factory.kw.get("bind"), Engine)
         mail_sender = (
-            MailSender(session_factory, settings) if settings.send_mail and own_engine else None
+            MailSender(
+                session_factory,
+                settings,
+                housekeeping=functools.partial(housekeeping, session_factory),
+            )
+            if settings.send_mail and own_engine
+            else None
         )
         if mail_sender is not None:
             mail_sender.start()

@@ -276,3 +276,50 @@ def test_upgrade_to_0014_keeps_every_board(empty_database_url, tmp_path, revisio
         session.commit()
     assert boards() == expected
     eng.dispose()
+
+
+def test_upgrade_to_0018_keeps_every_user_token_and_session(empty_database_url):
+    """Accounts: users of today's shape keep their tokens and sessions, have no address and
+    nothing to verify, and are active; addresses are unique from then on."""
+    from alembic import command
+
+    from app.auth.service import user_for_token, web_session_for
+    from app.auth.tokens import hash_token
+    from app.db import make_session_factory
+
+    url = empty_database_url
+    command.upgrade(alembic_config(url), "0017")
+    eng = make_engine(url)
+    when = "'2026-01-01 00:00:00+00'"
+    with eng.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO users (id, name, role, password_hash, created_at) VALUES"
+                f" (1, 'ada', 'organiser', NULL, {when}), (2, 'carl', 'participant', NULL, {when})"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO api_tokens (user_id, token_hash, prefix, created_at) VALUES"
+                f" (2, '{hash_token('pdm_carl', secret_key='k')}', 'pdm_carl', {when})"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO web_sessions (user_id, token_hash, created_at, expires_at, last_seen_at)"
+                f" VALUES (1, '{hash_token('cookie', secret_key='k')}', {when},"
+                f" '2099-01-01 00:00:00+00', {when})"
+            )
+        )
+    command.upgrade(alembic_config(url), "head")
+    with make_session_factory(eng)() as session:
+        carl = user_for_token(session, token="pdm_carl", secret_key="k")
+        assert (carl.name, carl.email, carl.state.value) == ("carl", None, "active")
+        assert carl.may_take_part and not carl.must_verify
+        live = web_session_for(session, secret="cookie", secret_key="k")
+        assert live is not None and live.user.name == "ada"
+    with eng.begin() as conn:
+        conn.execute(text("UPDATE users SET email = 'a@example.org' WHERE id = 1"))
+    with pytest.raises(Exception, match="(?i)unique"), eng.begin() as conn:
+        conn.execute(text("UPDATE users SET email = 'a@example.org' WHERE id = 2"))
+    eng.dispose()

@@ -9,6 +9,7 @@ between the server's "250 OK" and marking the row, the one retry is recognisably
 import logging
 import smtplib
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -183,9 +184,19 @@ class MailSender:
     once after this process commits a mail. Safe beside senders in other processes (leases)."""
 
     def __init__(
-        self, factory: sessionmaker[Session], settings: Settings, *, interval: float = 5.0
+        self,
+        factory: sessionmaker[Session],
+        settings: Settings,
+        *,
+        interval: float = 5.0,
+        housekeeping: Callable[[], object] | None = None,
+        housekeeping_every: float = 600.0,
     ) -> None:
+        """``housekeeping``: other periodic clean-up this thread runs every
+        ``housekeeping_every`` seconds (the accounts' spent links and stale sign-ups)."""
         self._factory = factory
+        self._housekeeping = housekeeping
+        self._housekeeping_every = housekeeping_every
         self._transport = make_transport(settings)
         self._sender = settings.smtp_from
         self._interval = interval
@@ -209,10 +220,19 @@ class MailSender:
             self._thread.join(timeout=30)
 
     def _run(self) -> None:
+        last_housekeeping = 0.0
         while not self._stop.is_set():
             try:
                 deliver_due(self._factory, self._transport, sender=self._sender)
             except Exception:  # noqa: BLE001 - the database may be away; the next pass retries
                 log.warning("mail delivery pass failed", exc_info=True)
+            if self._housekeeping is not None and (
+                time.monotonic() - last_housekeeping >= self._housekeeping_every
+            ):
+                last_housekeeping = time.monotonic()
+                try:
+                    self._housekeeping()
+                except Exception:  # noqa: BLE001 - the next interval tries again
+                    log.warning("housekeeping failed", exc_info=True)
             self._wake.wait(self._interval)
             self._wake.clear()
