@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.accounts import links, oidc_client
@@ -227,7 +228,9 @@ def finish(
         nonce=str(data.get("nonce", "")),
         access_token=access_token,
     )
-    if access_token and ("email" not in claims or "preferred_username" not in claims):
+    if access_token and "email" not in claims:
+        # The code flow lets a provider keep the profile out of the ID token (oidc-provider
+        # does by default); its userinfo endpoint has it.
         extra = oidc_client.user_info(
             provider, discovery, access_token=access_token, subject=claims["sub"]
         )
@@ -263,7 +266,18 @@ def finish(
             email=email,
         )
     )
+    _flush_or_conflict(session)
     return Finished(user=user, linked=False, created=True, next_path=next_path, note=note)
+
+
+def _flush_or_conflict(session: Session) -> None:
+    # Two first sign-ins of one identity at once (two tabs), or two newcomers given the same
+    # name at once: the second meets a unique constraint, and is told to sign in again (which
+    # then finds the account), never a 500.
+    try:
+        session.flush()
+    except IntegrityError:
+        raise Conflict("this sign-in crossed another at the same moment; sign in again") from None
 
 
 def _address(claims: dict[str, Any]) -> tuple[str | None, bool]:
@@ -314,6 +328,7 @@ def _link(
                 email=email,
             )
         )
+        _flush_or_conflict(session)
         record(
             session,
             actor=signed_in,
@@ -356,7 +371,7 @@ def _new_account(
                 "to it and link it on your account page."
             )
     session.add(user)
-    session.flush()
+    _flush_or_conflict(session)
     use_invitation(session, ctx, invitation=invite)
     if email is not None and not verified:
         # The provider did not vouch for it: the address waits for its own verification link.
