@@ -497,6 +497,25 @@ def test_an_unreachable_provider_gets_a_page_that_says_so(make_app, session_fact
     assert session_factory().scalar(select(func.count()).select_from(LinkSecret)) == 0
 
 
+def test_linking_an_unreachable_provider_says_so_on_the_account_page(
+    make_app, session_factory
+) -> None:  # type: ignore[no-untyped-def]
+    down = {
+        "name": "down",
+        "title": "Down Login",
+        "issuer": f"http://127.0.0.1:{_closed_port()}",
+        "client_id": "x",
+        "client_secret": "y",
+    }
+    _make_user(session_factory, "yan")
+    yan = _signed_in_with_password(make_app(providers=[down]), "yan")
+
+    answer = yan.post("/account/sign-ins/down/link")
+
+    assert answer.status_code == 303 and answer.headers["location"] == "/account"
+    assert "Down Login is not possible right now" in unquote(answer.cookies["podium_flash"])
+
+
 def test_a_provider_that_goes_down_mid_sign_in_gets_a_page_that_says_so(
     make_app, tmp_path: Path, session_factory
 ) -> None:  # type: ignore[no-untyped-def]
