@@ -8,6 +8,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from app.accounts.sso import providers_for_pages
 from app.web.markdown import render_markdown
 from app.web.session import FLASH_COOKIE, csrf_token, read_flash, remember_new_nonce
 
@@ -74,6 +75,7 @@ def render(
         "flash": flash,
         "now": datetime.now(UTC),
         "signup_mode": request.app.state.settings.signup,
+        "sso_providers": providers_for_pages(request.app.state.settings),
         **(context or {}),
     }
     response = templates.TemplateResponse(request, name, full, status_code=status_code)
