@@ -177,18 +177,7 @@ def finish(
     signed_in: User | None,
 ) -> Finished:
     provider = provider_named(ctx.settings, provider_name)
-    try:
-        row = links.use(
-            session,
-            purpose=links.OIDC_STATE,
-            secret=state or "",
-            secret_key=ctx.settings.secret_key,
-        )
-    except links.LinkRefused:
-        raise SignInRefused(
-            "this sign-in is not known here: it was used already, it expired (after 10 minutes), "
-            "or it was not started from this site. Start again."
-        ) from None
+    row = _state(session, ctx, state, use=False)
     data: dict[str, Any] = dict(row.data or {})
     if data.get("provider") != provider.name:
         raise SignInRefused("this sign-in was started for another provider; start again")
@@ -235,6 +224,10 @@ def finish(
             provider, discovery, access_token=access_token, subject=claims["sub"]
         )
         claims = {**extra, **claims}
+    # Used up only now: the provider's answers above (seconds, when it is slow) were awaited
+    # without holding a write, which on SQLite would stall every writer of the site; of two
+    # uses of one state, the second is refused here.
+    _state(session, ctx, state, use=True)
     identity = session.scalar(
         select(OidcIdentity).where(
             OidcIdentity.issuer == discovery.issuer, OidcIdentity.subject == claims["sub"]
@@ -278,6 +271,22 @@ def _flush_or_conflict(session: Session) -> None:
         session.flush()
     except IntegrityError:
         raise Conflict("this sign-in crossed another at the same moment; sign in again") from None
+
+
+def _state(session: Session, ctx: Context, state: str | None, *, use: bool) -> LinkSecret:
+    find = links.use if use else links.peek
+    try:
+        return find(
+            session,
+            purpose=links.OIDC_STATE,
+            secret=state or "",
+            secret_key=ctx.settings.secret_key,
+        )
+    except links.LinkRefused:
+        raise SignInRefused(
+            "this sign-in is not known here: it was used already, it expired (after 10 minutes), "
+            "or it was not started from this site. Start again."
+        ) from None
 
 
 def _address(claims: dict[str, Any]) -> tuple[str | None, bool]:
