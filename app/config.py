@@ -164,10 +164,11 @@ class Settings(BaseSettings):
     send_mail: bool = True
     # Bounds on what strangers can make the server keep: mails waiting to leave (beyond, a request
     # that would send one is 429), accounts not yet verified (beyond, sign-up pauses), and
-    # sign-ups, reset and verification mails per address and hour.
+    # sign-ups, reset and verification requests per client address and hour (a class behind one
+    # campus address signs up together: 200), mails to one recipient an hour.
     mail_max_pending: int = Field(default=10_000, ge=1)
     signup_max_unverified: int = Field(default=20_000, ge=1)
-    signups_per_address_hour: int = Field(default=20, ge=1)
+    signups_per_address_hour: int = Field(default=200, ge=1)
     mails_per_recipient_hour: int = Field(default=5, ge=1)
     # Single sign-on: a JSON list of OpenID Connect providers, each {"name", "title", "issuer",
     # "client_id", "client_secret"} (docs/accounts.md has Keycloak and Google examples).

@@ -49,6 +49,7 @@ TESTS = Path(__file__).resolve().parent
 # subprocess) or drive big inputs: they stay in the full suite and out of `make test-fast`.
 SLOW_MODULES = frozenset(
     {
+        "accounts/test_oidc.py",
         "bundles/test_ingestion.py",
         "bundles/test_program_scoring.py",
         "cli/test_attack.py",

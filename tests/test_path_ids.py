@@ -20,6 +20,8 @@ ID_ROUTES = [
     ("POST", "/invitations/{id}/decline"),
     ("DELETE", "/auth/tokens/{id}"),
 ]
+# The site admin's routes (a participant or host is 403 there before any id is looked up).
+ADMIN_ID_ROUTES = [("DELETE", "/admin/invitations/{id}")]
 
 
 def test_every_integer_path_parameter_is_bounded(client):
@@ -32,7 +34,19 @@ def test_every_integer_path_parameter_is_bounded(client):
                     assert schema.get("minimum") == 1, (path, parameter["name"])
                     assert schema.get("maximum") == 2**31 - 1, (path, parameter["name"])
                     checked += 1
-    assert checked == len(ID_ROUTES)
+    assert checked == len(ID_ROUTES) + len(ADMIN_ID_ROUTES)
+
+
+@pytest.mark.parametrize(("method", "path"), ADMIN_ID_ROUTES)
+def test_out_of_range_ids_on_admin_routes_are_422_and_the_largest_is_404(
+    client, make_user, method, path
+):
+    admin = make_user("root_admin", admin=True)
+    for bad in ("99999999999999999999999", str(2**31), "-1", "0", "12abc"):
+        response = client.request(method, API + path.format(id=bad), headers=admin.headers)
+        assert response.status_code == 422, (bad, response.text)
+    response = client.request(method, API + path.format(id=2**31 - 1), headers=admin.headers)
+    assert response.status_code == 404, response.text
 
 
 @pytest.mark.parametrize(("method", "path"), ID_ROUTES)
