@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from app.audit.service import record
 from app.auth.hosts import FormerHostRefused, team_has_host
+from app.auth.service import require_may_take_part
 from app.db import lock_standings
 from app.errors import Conflict
 from app.models import (
@@ -60,6 +61,7 @@ def accept(session: Session, *, invitation_id: int, user: User) -> Team:
     """Accept an invitation addressed to ``user``; returns the team they are now on."""
     invitation = own_invitation(session, invitation_id=invitation_id, user=user)
     check_pending(invitation)
+    require_may_take_part(user)  # joining a team is joining: a verified address first
     # One accept at a time per invitee: two accepted invitations would otherwise each add the
     # invitee and cancel the other's invitation, a deadlock on PostgreSQL. NO KEY UPDATE, so rows
     # that merely reference the user (submissions, tokens) are not held up.

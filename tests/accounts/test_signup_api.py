@@ -215,3 +215,22 @@ def test_links_are_stored_hashed(client, mails, session_factory):
     with session_factory() as session:
         rows = session.scalars(select(LinkSecret)).all()
     assert rows and all(token not in (r.secret_hash, r.prefix) for r in rows)
+
+
+def test_an_unverified_account_cannot_join_a_team_or_submit(client, host, alice):
+    from tests.helpers import ready_competition
+    from tests.teams.factories import invitation_id, join
+
+    ready_competition(client, host.headers, slug="churn")
+    join(client, alice)
+    _signup(client)
+    ada = _token_of(client, "ada")
+    invitation = invitation_id(client, alice, "ada")
+    refused = client.post(f"{API}/invitations/{invitation}/accept", headers=ada)
+    assert refused.status_code == 403 and refused.json()["code"] == "email_unverified"
+    upload = client.post(
+        f"{API}/competitions/churn/submissions",
+        files={"file": ("s.csv", b"id,target\na,1\n", "text/csv")},
+        headers=ada,
+    )
+    assert upload.status_code == 403 and upload.json()["code"] == "email_unverified"
