@@ -7,7 +7,7 @@ import pytest
 from sqlalchemy import select, update
 
 from app.models import LinkSecret, User, WebSession
-from tests.accounts.conftest import link_token
+from tests.accounts.conftest import link_token, verified
 from tests.helpers import API, create_competition
 
 PASSWORD = "correct horse battery"
@@ -92,13 +92,7 @@ def test_signup_answers_the_same_whether_or_not_the_address_is_taken(
     client, mails, make_user, session_factory
 ):
     make_user("grace")
-    with session_factory() as session:
-        session.execute(
-            update(User)
-            .where(User.name == "grace")
-            .values(email="grace@example.org", email_verified_at=datetime.now(UTC))
-        )
-        session.commit()
+    verified(session_factory, "grace", "grace@example.org")
     taken = _signup(client, name="mallory", email="grace@example.org")
     free = _signup(client, name="newbie", email="newbie@example.org")
     assert (taken.status_code, taken.json()) == (free.status_code, free.json())
@@ -138,13 +132,7 @@ def test_reset_answers_the_same_for_known_and_unknown_addresses(
     client, mails, make_user, session_factory
 ):
     make_user("grace")
-    with session_factory() as session:
-        session.execute(
-            update(User)
-            .where(User.name == "grace")
-            .values(email="grace@example.org", email_verified_at=datetime.now(UTC))
-        )
-        session.commit()
+    verified(session_factory, "grace", "grace@example.org")
     known = client.post(f"{API}/auth/password-reset", json={"email": "Grace@Example.org"})
     unknown = client.post(f"{API}/auth/password-reset", json={"email": "nobody@example.org"})
     assert (known.status_code, known.json()) == (unknown.status_code, unknown.json())

@@ -15,19 +15,9 @@ from app.db import make_engine, make_session_factory, unit_of_work
 from app.mail.outbox import MailQueueFull, enqueue_mail
 from app.mail.sender import FolderTransport, SmtpTransport, deliver_due
 from app.models import OutboundMail
+from tests.mail.smtp import Inbox
 
 SENDER = "Podium <podium@example.org>"
-
-
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[email.message.EmailMessage] = []
-
-    async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]  # noqa: N802
-        self.messages.append(
-            email.message_from_bytes(envelope.content, policy=email.policy.default)  # type: ignore[arg-type]
-        )
-        return "250 OK"
 
 
 def _free_port() -> int:

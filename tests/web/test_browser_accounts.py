@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,9 +26,10 @@ from tests.conftest import skip_or_fail
 from tests.databases import migrated
 from tests.helpers import KEY, PERFECT
 from tests.live_server import HTTP, free_port, wait_until_healthy
+from tests.mail.smtp import Inbox
+from tests.web.test_browser import chromium, shot  # noqa: F401 - fixtures, shared
 
 CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 PASSWORD = "correct horse battery"
 NEW_PASSWORD = "a brand new passphrase"
 
@@ -42,29 +42,6 @@ except ImportError:
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 LINK = re.compile(r"https?://\S+\?token=pdl_[A-Za-z0-9_-]+")
-
-
-class Inbox:
-    """The SMTP server's deliveries, as a person's mailbox."""
-
-    def __init__(self) -> None:
-        self.messages: list[email.message.EmailMessage] = []
-
-    async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]  # noqa: N802
-        self.messages.append(
-            email.message_from_bytes(envelope.content, policy=email.policy.default)  # type: ignore[arg-type]
-        )
-        return "250 OK"
-
-    def wait_for(self, to: str, count: int, timeout: float = 30.0) -> email.message.EmailMessage:
-        """The ``count``-th mail to ``to``, once it has arrived."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            mine = [m for m in self.messages if m["To"] == to]
-            if len(mine) >= count:
-                return mine[count - 1]
-            time.sleep(0.05)
-        raise AssertionError(f"no mail #{count} to {to} within {timeout} s")
 
 
 def link_in(message: email.message.EmailMessage) -> str:
@@ -135,20 +112,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:  # type: 
             smtp.stop()
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[object]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                  "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-        )  # fmt: skip
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
-def page(chromium):  # type: ignore[no-untyped-def]
+def page(chromium):  # type: ignore[no-untyped-def]  # noqa: F811
     context = chromium.new_context(viewport={"width": 1200, "height": 900})
     context.set_default_timeout(20_000)
     yield context.new_page()
@@ -165,11 +130,6 @@ def _sign_in(page, url: str, name: str, password: str) -> None:  # type: ignore[
     page.fill("input[name=name]", name)
     page.fill("input[name=password]", password)
     page.click("form[action='/signin'] button[type=submit] >> nth=0")
-
-
-def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def test_a_newcomer_signs_up_verifies_resets_and_submits(world, page):
@@ -244,7 +204,7 @@ def test_a_person_signs_in_through_the_universitys_provider(world, page):
     shot(page, "signed-in-through-provider")
 
 
-def test_an_admin_disables_a_user_whose_next_request_fails(world, chromium):
+def test_an_admin_disables_a_user_whose_next_request_fails(world, chromium):  # noqa: F811
     url = world["url"]
     contexts = [chromium.new_context() for _ in range(2)]
     bob, admin = (c.new_page() for c in contexts)
