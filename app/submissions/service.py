@@ -288,10 +288,17 @@ def team_submissions(session: Session, *, competition: Competition, user: User) 
 
 
 def team_submissions_page(
-    session: Session, *, competition: Competition, user: User, page: Page
+    session: Session,
+    *,
+    competition: Competition,
+    user: User,
+    page: Page,
+    phase: Phase | None = None,
 ) -> Paged[Submission]:
-    """One page of :func:`team_submissions`."""
+    """One page of :func:`team_submissions` (of one phase, when given)."""
     query = _team_submissions(session, competition=competition, user=user)
+    if phase is not None:
+        query = query.where(Submission.phase_id == phase.id)
     # An organiser's view names each submission's team and user: loaded with the page.
     return paginate(
         session, query, page, options=[joinedload(Submission.team), joinedload(Submission.user)]
