@@ -73,6 +73,13 @@ def _python_dirs() -> tuple[str, ...]:
     return tuple(chosen)
 
 
+def python_paths() -> tuple[str, ...]:
+    """The host's paths of the Python the jail binds in, longest first: what a traceback from
+    inside names (a library's frames), and a log shown to a participant should not."""
+    found = {*_python_dirs(), sys.prefix, os.path.realpath(sys.prefix), sys.base_prefix}
+    return tuple(sorted((p for p in found if len(p) > 1), key=len, reverse=True))
+
+
 def _open_to_others(path: Path) -> bool:
     """Whether anyone may read ``path`` and search every directory above it."""
     resolved = path.resolve()
