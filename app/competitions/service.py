@@ -175,6 +175,21 @@ def _newest_first(viewer: User | None, status: str | None) -> Select[tuple[Compe
     return query.order_by(Competition.created_at.desc(), Competition.id.desc())
 
 
+def create_checked(
+    session: Session, *, data: CompetitionCreate, owner: User, dry_run: bool = False
+) -> CompetitionPublic:
+    """:func:`create_competition` answered as the API shows it; ``dry_run`` runs every check
+    inside a savepoint that is rolled back, so nothing is kept."""
+    if not dry_run:
+        return to_public(create_competition(session, data=data, owner=owner))
+    savepoint = session.begin_nested()
+    try:
+        shown = to_public(create_competition(session, data=data, owner=owner))
+    finally:
+        savepoint.rollback()
+    return shown
+
+
 def to_public(competition: Competition) -> CompetitionPublic:
     metric = metric_for(competition)
     key = competition.board_key

@@ -23,6 +23,7 @@ from app.datafiles import service as datafiles
 from app.deps import IdPath, SettingsDep
 from app.errors import AppError, Conflict, NotFound, Unprocessable
 from app.evaluation.metric import is_custom
+from app.http.messages import sentence
 from app.jobs import rescore
 from app.leaderboard import moderation
 from app.models import AuditEntry, Competition, Phase, Submission, User
@@ -80,11 +81,9 @@ def _parse_time(name: str, raw: str) -> datetime | None:
     if not raw.strip():
         return None
     try:
-        return parse_instant(raw[:64], end=name != "start")
-    except ValueError:
-        raise Unprocessable(
-            f"{name.replace('_', ' ')}: '{raw[:40]}' is not a date and time"
-        ) from None
+        return parse_instant(raw[:64], end=name not in ("start",))
+    except ValueError as exc:
+        raise Unprocessable(f"{name.replace('_', ' ')}: {exc}", extra={"field": name}) from None
 
 
 def _parse_int(name: str, raw: str) -> int | None:
@@ -130,7 +129,9 @@ async def save_settings(form: HostForm) -> Response:
     try:
         data = CompetitionUpdate(**changed)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])).replace('_', ' ')}: {sentence(e)}" for e in exc.errors()
+        )
         raise Unprocessable(problems) from None
     competitions.update_competition(
         form.session, competition=form.competition, data=data, actor=form.user
@@ -232,6 +233,7 @@ def upload_file(
     file: UploadFile | None = None,
     name: Annotated[str, Form(max_length=300)] = "",
     visibility: Annotated[str, Form(max_length=10)] = "",
+    release_with: Annotated[str, Form(max_length=64)] = "",
 ) -> Response:
     upload = chosen(file, "a data file")
     datafile, created = datafiles.put_file(
@@ -242,8 +244,35 @@ def upload_file(
         user=form.user,
         settings=settings,
         visibility=visibility or None,
+        release_with=release_with or None,
     )
-    return form.done(f"{datafile.name} {'published' if created else 'replaced'}.")
+    return form.done(f"{datafile.name} {'published' if created else 'replaced'}{_when(datafile)}.")
+
+
+def _when(datafile: Any) -> str:
+    if datafile.release_with is None:
+        return ""
+    return f", public when phase '{datafile.release_with}' starts"
+
+
+@form_post(router, "/c/{slug}/host/files/{name}/release", back="/host/files")
+def change_file_release(
+    form: HostForm, name: str, release: Annotated[str, Form(max_length=80)] = ""
+) -> Response:
+    """One choice: ``public`` (now), ``hidden`` (code runs only), or ``with:PHASE``."""
+    phase = release.removeprefix("with:") if release.startswith("with:") else None
+    datafile = datafiles.change_release(
+        form.session,
+        competition=form.competition,
+        name=name,
+        user=form.user,
+        visibility=None if phase else release or None,
+        release_with=phase,
+    )
+    said = _when(datafile) or (
+        ": hidden, for code runs only" if datafile.visibility == "hidden" else ": public now"
+    )
+    return form.done(f"{datafile.name}{said}.")
 
 
 @form_post(router, "/c/{slug}/host/files/{name}/delete", back="/host/files")
