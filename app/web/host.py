@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Form, Query, Response, UploadFile
+from fastapi import APIRouter, Form, Path, Query, Response, UploadFile
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -16,8 +16,8 @@ from app.audit.service import entries
 from app.auth import hosts
 from app.competitions import service as competitions
 from app.competitions.dates import parse_instant
-from app.competitions.phases import board_phase, get_phase, only_phase
-from app.competitions.schemas import CompetitionUpdate
+from app.competitions.phases import board_phase, get_phase, only_phase, update_phase
+from app.competitions.schemas import CompetitionUpdate, PhaseUpdate
 from app.config import Settings
 from app.datafiles import service as datafiles
 from app.deps import IdPath, SettingsDep
@@ -72,7 +72,9 @@ def _hosted_submission(
 
 @router.get("/c/{slug}/host", response_class=HTMLResponse)
 def settings_page(visit: HostPage) -> Response:
-    return _show(visit, "host/settings.html", "settings")
+    # Not in CompetitionPublic: the host's own setting, shown only here.
+    limit = visit.competition.scoring_time_limit_seconds
+    return _show(visit, "host/settings.html", "settings", scoring_time_limit=limit)
 
 
 def _parse_time(name: str, raw: str) -> datetime | None:
@@ -97,6 +99,17 @@ def _parse_int(name: str, raw: str) -> int | None:
         ) from None
 
 
+def _parse_float(name: str, raw: str) -> float | None:
+    if not raw.strip():
+        return None
+    try:
+        return float(raw.strip())
+    except ValueError:
+        raise Unprocessable(
+            f"{name.replace('_', ' ')}: '{raw[:40]}' is not a number: give one such as 0.05"
+        ) from None
+
+
 def _changed_settings(competition: Competition, form: FormData) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in ("title", "description"):
@@ -105,13 +118,26 @@ def _changed_settings(competition: Competition, form: FormData) -> dict[str, Any
     for name in _TIMES:
         if isinstance(raw := form.get(name), str):
             values[name] = _parse_time(name, raw)
-    for name in _NUMBERS:
+    for name in (*_NUMBERS, "scoring_time_limit_seconds"):
         if isinstance(raw := form.get(name), str):
             values[name] = _parse_int(name, raw)
-    # Only what changed goes to the service, so the audit log names just that.
+    if isinstance(raw := form.get("public_board_mode"), str) and raw:
+        values["public_board_mode"] = raw[:20]
+    if isinstance(raw := form.get("ladder_step"), str):
+        values["ladder_step"] = _parse_float("ladder_step", raw)
+    if isinstance(raw := form.get("score_intervals"), str) and raw in ("yes", "no"):
+        values["score_intervals"] = raw == "yes"
+    if isinstance(raw := form.get("labels"), str):
+        labels = [label.strip() for label in raw[:20_000].split(",") if label.strip()]
+        values["labels"] = labels or None
+    return _changed(competition, values)
+
+
+def _changed(thing: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """Only what changed goes to the service, so the audit log names just that."""
     changed = {}
     for name, value in values.items():
-        current = getattr(competition, name)
+        current = getattr(thing, name)
         if isinstance(current, datetime) and isinstance(value, datetime):
             if abs((current - value).total_seconds()) < 60:
                 continue
@@ -136,13 +162,58 @@ async def save_settings(form: HostForm) -> Response:
     competitions.update_competition(
         form.session, competition=form.competition, data=data, actor=form.user
     )
+    return form.done(f"Saved: {_saved(form.competition, changed)}.")
+
+
+def _saved(thing: Any, changed: dict[str, Any]) -> str:
     # A date is echoed as the exact UTC instant stored (a bare date's end of day, say).
-    saved = [
+    return ", ".join(
         f"{name} ({value.isoformat()})" if isinstance(value, datetime) else name
         for name in sorted(changed)
-        for value in [getattr(form.competition, name)]
-    ]
-    return form.done(f"Saved: {', '.join(saved)}.")
+        for value in [getattr(thing, name)]
+    )
+
+
+_PHASE_TIMES = ("start", "end")
+_PHASE_NUMBERS = ("daily_submission_limit", "total_submission_limit", "final_selection_limit")
+
+
+@form_post(router, "/c/{slug}/host/phases/{name}", back="/host")
+async def save_phase(form: HostForm, name: Annotated[str, Path(max_length=64)]) -> Response:
+    """One phase's title, dates, quotas, board and counting rule, as PATCH
+    /api/v1/competitions/{slug}/phases/{name} changes them (the same rules and messages)."""
+    phase = get_phase(form.competition, name)
+    posted = await form.request.form()
+    values: dict[str, Any] = {}
+    if isinstance(raw := posted.get("title"), str) and raw.strip():
+        values["title"] = raw.strip()
+    for field in _PHASE_TIMES:
+        if isinstance(raw := posted.get(field), str) and (raw.strip() or field == "start"):
+            values[field] = _parse_time(field, raw)
+    for field in _PHASE_NUMBERS:
+        if isinstance(raw := posted.get(field), str):
+            values[field] = _parse_int(field, raw)
+    for field in ("board", "counts"):
+        if isinstance(raw := posted.get(field), str) and raw:
+            values[field] = raw[:20]
+    changed = _changed(phase, values)
+    if not changed:
+        return form.done(f"Phase {phase.name}: nothing changed.")
+    try:
+        data = PhaseUpdate(**changed)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])).replace('_', ' ')}: {sentence(e)}" for e in exc.errors()
+        )
+        raise Unprocessable(f"Phase {phase.name}: {problems}") from None
+    try:
+        update_phase(
+            form.session, competition=form.competition, phase=phase, data=data, actor=form.user
+        )
+    except AppError as exc:
+        exc.detail = f"Phase {phase.name}: {exc.detail}"
+        raise
+    return form.done(f"Phase {phase.name} saved: {_saved(phase, changed)}.")
 
 
 # --- Answer keys and the metric file ------------------------------------------------------------
