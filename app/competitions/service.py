@@ -59,7 +59,8 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
     if session.scalar(select(Competition.id).where(Competition.slug == data.slug)) is not None:
         raise Conflict(f"a competition with slug '{data.slug}' already exists")
     labels = _checked_labels(metric, data.labels)
-    start = data.start or datetime.now(UTC)
+    # Whole seconds: a page pre-fills it, and "2026-12-04T22:08:01.123456" reads as a glitch.
+    start = data.start or datetime.now(UTC).replace(microsecond=0)
     competition = Competition(
         slug=data.slug,
         title=data.title,
