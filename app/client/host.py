@@ -443,6 +443,28 @@ def release(
     typer.echo(f"{stored['name']}: {_released(stored)}")
 
 
+@competitions_app.command()
+def hosts(
+    slug: Slug,
+    add: Annotated[
+        str | None, typer.Option(help="Make this user a co-host (the owner or an admin).")
+    ] = None,
+    remove: Annotated[
+        str | None, typer.Option(help="Remove this co-host (never the owner).")
+    ] = None,
+) -> None:
+    """List a competition's hosts, or add or remove a co-host."""
+    with _client() as client:
+        if add:
+            client.add_host(slug, add)
+            typer.echo(f"{add} is now a co-host of {slug}")
+        if remove:
+            client.remove_host(slug, remove)
+            typer.echo(f"{remove} is no longer a host of {slug}")
+        found = client.hosts(slug)
+    _table([[h["user"], h["role"], h["added_at"][:19]] for h in found], ["USER", "ROLE", "ADDED"])
+
+
 # --- changing a running competition ---------------------------------------------------------
 
 # Each option says the API's rule beside it: the same ranges as app.competitions.schemas.
@@ -485,8 +507,23 @@ def phase(
         str | None,
         typer.Option(help="Which submission stands: best, last or chosen (final selections)."),
     ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(help="What it takes: predictions (a file) or code (run in the jail)."),
+    ] = None,
+    wall_seconds: Annotated[
+        float | None, typer.Option(help="A code run's wall clock, seconds (above 0).")
+    ] = None,
+    memory_mb: Annotated[
+        int | None, typer.Option(help="A code run's memory, MB (64 or more).")
+    ] = None,
+    cpus: Annotated[float | None, typer.Option(help="A code run's CPUs (above 0).")] = None,
+    working_mb: Annotated[
+        int | None, typer.Option(help="A code run's /kaggle/working, MB (1 or more).")
+    ] = None,
 ) -> None:
-    """Show a phase's settings, or change them (a deadline extension: --end 2026-12-31)."""
+    """Show a phase's settings, or change them (a deadline extension: --end 2026-12-31). Code
+    limits past the server's maxima are refused, naming each."""
     changes = _changes(
         title=title,
         start=start,
@@ -496,8 +533,17 @@ def phase(
         final_selection_limit=selection_limit,
         board=board,
         counts=counts,
+        submission_kind=kind,
+    )
+    limits = _changes(
+        wall_seconds=wall_seconds, memory_mb=memory_mb, cpus=cpus, working_mb=working_mb
     )
     with _client() as client:
+        if limits:
+            # The limits given, the others as the phase has them (the defaults for a new one).
+            current = [p for p in client.competition(slug)["phases"] if p["name"] == name]
+            had = (current[0].get("code_limits") if current else None) or {}
+            changes["code_limits"] = {**had, **limits}
         if changes:
             shown = client.update_phase(slug, name, changes)
         else:
@@ -523,6 +569,12 @@ def _phase_lines(shown: dict[str, Any]) -> None:
             ["selection limit", shown["final_selection_limit"]],
             ["board", shown["board"]],
             ["counts", shown["counts"]],
+            ["takes", shown.get("submission_kind", "predictions")],
+            *(
+                [[f"code {k.replace('_', ' ')}", v] for k, v in shown["code_limits"].items()]
+                if shown.get("code_limits")
+                else []
+            ),
         ],
         ["SETTING", "VALUE"],
     )

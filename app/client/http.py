@@ -206,6 +206,17 @@ class PodiumClient:
                 "PUT", f"/competitions/{slug}/{route}", files=files
             )
 
+    def hosts(self, slug: str) -> list[dict[str, Any]]:
+        return self._call("GET", f"/competitions/{slug}/hosts")  # type: ignore[no-any-return]
+
+    def add_host(self, slug: str, user: str) -> dict[str, Any]:
+        return self._call(  # type: ignore[no-any-return]
+            "POST", f"/competitions/{slug}/hosts", json={"user": user}
+        )
+
+    def remove_host(self, slug: str, user: str) -> None:
+        self._call("DELETE", f"/competitions/{slug}/hosts/{user}")
+
     def update_competition(self, slug: str, changes: dict[str, Any]) -> dict[str, Any]:
         return self._call("PATCH", f"/competitions/{slug}", json=changes)  # type: ignore[no-any-return]
 

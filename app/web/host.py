@@ -16,7 +16,13 @@ from app.audit.service import entries
 from app.auth import hosts
 from app.competitions import service as competitions
 from app.competitions.dates import parse_instant
-from app.competitions.phases import board_phase, get_phase, only_phase, update_phase
+from app.competitions.phases import (
+    board_phase,
+    code_limits,
+    get_phase,
+    only_phase,
+    update_phase,
+)
 from app.competitions.schemas import CompetitionUpdate, PhaseUpdate
 from app.config import Settings
 from app.datafiles import service as datafiles
@@ -174,6 +180,27 @@ def _saved(thing: Any, changed: dict[str, Any]) -> str:
     )
 
 
+_LIMIT_FIELDS = {"wall_seconds": float, "memory_mb": int, "cpus": float, "working_mb": int}
+
+
+def _code_limits(phase: Phase, posted: FormData) -> dict[str, Any] | None:
+    """The phase's code limits with the form's changes, or None when none changed."""
+    current = code_limits(phase).model_dump()
+    merged = dict(current)
+    for field, kind in _LIMIT_FIELDS.items():
+        raw = posted.get(field)
+        if not isinstance(raw, str) or not raw.strip():
+            continue
+        try:
+            merged[field] = kind(raw.strip()[:20])
+        except ValueError:
+            raise Unprocessable(
+                f"Phase {phase.name}: {field.replace('_', ' ')}: '{raw[:20]}' is not a number: "
+                "give one such as 2"
+            ) from None
+    return merged if merged != current else None
+
+
 _PHASE_TIMES = ("start", "end")
 _PHASE_NUMBERS = ("daily_submission_limit", "total_submission_limit", "final_selection_limit")
 
@@ -193,10 +220,13 @@ async def save_phase(form: HostForm, name: Annotated[str, Path(max_length=64)]) 
     for field in _PHASE_NUMBERS:
         if isinstance(raw := posted.get(field), str):
             values[field] = _parse_int(field, raw)
-    for field in ("board", "counts"):
+    for field in ("board", "counts", "submission_kind"):
         if isinstance(raw := posted.get(field), str) and raw:
             values[field] = raw[:20]
     changed = _changed(phase, values)
+    limits = _code_limits(phase, posted)
+    if limits is not None:
+        changed["code_limits"] = limits
     if not changed:
         return form.done(f"Phase {phase.name}: nothing changed.")
     try:

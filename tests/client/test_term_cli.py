@@ -237,6 +237,26 @@ def test_a_crashed_scripts_failure_and_log(server: LiveServer, tmp_path: Path) -
     # Another participant: no such submission.
     other = _as(server, home, "bob", "submissions", "log", str(submission_id))
     assert f"no submission {submission_id}" in one_error_line(other)
+    # The host gives the phase a longer clock; the other limits stay as they were.
+    longer = _as(
+        server, home, "host", "competitions", "phase", "code-term", "main", "--wall-seconds", "300"
+    )
+    assert longer.returncode == 0, longer.stderr
+    assert "code wall seconds  300" in longer.stdout
+    limits = _api(server, "get", "/competitions/code-term")["phases"][0]["code_limits"]
+    assert limits["wall_seconds"] == 300 and limits["memory_mb"] == 2048
+
+
+def test_a_host_adds_and_removes_a_co_host(server: LiveServer, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    added = _as(server, home, "host", "competitions", "hosts", "term", "--add", "bob")
+    assert added.returncode == 0, added.stderr
+    assert "bob is now a co-host of term" in added.stdout
+    assert any(line.split()[:2] == ["bob", "cohost"] for line in added.stdout.splitlines())
+    refused = _as(server, home, "alice", "competitions", "hosts", "term", "--add", "alice")
+    assert one_error_line(refused)
+    removed = _as(server, home, "host", "competitions", "hosts", "term", "--remove", "bob")
+    assert removed.returncode == 0 and "bob is no longer a host" in removed.stdout
 
 
 def test_create_dry_run_and_every_yaml_error_with_its_line(

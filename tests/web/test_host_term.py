@@ -128,3 +128,28 @@ def test_only_the_competitions_hosts_may_post_these_forms(client, person, browse
     for path in ("/c/term/host/phases/final", "/c/term/host/files/x.csv/release"):
         refused = eve.post(path, page="/", data={"end": "2999-01-01T00:00", "release": "hidden"})
         assert refused.status_code == 403
+
+
+def test_a_code_phases_kind_and_limits_are_on_the_settings_page(client, person, browser):
+    ada = person("ada", organiser=True)
+    body = {"name": "main", "submission_kind": "code", "code_limits": {"wall_seconds": 120}}
+    create_competition(client, ada.headers, "coded", metric={"name": "rmse"}, phases=[body])
+    web = browser("ada")
+    page = web.get("/c/coded/host").text
+    assert 'aria-label="Code limits of main"' in page and 'name="wall_seconds" value="120"' in page
+    sent = web.post(
+        "/c/coded/host/phases/main", page="/c/coded/host", data={"wall_seconds": "300", "cpus": "1"}
+    )
+    assert "Phase main saved: code_limits" in _flash(web.get(sent.headers["location"]).text)
+    main = client.get(f"{API}/competitions/coded", headers=ada.headers).json()["phases"][0]
+    assert main["code_limits"]["wall_seconds"] == 300 and main["code_limits"]["memory_mb"] == 2048
+    # Past the server's maximum: the API's own message, naming the limit and its setting.
+    over = web.post(
+        "/c/coded/host/phases/main", page="/c/coded/host", data={"memory_mb": "99999999"}
+    )
+    flash = _flash(web.get(over.headers["location"]).text)
+    assert "code_limits.memory_mb is 99999999" in flash and "PODIUM_CODE_MAX_MEMORY_MB" in flash
+    kind = web.post(
+        "/c/coded/host/phases/main", page="/c/coded/host", data={"submission_kind": "predictions"}
+    )
+    assert "submission_kind" in _flash(web.get(kind.headers["location"]).text)
