@@ -111,3 +111,44 @@ def test_a_host_changes_a_files_release_without_sending_it_again(
             select(AuditEntry.action).where(AuditEntry.action == "data_file_release")
         ).all()
     assert len(actions) == 3
+
+
+KAGGLE = f"{API}/competitions.CompetitionApiService"
+
+
+def _kaggle(client, method: str, body: dict, caller):  # type: ignore[no-untyped-def,type-arg]
+    return client.post(
+        f"{KAGGLE}/{method}", json=body, headers=caller.headers, follow_redirects=False
+    )
+
+
+def test_a_held_file_is_in_no_kaggle_list_bundle_or_link_until_its_phase(
+    client, host, alice, session_factory
+):
+    import io
+    import zipfile
+
+    _phased(client, host)
+    client.put(_url("train.csv"), content=b"id\na\n", headers=host.headers)
+    link = _kaggle(
+        client, "DownloadDataFile", {"competitionName": "term", "fileName": "train.csv"}, alice
+    ).headers["location"]
+    client.put(_url("final.csv") + "?release_with=final", content=b"id\nq\n", headers=host.headers)
+    listed = _kaggle(client, "ListDataFiles", {"competitionName": "term"}, alice).json()
+    assert [f["name"] for f in listed["files"]] == ["train.csv"]
+    one = _kaggle(
+        client, "DownloadDataFile", {"competitionName": "term", "fileName": "final.csv"}, alice
+    )
+    assert one.status_code == 404
+    bundle = _kaggle(client, "DownloadDataFiles", {"competitionName": "term"}, alice)
+    archive = zipfile.ZipFile(io.BytesIO(client.get(bundle.headers["location"]).content))
+    assert archive.namelist() == ["train.csv"]
+    # A link made while a file was public stops once a host holds it back for a phase.
+    assert client.get(link).status_code == 200
+    held = client.patch(_url("train.csv"), json={"release_with": "final"}, headers=host.headers)
+    assert held.status_code == 200
+    assert client.get(link).status_code == 404
+    # The host's bundle holds everything.
+    hosted = _kaggle(client, "DownloadDataFiles", {"competitionName": "term"}, host)
+    archive = zipfile.ZipFile(io.BytesIO(client.get(hosted.headers["location"]).content))
+    assert sorted(archive.namelist()) == ["final.csv", "train.csv"]
