@@ -294,9 +294,12 @@ def _write_through_to_phase(competition: Competition, changes: dict[str, Any]) -
         return
     phases = list(competition.phases)
     if len(phases) != 1:
+        names = ", ".join(p.name for p in phases)
         raise Conflict(
-            f"'{competition.slug}' has {len(phases)} phases, each with its own "
-            f"{', '.join(touched)}: use PATCH /api/v1/competitions/{competition.slug}/phases/{{name}}",
+            f"'{competition.slug}' has {len(phases)} phases ({names}), each with its own "
+            f"{', '.join(touched)}: change a phase's on Host → Settings → Phases, with "
+            f"`podium competitions phase {competition.slug} NAME`, or with PATCH "
+            f"/api/v1/competitions/{competition.slug}/phases/{{name}}",
             extra={"phases": [p.name for p in phases]},
         )
     for name in touched:

@@ -153,3 +153,14 @@ def test_a_code_phases_kind_and_limits_are_on_the_settings_page(client, person, 
         "/c/coded/host/phases/main", page="/c/coded/host", data={"submission_kind": "predictions"}
     )
     assert "submission_kind" in _flash(web.get(kind.headers["location"]).text)
+
+
+def test_a_competition_wide_date_on_several_phases_says_where_each_phase_is_changed(client, person):
+    ada = _term(client, person)
+    refused = client.patch(
+        f"{API}/competitions/term", json={"deadline": "2999-01-01"}, headers=ada.headers
+    )
+    assert refused.status_code == 409
+    detail = refused.json()["detail"]
+    assert "(dev, final)" in detail and "Host → Settings → Phases" in detail
+    assert "podium competitions phase term NAME" in detail
