@@ -77,12 +77,22 @@ def login(
 
 
 def files(slug: Annotated[str, typer.Argument(help="The competition.")]) -> None:
-    """List a competition's data files."""
+    """List a competition's data files (a host: each with when participants get it)."""
     with _client() as client:
         rows = client.files(slug)
     _table(
-        [[f["name"], f["size_bytes"], f["sha256"][:16]] for f in rows], ["NAME", "BYTES", "SHA256"]
+        [[f["name"], f["size_bytes"], f["sha256"][:16], _release_words(f)] for f in rows],
+        ["NAME", "BYTES", "SHA256", "PARTICIPANTS GET IT"],
     )
+
+
+def _release_words(stored: dict[str, Any]) -> str:
+    if stored.get("visibility") == "hidden":
+        return "never (code runs only)"
+    if stored.get("release_with"):
+        when = (stored.get("releases_at") or "")[:16].replace("T", " ")
+        return f"when {stored['release_with']} starts ({when} UTC)"
+    return "now"
 
 
 def download(

@@ -140,6 +140,8 @@ def test_the_final_test_set_is_released_with_its_phase(server: LiveServer, tmp_p
 
     listed = _as(server, home, "alice", "files", slug)
     assert "final_test.csv" not in listed.stdout and "answers_input" not in listed.stdout
+    hosted = _as(server, home, "host", "files", slug).stdout
+    assert "when final starts" in hosted and "never (code runs only)" in hosted
     with server.session() as session:
         session.execute(
             update(Phase).where(Phase.name == "final").values(start=NOW - timedelta(minutes=5))
