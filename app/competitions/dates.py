@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
 
-from app.http.messages import DATE_EXAMPLE
+from app.http.messages import DATE_EXAMPLE, DATE_RANGE, FIRST_YEAR, LAST_YEAR
 
 _BARE_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 END_OF_DAY = time(23, 59, 59)
@@ -29,10 +29,7 @@ def _bare_date(value: Any, *, end: bool) -> Any:
     return value
 
 
-# Every date a host gives lies in these years: far enough from datetime's own ends (year 1 and
-# 9999) that a zone's offset or a day's arithmetic never overflows, wide enough for any schedule.
-FIRST_YEAR, LAST_YEAR = 1970, 2999
-RANGE = f"a date must lie between {FIRST_YEAR}-01-01 and {LAST_YEAR}-12-31"
+RANGE = DATE_RANGE
 
 
 def as_utc(value: datetime) -> datetime:

@@ -8,6 +8,11 @@ same thing. A leaf module: it imports nothing of the app.
 
 from typing import Any
 
+# Every date a host gives lies in these years: far enough from datetime's own ends (year 1 and
+# 9999) that a zone's offset or a day's arithmetic never overflows, wide enough for any schedule.
+FIRST_YEAR, LAST_YEAR = 1970, 2999
+DATE_RANGE = f"a date must lie between {FIRST_YEAR}-01-01 and {LAST_YEAR}-12-31"
+
 DATE_EXAMPLE = (
     "write a date as 2026-12-31, or a date and time as 2026-12-31T18:00:00 (UTC) or "
     "2026-12-31T18:00:00+01:00"
