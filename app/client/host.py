@@ -444,6 +444,22 @@ def release(
 
 
 @competitions_app.command()
+def metric(
+    slug: Slug,
+    file: Annotated[Path, typer.Argument(help="Your metric: a .py file with score().")],
+    direction: Annotated[
+        str, typer.Option(help="maximize (higher is better) or minimize.")
+    ] = "maximize",
+) -> None:
+    """Upload the metric file of a competition made with metric name 'custom' (it is first run
+    on the answer key in the jail; a file that cannot score it is refused, saying why)."""
+    _existing(file)
+    with _client() as client:
+        client.upload_metric(slug, file, direction)
+    typer.echo(f"metric file {file.name} stored for {slug} ({direction})")
+
+
+@competitions_app.command()
 def hosts(
     slug: Slug,
     add: Annotated[

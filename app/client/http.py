@@ -206,6 +206,15 @@ class PodiumClient:
                 "PUT", f"/competitions/{slug}/{route}", files=files
             )
 
+    def upload_metric(self, slug: str, path: Path, direction: str) -> dict[str, Any]:
+        with path.open("rb") as source:
+            return self._call(  # type: ignore[no-any-return]
+                "PUT",
+                f"/competitions/{slug}/custom-metric",
+                files={"file": (path.name, source, "text/x-python")},
+                data={"direction": direction},
+            )
+
     def hosts(self, slug: str) -> list[dict[str, Any]]:
         return self._call("GET", f"/competitions/{slug}/hosts")  # type: ignore[no-any-return]
 

@@ -259,6 +259,13 @@ def test_a_host_adds_and_removes_a_co_host(server: LiveServer, tmp_path: Path) -
     assert one_error_line(refused)
     removed = _as(server, home, "host", "competitions", "hosts", "term", "--remove", "bob")
     assert removed.returncode == 0 and "bob is no longer a host" in removed.stdout
+    # The metric file goes up from the CLI too; this one is refused with the API's reason.
+    metric_file = home / "metric.py"
+    metric_file.write_text("def score(solution, submission, row_id_column_name):\n    return 1.0\n")
+    refused_metric = _as(server, home, "host", "competitions", "metric", "term", str(metric_file))
+    assert "a metric file needs a competition created with metric name 'custom'" in one_error_line(
+        refused_metric
+    )
 
 
 def test_create_dry_run_and_every_yaml_error_with_its_line(
