@@ -31,8 +31,11 @@ install: $(BIN)/podium
 
 install-test: $(VENV)/.test-deps
 
+# `make run PORT=8080` (or HOST=0.0.0.0) serves elsewhere; the demo prints its links on it.
+PORT ?= 8000
+HOST ?= 127.0.0.1
 run: install
-	$(BIN)/podium serve --demo
+	$(BIN)/podium serve --demo --host $(HOST) --port $(PORT)
 
 # The suite in parallel, one process per core (pytest-xdist). A module's tests keep to one worker
 # (--dist loadfile): a module-scoped server or browser starts once. Not loadgroup: xdist 3.8 marks

@@ -108,8 +108,11 @@ class Settings(BaseSettings):
     # else 408: no client holds anything while it sends slowly (app/http/body_gate.py).
     max_request_bytes: int = Field(default=1024 * 1024, ge=64 * 1024)
     body_timeout_seconds: float = Field(default=30.0, gt=0)
-    # Uploads a team may make per minute, refused ones included (429 with Retry-After beyond).
+    # Uploads a team may make per minute (429 with Retry-After beyond). One refused at intake
+    # (its file's format, header, ids or values) is not counted, up to refused_uploads_per_minute
+    # of them: past that ceiling refused ones count too, so a flood of bad files still ends.
     uploads_per_minute: int = 10
+    refused_uploads_per_minute: int = Field(default=60, ge=0)
     # Board reads (pages, CSV, the kaggle client's leaderboard) run side by side, from the
     # rendered cache or one SQL statement; past board_concurrency of them in flight in one
     # process (real overload), a board read is answered 503 with Retry-After at once.

@@ -61,6 +61,7 @@ SLOW_MODULES = frozenset(
         "http/test_proxy_headers.py",
         "http/test_slow_clients.py",
         "client/test_participant_cli.py",
+        "client/test_term_cli.py",
         "coderun/test_code_scoring.py",
         "coderun/test_coderun_jail.py",
         "custom_metrics/test_custom_metric_jail.py",

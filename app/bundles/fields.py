@@ -16,6 +16,7 @@ from typing import Any
 from dateutil import parser as date_parser
 
 from app.bundles.errors import BundleError
+from app.http.messages import DATE_RANGE, FIRST_YEAR, LAST_YEAR
 
 
 class Fields:
@@ -99,9 +100,16 @@ class Fields:
                 raise self.fail(f"{value!r} is not a date", path) from None
         else:
             raise self.fail(f"must be a date, not {_kind(value)}", path)
-        if moment.tzinfo is None:
-            return moment.replace(tzinfo=UTC)
-        return moment.astimezone(UTC)
+        out_of_range = f"{str(value)[:40]!r} is out of range: {DATE_RANGE}"
+        if not FIRST_YEAR <= moment.year <= LAST_YEAR:
+            raise self.fail(out_of_range, path)
+        try:
+            moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        except OverflowError:  # 9999-12-31T23:59:59-12:00: past datetime's last instant in UTC
+            raise self.fail(out_of_range, path) from None
+        if not FIRST_YEAR <= moment.year <= LAST_YEAR:
+            raise self.fail(out_of_range, path)
+        return moment
 
 
 def _kind(value: Any) -> str:

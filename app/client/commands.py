@@ -77,12 +77,22 @@ def login(
 
 
 def files(slug: Annotated[str, typer.Argument(help="The competition.")]) -> None:
-    """List a competition's data files."""
+    """List a competition's data files (a host: each with when participants get it)."""
     with _client() as client:
         rows = client.files(slug)
     _table(
-        [[f["name"], f["size_bytes"], f["sha256"][:16]] for f in rows], ["NAME", "BYTES", "SHA256"]
+        [[f["name"], f["size_bytes"], f["sha256"][:16], _release_words(f)] for f in rows],
+        ["NAME", "BYTES", "SHA256", "PARTICIPANTS GET IT"],
     )
+
+
+def _release_words(stored: dict[str, Any]) -> str:
+    if stored.get("visibility") == "hidden":
+        return "never (code runs only)"
+    if stored.get("release_with"):
+        when = (stored.get("releases_at") or "")[:16].replace("T", " ")
+        return f"when {stored['release_with']} starts ({when} UTC)"
+    return "now"
 
 
 def download(
@@ -117,10 +127,42 @@ def _follow(client: "PodiumClient", submission_id: int, timeout: float) -> dict[
 
 
 def _scores(sub: dict[str, Any]) -> str:
-    parts = [f"public {sub['public_score']}"]
+    """A submission's scores in words: each column's public (and, once shown, private) value,
+    or why there is none to show."""
+    if sub.get("score_note"):
+        return str(sub["score_note"])
+    columns = sub.get("scores") or {}
+    if len(columns) > 1:
+        parts = []
+        for key, values in columns.items():
+            shown = f"public {_number(values.get('public'))}"
+            if values.get("private") is not None:
+                shown += f", private {_number(values['private'])}"
+            parts.append(f"{key}: {shown}")
+        return "; ".join(parts)
+    if sub.get("public_score") is None:
+        return "no public score (the phase shows none)"
+    parts = [f"public {_number(sub['public_score'])}"]
     if sub.get("private_score") is not None:
-        parts.append(f"private {sub['private_score']}")
+        parts.append(f"private {_number(sub['private_score'])}")
     return ", ".join(parts)
+
+
+def _number(value: Any, digits: int | None = None) -> str:
+    """A score as the server rounded it, at ``digits`` decimals when the column has them."""
+    if value is None:
+        return "-"
+    if digits is not None and isinstance(value, int | float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _digits(column: dict[str, Any], decimals: int | None) -> int | None:
+    """The decimals a column is shown at: its precision, within the competition's."""
+    precision = column.get("precision")
+    if precision is None or decimals is None:
+        return decimals
+    return int(min(precision, decimals))
 
 
 def submit(
@@ -171,17 +213,36 @@ def submit(
     typer.echo(f"submission {submission_id} scored: {_scores(sub)}")
 
 
-def submissions(slug: Annotated[str, typer.Argument(help="The competition.")]) -> None:
-    """List your team's submissions."""
+def submissions(
+    slug: Annotated[
+        str, typer.Argument(help="The competition; or 'log' to print one submission's run log.")
+    ],
+    submission_id: Annotated[
+        int | None, typer.Argument(help="With 'log': the submission's id.", show_default=False)
+    ] = None,
+    phase: Annotated[str | None, typer.Option(help="Only this phase's submissions.")] = None,
+) -> None:
+    """List your team's submissions, each column's score at its precision (blind ones say so);
+    `podium submissions log ID` prints a code submission's run log."""
+    if submission_id is not None:
+        if slug != "log":
+            _fail(f"to read a run log: podium submissions log {submission_id}")
+        _print_log(submission_id)
+        return
     with _client() as client:
-        rows = client.submissions(slug)
+        rows = client.submissions(slug, phase)
+        competition = client.competition(slug)
+    columns = _visible_columns(competition, phase or (rows[0]["phase"] if rows else None))
+    decimals = competition.get("score_decimals")
+    several = len(competition.get("phases") or []) > 1
+    heads = [c.get("title") or c["key"] for c in columns]
     _table(
         [
             [
                 s["id"],
+                *([s.get("phase") or ""] if several else []),
                 s["status"],
-                s["public_score"],
-                s.get("private_score"),
+                *_submission_cells(s, columns, decimals),
                 "yes" if s["selected"] else "",
                 s["created_at"][:19],
                 s["description"],
@@ -189,31 +250,102 @@ def submissions(slug: Annotated[str, typer.Argument(help="The competition.")]) -
             ]
             for s in rows
         ],
-        ["ID", "STATUS", "PUBLIC", "PRIVATE", "SELECTED", "CREATED", "DESCRIPTION", "ERROR"],
+        ["ID", *(["PHASE"] if several else []), "STATUS"]
+        + [f"{h} (PUBLIC/PRIVATE)" for h in heads]
+        + ["SELECTED", "CREATED", "DESCRIPTION", "ERROR"],
     )
+
+
+def _visible_columns(competition: dict[str, Any], phase: str | None) -> list[dict[str, Any]]:
+    """The columns a phase's scores are in (its own, else the competition's), hidden ones left
+    out unless the server showed them (a host)."""
+    found = [p for p in competition.get("phases") or [] if p["name"] == phase]
+    columns = (found[0].get("columns") if found else None) or competition.get("leaderboard_columns")
+    return list(columns or [{"key": competition["metric"]["name"]}])
+
+
+def _submission_cells(
+    sub: dict[str, Any], columns: list[dict[str, Any]], decimals: int | None
+) -> list[str]:
+    if sub.get("score_note"):
+        return ["blind until the phase ends"] + [""] * (len(columns) - 1)
+    scores = sub.get("scores") or {}
+    cells = []
+    for i, column in enumerate(columns):
+        values = scores.get(column["key"])
+        if values is None and i == 0:
+            values = {"public": sub.get("public_score"), "private": sub.get("private_score")}
+        if values is None:
+            cells.append("hidden" if column.get("hidden") else "-")
+            continue
+        digits = _digits(column, decimals)
+        cell = _number(values.get("public"), digits)
+        if values.get("private") is not None:
+            cell += " / " + _number(values["private"], digits)
+        cells.append(cell)
+    return cells
+
+
+def _print_log(submission_id: int) -> None:
+    with _client() as client:
+        run = client.submission_log(submission_id)
+    if run.get("failure"):
+        words = run.get("kaggle_words") or run["failure"]
+        typer.echo(f"submission {submission_id} {run['status']}: {words}", err=True)
+    if run.get("log") is None:
+        _fail(f"submission {submission_id} has no log yet: it is {run['status']}")
+    typer.echo(run["log"], nl=not run["log"].endswith("\n"))
+    if run.get("truncated"):
+        typer.echo(
+            f"(the log was {run['total_bytes']:,} bytes: its first 8 KB and last 64 KB are shown)",
+            err=True,
+        )
 
 
 def leaderboard(
     slug: Annotated[str, typer.Argument(help="The competition.")],
     private: Annotated[bool, typer.Option("--private", help="The private board.")] = False,
+    phase: Annotated[
+        str | None,
+        typer.Option(
+            help="The phase's board (default: one you may read, an open public one first)."
+        ),
+    ] = None,
 ) -> None:
-    """Show a competition's leaderboard."""
+    """Show a competition's leaderboard: every column you may see, at its precision."""
     with _client() as client:
-        board = client.leaderboard(slug, "private" if private else "public")
+        board = client.leaderboard(slug, "private" if private else "public", phase)
+    columns = board.get("columns") or [{"key": board["metric"], "title": board["metric"]}]
+    decimals = board.get("score_decimals")
+
+    def cells(row: dict[str, Any]) -> list[str]:
+        scores = row.get("scores") or {}
+        if not scores:  # a Ladder board: the ranking column's released value only
+            return [_number(row["score"], _digits(columns[0], decimals))] + [""] * (
+                len(columns) - 1
+            )
+        return [_number(scores.get(c["key"]), _digits(c, decimals)) for c in columns]
+
     _table(
         [
             [
                 r["rank"] if r["rank"] is not None else "-",
                 r["team"],
-                r["score"],
+                *cells(r),
                 r["entries"],
                 _interval(r.get("interval")),
                 r.get("band") if r.get("band") is not None else "-",
             ]
             for r in board["rows"]
         ],
-        ["RANK", "TEAM", "SCORE", "ENTRIES", "95% INTERVAL", "BAND"],
+        ["RANK", "TEAM"]
+        + [(c.get("title") or c["key"]).upper() for c in columns]
+        + ["ENTRIES", "95% INTERVAL", "BAND"],
     )
+    if not board["rows"]:
+        typer.echo("(no team on this board yet)")
+    if board.get("phase"):
+        typer.echo(f"({board['board']} board of phase {board['phase']})")
     if board.get("public_board_mode", "exact") != "exact" and board.get("board") == "public":
         typer.echo("(a Ladder board: scores move only on real improvements, shown on a grid)")
 

@@ -7,8 +7,10 @@ exit status 2.
 """
 
 import re
+import sys
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -67,12 +69,14 @@ def _params_block(metric: Any, indent: str) -> str:
     return f"{indent}params:\n" + "\n".join(params) if params else f"{indent}params: {{}}"
 
 
-def template(metric_name: str, phases: int | None = None) -> str:
+def template(metric_name: str, phases: int | None = None, today: date | None = None) -> str:
     """A commented competition body that `create` accepts once the placeholders are filled:
-    one metric and one window, or (``phases``) a ``columns`` list and that many phases."""
+    one metric and one window, or (``phases``) a ``columns`` list and that many phases. Its
+    dates start ``today`` (UTC), so that it makes a competition open now, not one years away."""
     metric = _metric(metric_name)
+    first = today or datetime.now(UTC).date()
     if phases is not None:
-        return _HEAD + _phased(metric, phases) + _TAIL
+        return _HEAD + _phased(metric, phases, first) + _TAIL
     return (
         _HEAD
         + f"""
@@ -84,10 +88,11 @@ metric:
 {_params_block(metric, "  ")}
 
 # Dates are UTC. A bare date as the start is 00:00:00 of that day; as a deadline 23:59:59.
-# A time without a zone (2030-01-31T18:00:00) is UTC; one with a zone is converted.
-start: 2030-01-01
-# team_merge_deadline: 2030-01-24
-deadline: 2030-01-31
+# A time without a zone ({first + timedelta(days=30)}T18:00:00) is UTC; one with a zone is
+# converted. Each date lies between 1970 and 2999.
+start: {first}
+# team_merge_deadline: {first + timedelta(days=23)}
+deadline: {first + timedelta(days=30)}
 
 daily_submission_limit: 5
 # total_submission_limit: 100
@@ -121,10 +126,9 @@ score_intervals: true
 """
 
 
-def _phased(metric: Any, count: int) -> str:
-    """The ``columns`` list (the chosen metric ranks) and ``count`` phases, a month each."""
-    from datetime import date, timedelta
-
+def _phased(metric: Any, count: int, first: date) -> str:
+    """The ``columns`` list (the chosen metric ranks) and ``count`` phases, a month each from
+    ``first``: public ones count each team's best, a final blind one its chosen submissions."""
     lines = [
         "",
         "# The leaderboard's columns: the first ranks, the others break ties in order. Each is",
@@ -145,17 +149,16 @@ def _phased(metric: Any, count: int) -> str:
         f"  #   computed: {{op: mean, of: [{metric.name}, second]}}",
         "",
         "# Dates are UTC. A bare date as a start is 00:00:00 of that day; as an end 23:59:59.",
-        "# A time without a zone (2030-01-31T18:00:00) is UTC; one with a zone is converted.",
+        f"# A time without a zone ({first}T18:00:00) is UTC; one with a zone is converted.",
         "# Each phase has its own answer key: podium competitions key SLUG --phase NAME key.csv",
         "# Quotas left out take the competition's, below the phases.",
         "phases:",
     ]
-    first = date(2030, 1, 1)
     for i in range(count):
         start = first + timedelta(days=31 * i)
         end = start + timedelta(days=30)
         name = f"phase-{i + 1}" if count > 1 else "main"
-        last = i == count - 1
+        blind = i == count - 1 and count > 1
         lines += [
             f"  - name: {name}   # lowercase letters, digits and '-'",
             f"    title: {'Phase ' + str(i + 1) if count > 1 else 'Main'}",
@@ -166,9 +169,9 @@ def _phased(metric: Any, count: int) -> str:
             "    final_selection_limit: 2",
             "    # public (everyone sees the board), hidden (each team its own scores; hosts the",
             "    # board) or blind (nothing of any score until the phase ends)",
-            f"    board: {'blind' if last and count > 1 else 'public'}",
+            f"    board: {'blind' if blind else 'public'}",
             "    # which submission stands: best, last, or chosen (the team's final selections)",
-            "    counts: chosen",
+            f"    counts: {'chosen' if blind else 'best'}",
             "    # columns: [...]   # the phase's own columns (else the competition's)",
             "    # entry_fields:     # what an uploader is asked with each submission",
             "    #   - {key: method_name, title: Method, type: text, required: true, "
@@ -176,7 +179,7 @@ def _phased(metric: Any, count: int) -> str:
         ]
     lines += [
         "",
-        "# team_merge_deadline: 2030-01-24   # within the phases' dates",
+        f"# team_merge_deadline: {first + timedelta(days=23)}   # within the phases' dates",
         "daily_submission_limit: 5",
         "final_selection_limit: 2",
         "",
@@ -227,12 +230,21 @@ def _field_error(file: Path, body: Any, loc: tuple[str | int, ...], message: str
     return f"{_where(file, body.line_of(loc))}: {name}: {message}"
 
 
+def _fail_all(lines: list[str]) -> NoReturn:
+    """Every problem on an ``error:`` line of its own, in the file's order; exit 2."""
+    for line in lines[:-1]:
+        sys.stderr.write("error: " + " ".join(line.split()) + "\n")
+    _fail(lines[-1])
+
+
 def load_body(file: Path) -> Any:
-    """The file's body, checked by the API's own schema, or one error line (and exit 2)."""
+    """The file's body, checked by the API's own schema, or every error with its line (and
+    exit 2)."""
     from pydantic import ValidationError
 
     from app.client.bodyfile import BodyFileError, read_body
     from app.competitions.schemas import CompetitionCreate
+    from app.http.messages import sentence
 
     try:
         body = read_body(file)
@@ -241,9 +253,11 @@ def load_body(file: Path) -> Any:
     try:
         CompetitionCreate.model_validate(body.data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = tuple(p for p in first["loc"] if not str(p).startswith("function-"))
-        _fail(_field_error(file, body, loc, first["msg"]))
+        found = []
+        for error in exc.errors():
+            loc = tuple(p for p in error["loc"] if not str(p).startswith("function-"))
+            found.append((body.line_of(loc) or 0, _field_error(file, body, loc, sentence(error))))
+        _fail_all([line for _n, line in sorted(found, key=lambda f: f[0])])
     return body
 
 
@@ -265,6 +279,14 @@ def create(
     publish: Annotated[
         bool, typer.Option("--publish", help="Publish it at once if the checklist passes.")
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Check the file as the server would (every rule, the metrics, the phases) "
+            "and create nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Create a competition from a file (a draft unless --publish), and say what it still lacks."""
     from app.client.http import ClientError
@@ -273,18 +295,34 @@ def create(
     data = {**body.data, "status": "draft"}
     with _client() as client:
         try:
-            created = client.create_competition(data)
+            created = client.create_competition(data, dry_run=dry_run)
         except ClientError as exc:
             errors = exc.body.get("errors") or []
             if errors:
-                loc = tuple(p for p in errors[0].get("loc", []) if p != "body")
-                _fail(_field_error(file, body, loc, errors[0].get("msg", str(exc))))
+                _fail_all(
+                    [
+                        _field_error(
+                            file,
+                            body,
+                            tuple(p for p in e.get("loc", []) if p != "body"),
+                            e.get("msg", str(exc)),
+                        )
+                        for e in errors
+                    ]
+                )
             field = exc.body.get("field")
             if isinstance(field, str):
                 # A service refusal names its field as the message does: phases[1].end.
                 _fail(f"{_where(file, body.line_of(_loc(field)))}: {exc.body.get('detail', exc)}")
             raise
         slug = created["slug"]
+        if dry_run:
+            phases = ", ".join(p["name"] for p in created.get("phases", []))
+            typer.echo(
+                f"{file.name} is valid: it would create {slug} (phases: {phases}); "
+                "nothing was created"
+            )
+            return
         typer.echo(f"created {slug} (draft): {client.url}/c/{slug}")
         checklist = client.checklist(slug)
         if publish and checklist["ready"]:
@@ -329,19 +367,300 @@ def key(
     )
 
 
+Hidden = Annotated[
+    bool,
+    typer.Option(
+        "--hidden",
+        help="Never shown to participants: an input of code runs only (a code competition's "
+        "test set).",
+    ),
+]
+ReleaseWith = Annotated[
+    str | None,
+    typer.Option(
+        "--release-with",
+        metavar="PHASE",
+        help="Held back until this phase starts, public from then on (a final phase's test "
+        "set). Code runs read it at any time.",
+    ),
+]
+
+
+def _release(hidden: bool, release_with: str | None) -> dict[str, str]:
+    if hidden and release_with:
+        _fail(
+            "--hidden and --release-with contradict each other: a hidden file is never "
+            "released to participants"
+        )
+    if release_with:
+        return {"visibility": "public", "release_with": release_with}
+    return {"visibility": "hidden" if hidden else "public"}
+
+
+def _released(stored: dict[str, Any]) -> str:
+    """When participants get a file, in words."""
+    if stored.get("visibility") == "hidden":
+        return "hidden: code runs only"
+    if stored.get("release_with"):
+        when = (stored.get("releases_at") or "")[:16].replace("T", " ")
+        return f"public when phase {stored['release_with']} starts ({when} UTC)"
+    return "public now"
+
+
 @competitions_app.command()
 def files(
     slug: Slug,
     paths: Annotated[list[Path], typer.Argument(help="Data files to publish.")],
+    hidden: Hidden = False,
+    release_with: ReleaseWith = None,
 ) -> None:
-    """Upload data files for participants (streamed; a progress bar for large ones)."""
+    """Upload data files (streamed; a progress bar for large ones): public now, hidden
+    (--hidden), or public from a phase's start (--release-with PHASE)."""
+    release = _release(hidden, release_with)
     for path in paths:
         _existing(path)
     with _client() as client:
         for path in paths:
             with _progress(path.stat().st_size, path.name) as progress:
-                stored = client.upload_file(slug, path, progress)
-            typer.echo(f"uploaded {stored['name']} ({stored['size_bytes']:,} bytes)")
+                stored = client.upload_file(slug, path, progress, release)
+            typer.echo(
+                f"uploaded {stored['name']} ({stored['size_bytes']:,} bytes), {_released(stored)}"
+            )
+
+
+@competitions_app.command()
+def release(
+    slug: Slug,
+    name: Annotated[str, typer.Argument(help="A data file already uploaded.")],
+    hidden: Hidden = False,
+    release_with: ReleaseWith = None,
+) -> None:
+    """Change when participants get a data file, without uploading it again: public now (no
+    option), hidden (--hidden), or from a phase's start (--release-with PHASE)."""
+    changes = _release(hidden, release_with)
+    with _client() as client:
+        stored = client.change_release(slug, name, changes)
+    typer.echo(f"{stored['name']}: {_released(stored)}")
+
+
+@competitions_app.command()
+def metric(
+    slug: Slug,
+    file: Annotated[Path, typer.Argument(help="Your metric: a .py file with score().")],
+    direction: Annotated[
+        str, typer.Option(help="maximize (higher is better) or minimize.")
+    ] = "maximize",
+) -> None:
+    """Upload the metric file of a competition made with metric name 'custom' (it is first run
+    on the answer key in the jail; a file that cannot score it is refused, saying why)."""
+    _existing(file)
+    with _client() as client:
+        client.upload_metric(slug, file, direction)
+    typer.echo(f"metric file {file.name} stored for {slug} ({direction})")
+
+
+@competitions_app.command()
+def hosts(
+    slug: Slug,
+    add: Annotated[
+        str | None, typer.Option(help="Make this user a co-host (the owner or an admin).")
+    ] = None,
+    remove: Annotated[
+        str | None, typer.Option(help="Remove this co-host (never the owner).")
+    ] = None,
+) -> None:
+    """List a competition's hosts, or add or remove a co-host."""
+    with _client() as client:
+        if add:
+            client.add_host(slug, add)
+            typer.echo(f"{add} is now a co-host of {slug}")
+        if remove:
+            client.remove_host(slug, remove)
+            typer.echo(f"{remove} is no longer a host of {slug}")
+        found = client.hosts(slug)
+    _table([[h["user"], h["role"], h["added_at"][:19]] for h in found], ["USER", "ROLE", "ADDED"])
+
+
+# --- changing a running competition ---------------------------------------------------------
+
+# Each option says the API's rule beside it: the same ranges as app.competitions.schemas.
+_DATE_HELP = (
+    "UTC: a date (2026-12-31: a start at 00:00:00, an end at 23:59:59) or a date and time "
+    "(2026-12-31T18:00:00, or with a zone: +01:00); between 1970 and 2999."
+)
+
+
+def _changes(**options: Any) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if v is not None}
+
+
+@competitions_app.command()
+def phase(
+    slug: Slug,
+    name: Annotated[str, typer.Argument(help="The phase's name, e.g. final.")],
+    title: Annotated[str | None, typer.Option(help="Its title (1 to 200 characters).")] = None,
+    start: Annotated[str | None, typer.Option(help="When it opens. " + _DATE_HELP)] = None,
+    end: Annotated[
+        str | None, typer.Option(help="When it closes; after its start. " + _DATE_HELP)
+    ] = None,
+    daily_limit: Annotated[
+        int | None, typer.Option(help="Submissions a team may make a day (1 to 10,000).")
+    ] = None,
+    total_limit: Annotated[
+        int | None, typer.Option(help="Submissions a team may make in all (at least 1).")
+    ] = None,
+    selection_limit: Annotated[
+        int | None, typer.Option(help="Final selections a team may choose (1 to 100).")
+    ] = None,
+    board: Annotated[
+        str | None,
+        typer.Option(
+            help="public (everyone sees the board), hidden (each team its own scores) or "
+            "blind (no score shown until the phase ends)."
+        ),
+    ] = None,
+    counts: Annotated[
+        str | None,
+        typer.Option(help="Which submission stands: best, last or chosen (final selections)."),
+    ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(help="What it takes: predictions (a file) or code (run in the jail)."),
+    ] = None,
+    wall_seconds: Annotated[
+        float | None, typer.Option(help="A code run's wall clock, seconds (above 0).")
+    ] = None,
+    memory_mb: Annotated[
+        int | None, typer.Option(help="A code run's memory, MB (64 or more).")
+    ] = None,
+    cpus: Annotated[float | None, typer.Option(help="A code run's CPUs (above 0).")] = None,
+    working_mb: Annotated[
+        int | None, typer.Option(help="A code run's /kaggle/working, MB (1 or more).")
+    ] = None,
+) -> None:
+    """Show a phase's settings, or change them (a deadline extension: --end 2026-12-31). Code
+    limits past the server's maxima are refused, naming each."""
+    changes = _changes(
+        title=title,
+        start=start,
+        end=end,
+        daily_submission_limit=daily_limit,
+        total_submission_limit=total_limit,
+        final_selection_limit=selection_limit,
+        board=board,
+        counts=counts,
+        submission_kind=kind,
+    )
+    limits = _changes(
+        wall_seconds=wall_seconds, memory_mb=memory_mb, cpus=cpus, working_mb=working_mb
+    )
+    with _client() as client:
+        if limits:
+            # The limits given, the others as the phase has them (the defaults for a new one).
+            current = [p for p in client.competition(slug)["phases"] if p["name"] == name]
+            had = (current[0].get("code_limits") if current else None) or {}
+            changes["code_limits"] = {**had, **limits}
+        if changes:
+            shown = client.update_phase(slug, name, changes)
+        else:
+            found = [p for p in client.competition(slug)["phases"] if p["name"] == name]
+            if not found:
+                _fail(f"'{slug}' has no phase '{name}'")
+            shown = found[0]
+    if changes:
+        typer.echo(f"phase {name} of {slug} changed: {', '.join(sorted(changes))}")
+    _phase_lines(shown)
+
+
+def _phase_lines(shown: dict[str, Any]) -> None:
+    total = shown["total_submission_limit"]
+    _table(
+        [
+            ["title", shown["title"]],
+            ["state", shown["state"]],
+            ["start", shown["start"]],
+            ["end", shown["end"] or "open-ended"],
+            ["daily limit", shown["daily_submission_limit"]],
+            ["total limit", total if total is not None else "none"],
+            ["selection limit", shown["final_selection_limit"]],
+            ["board", shown["board"]],
+            ["counts", shown["counts"]],
+            ["takes", shown.get("submission_kind", "predictions")],
+            *(
+                [[f"code {k.replace('_', ' ')}", v] for k, v in shown["code_limits"].items()]
+                if shown.get("code_limits")
+                else []
+            ),
+        ],
+        ["SETTING", "VALUE"],
+    )
+
+
+@competitions_app.command()
+def settings(
+    slug: Slug,
+    title: Annotated[str | None, typer.Option(help="1 to 200 characters.")] = None,
+    description_file: Annotated[
+        Path | None, typer.Option(help="A Markdown file: the Overview tab's text.")
+    ] = None,
+    start: Annotated[str | None, typer.Option(help="One-phase competitions. " + _DATE_HELP)] = None,
+    deadline: Annotated[
+        str | None, typer.Option(help="One-phase competitions. " + _DATE_HELP)
+    ] = None,
+    team_merge_deadline: Annotated[
+        str | None, typer.Option(help="Within the competition's dates. " + _DATE_HELP)
+    ] = None,
+    daily_limit: Annotated[
+        int | None, typer.Option(help="One-phase competitions: 1 to 10,000 a day.")
+    ] = None,
+    total_limit: Annotated[int | None, typer.Option(help="One-phase competitions.")] = None,
+    selection_limit: Annotated[
+        int | None, typer.Option(help="One-phase competitions: 1 to 100.")
+    ] = None,
+    team_size: Annotated[int | None, typer.Option(help="1 to 1,000 members.")] = None,
+    decimals: Annotated[int | None, typer.Option(help="Digits participants see (0 to 15).")] = None,
+    board_mode: Annotated[
+        str | None, typer.Option(help="exact, ladder or ladder_free (the public board).")
+    ] = None,
+    ladder_step: Annotated[
+        float | None, typer.Option(help="A Ladder's step, between 0 and 1.")
+    ] = None,
+    intervals: Annotated[
+        bool | None,
+        typer.Option("--intervals/--no-intervals", help="Bootstrap intervals and rank bands."),
+    ] = None,
+    time_limit: Annotated[
+        int | None, typer.Option(help="Seconds one scoring job may take (1 to 86,400).")
+    ] = None,
+    labels: Annotated[
+        str | None,
+        typer.Option(help="Single-label classification: the labels, comma-separated."),
+    ] = None,
+) -> None:
+    """Change a competition's settings (a phase's own dates and quotas: podium competitions
+    phase SLUG NAME)."""
+    changes = _changes(
+        title=title,
+        description=description_file.read_text() if description_file else None,
+        start=start,
+        deadline=deadline,
+        team_merge_deadline=team_merge_deadline,
+        daily_submission_limit=daily_limit,
+        total_submission_limit=total_limit,
+        final_selection_limit=selection_limit,
+        max_team_size=team_size,
+        score_decimals=decimals,
+        public_board_mode=board_mode,
+        ladder_step=ladder_step,
+        score_intervals=intervals,
+        scoring_time_limit_seconds=time_limit,
+        labels=[x.strip() for x in labels.split(",") if x.strip()] if labels else None,
+    )
+    if not changes:
+        _fail("name at least one setting to change: podium competitions settings --help")
+    with _client() as client:
+        client.update_competition(slug, changes)
+    typer.echo(f"{slug} changed: {', '.join(sorted(changes))}")
 
 
 # --- checklist, publish, archive, delete ----------------------------------------------------

@@ -165,12 +165,19 @@ class PodiumClient:
     def submission(self, submission_id: int) -> dict[str, Any]:
         return self._call("GET", f"/submissions/{submission_id}")  # type: ignore[no-any-return]
 
-    def submissions(self, slug: str) -> list[dict[str, Any]]:
-        return self._call("GET", f"/competitions/{slug}/submissions")  # type: ignore[no-any-return]
-
-    def leaderboard(self, slug: str, board: str) -> dict[str, Any]:
+    def submissions(self, slug: str, phase: str | None = None) -> list[dict[str, Any]]:
+        params = {"phase": phase} if phase else None
         return self._call(  # type: ignore[no-any-return]
-            "GET", f"/competitions/{slug}/leaderboard", params={"board": board}
+            "GET", f"/competitions/{slug}/submissions", params=params
+        )
+
+    def submission_log(self, submission_id: int) -> dict[str, Any]:
+        return self._call("GET", f"/submissions/{submission_id}/log")  # type: ignore[no-any-return]
+
+    def leaderboard(self, slug: str, board: str, phase: str | None = None) -> dict[str, Any]:
+        params = {"board": board, **({"phase": phase} if phase else {})}
+        return self._call(  # type: ignore[no-any-return]
+            "GET", f"/competitions/{slug}/leaderboard", params=params
         )
 
     def select(self, submission_id: int, selected: bool) -> dict[str, Any]:
@@ -182,8 +189,11 @@ class PodiumClient:
     def competition(self, slug: str) -> dict[str, Any]:
         return self._call("GET", f"/competitions/{slug}")  # type: ignore[no-any-return]
 
-    def create_competition(self, body: dict[str, Any]) -> dict[str, Any]:
-        return self._call("POST", "/competitions", json=body)  # type: ignore[no-any-return]
+    def create_competition(self, body: dict[str, Any], *, dry_run: bool = False) -> dict[str, Any]:
+        params = {"dry_run": "true"} if dry_run else None
+        return self._call(  # type: ignore[no-any-return]
+            "POST", "/competitions", json=body, params=params
+        )
 
     def upload_key(
         self, slug: str, path: Path, progress: Progress, phase: str | None = None
@@ -196,10 +206,46 @@ class PodiumClient:
                 "PUT", f"/competitions/{slug}/{route}", files=files
             )
 
-    def upload_file(self, slug: str, path: Path, progress: Progress) -> dict[str, Any]:
+    def upload_metric(self, slug: str, path: Path, direction: str) -> dict[str, Any]:
+        with path.open("rb") as source:
+            return self._call(  # type: ignore[no-any-return]
+                "PUT",
+                f"/competitions/{slug}/custom-metric",
+                files={"file": (path.name, source, "text/x-python")},
+                data={"direction": direction},
+            )
+
+    def hosts(self, slug: str) -> list[dict[str, Any]]:
+        return self._call("GET", f"/competitions/{slug}/hosts")  # type: ignore[no-any-return]
+
+    def add_host(self, slug: str, user: str) -> dict[str, Any]:
+        return self._call(  # type: ignore[no-any-return]
+            "POST", f"/competitions/{slug}/hosts", json={"user": user}
+        )
+
+    def remove_host(self, slug: str, user: str) -> None:
+        self._call("DELETE", f"/competitions/{slug}/hosts/{user}")
+
+    def update_competition(self, slug: str, changes: dict[str, Any]) -> dict[str, Any]:
+        return self._call("PATCH", f"/competitions/{slug}", json=changes)  # type: ignore[no-any-return]
+
+    def update_phase(self, slug: str, phase: str, changes: dict[str, Any]) -> dict[str, Any]:
+        return self._call(  # type: ignore[no-any-return]
+            "PATCH", f"/competitions/{slug}/phases/{phase}", json=changes
+        )
+
+    def change_release(self, slug: str, name: str, changes: dict[str, Any]) -> dict[str, Any]:
+        return self._call(  # type: ignore[no-any-return]
+            "PATCH", f"/competitions/{slug}/files/{name}", json=changes
+        )
+
+    def upload_file(
+        self, slug: str, path: Path, progress: Progress, release: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         return self._call(  # type: ignore[no-any-return]
             "PUT",
             f"/competitions/{slug}/files/{path.name}",
+            params=release or None,
             content=_chunks(path, progress),
             headers={
                 "Content-Type": "application/octet-stream",

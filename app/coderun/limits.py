@@ -40,8 +40,13 @@ def beyond(limits: CodeLimits, ceiling: CodeLimits) -> list[str]:
     """One sentence per limit above the server's ceiling (empty: all within); a host's request
     past it is a 422 with these, never silently lowered."""
     return [
-        f"code_limits.{name} is {getattr(limits, name):g}; this server allows at most "
-        f"{getattr(ceiling, name):g} ({setting})"
+        f"code_limits.{name} is {_number(getattr(limits, name))}; this server allows at most "
+        f"{_number(getattr(ceiling, name))} ({setting})"
         for name, setting in _SETTING.items()
         if getattr(limits, name) > getattr(ceiling, name)
     ]
+
+
+def _number(value: float) -> str:
+    """A limit as a host typed it: 99999999, not 1e+08; 0.5 stays 0.5."""
+    return f"{int(value)}" if float(value).is_integer() else f"{value:g}"

@@ -49,6 +49,7 @@ from app.jail.bwrap import (
     check_jail,
     jail_command,
     jail_user,
+    python_paths,
     unprivileged,
     visible_to_jail,
 )
@@ -315,10 +316,21 @@ def _jailed(
         oom_kills=group.oom_kills() if group else 0,
         returncode=process.returncode,
         received=None if sink.overflowed else sink.written,
-        log=RunLog(head=log.head(), tail=log.tail(), total_bytes=log.total),
+        log=RunLog(head=_scrub(log.head()), tail=_scrub(log.tail()), total_bytes=log.total),
         memory_by_rlimit=address_space is not None,
     )
     return facts, read_status(status.data()), seconds
+
+
+# Where a log shows the server's Python (a library's frames in a traceback): Kaggle's layout
+# instead, so a participant reads /kaggle/... paths only and learns nothing of the server's.
+KAGGLE_PYTHON = "/kaggle/lib/python"
+
+
+def _scrub(data: bytes) -> bytes:
+    for path in python_paths():
+        data = data.replace(path.encode(), KAGGLE_PYTHON.encode())
+    return data
 
 
 def _process_limit(held: set[str]) -> str:

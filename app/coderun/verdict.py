@@ -85,6 +85,10 @@ def verdict(
             return Verdict("memory", memory, exit_code=code)
         if working_full:
             return Verdict("output_too_large", full, exit_code=code)
+        raised = last_exception(facts.log) if code > 0 else None
+        if raised:
+            message = f"the code raised {raised} (exit status {code})"[:_MESSAGE_CHARS]
+            return Verdict("runtime_error", message, exit_code=code)
         return Verdict("runtime_error", _exit_message(code), exit_code=code)
     if state == "cell_error":
         cell = status.get("cell") if isinstance(status.get("cell"), int) else None
@@ -121,6 +125,23 @@ def verdict(
         return Verdict("runtime_error", "the run was stopped while it handed back submission.csv")
     detail = str(status.get("message", state))[:_MESSAGE_CHARS]
     raise RunnerError(f"the runner in the jail failed: {detail}\n{facts.log.text()[-4000:]}")
+
+
+_TRACEBACK = "Traceback (most recent call last):"
+
+
+def last_exception(log: RunLog) -> str | None:
+    """The last line of the log's last Python traceback (``KeyError: 'target'``): the
+    exception's type and message, which say why the code failed. None without a traceback."""
+    text = (log.tail or log.head).decode("utf-8", errors="replace")
+    start = text.rfind(_TRACEBACK)
+    if start < 0:
+        return None
+    for line in text[start + len(_TRACEBACK) :].splitlines():
+        # Frames and their source lines are indented; the exception's line is not.
+        if line.strip() and not line[:1].isspace():
+            return line.strip()[:500]
+    return None
 
 
 def _says_memory(log: RunLog) -> bool:

@@ -53,6 +53,7 @@ from app.config import Settings
 from app.errors import Conflict, Forbidden, PayloadTooLarge, Unprocessable
 from app.evaluation.columns import column_defs, columns_for
 from app.evaluation.metric import is_custom, is_program
+from app.http.messages import sentence
 from app.models import AnswerKey, Submission, User
 from app.models import Competition as CompetitionRow
 from app.models import Phase as PhaseRow
@@ -110,7 +111,7 @@ def import_bundle(
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(part) for part in error["loc"])
-        raise BundleError(str(error["msg"]), file=name, field=field) from None
+        raise BundleError(sentence(error), file=name, field=field) from None
     _refuse_python2(model.phases)
     warnings = list(model.warnings)
     stored: list[str] = []

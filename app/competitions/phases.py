@@ -184,9 +184,10 @@ def upload_phase(
         return open_now[0], False
     if len(open_now) > 1:
         raise Unprocessable(
-            "several phases are open: name one in the form field 'phase' ("
+            "several phases are open ("
             + ", ".join(p.name for p in open_now)
-            + ")",
+            + "): say which this submission is for, with --phase NAME on the podium command "
+            "line, the phase choice on the page, or the form field 'phase' in the API",
             extra={"field": "phase", "open_phases": [p.name for p in open_now]},
         )
     if host:
@@ -205,16 +206,40 @@ def _closed(
     competition: Competition, phases: list[Phase], now: datetime, named: Phase | None
 ) -> PhaseClosed:
     upcoming = sorted((p for p in phases if p.start > now), key=lambda p: p.start)
-    which = f"phase '{named.name}' is {named.state(now)}; " if named is not None else ""
+    open_now = [p.name for p in phases if p.is_open(now)]
+    if named is not None:
+        when = (
+            f"it opens at {named.start.isoformat()}"
+            if named.state(now) == "upcoming"
+            else f"it ended at {named.end.isoformat()}"
+            if named.end is not None
+            else "it is closed"
+        )
+        others = (
+            f"; open now: {', '.join(repr(n) for n in open_now)}"
+            if open_now
+            else f"; the next to open is '{upcoming[0].name}', at {upcoming[0].start.isoformat()}"
+            if upcoming
+            else ""
+        )
+        return PhaseClosed(
+            f"phase '{named.name}' of '{competition.slug}' is not open: {when}{others}",
+            extra={
+                "phase": named.name,
+                "state": named.state(now),
+                "open_phases": open_now,
+                "next_phase": upcoming[0].name if upcoming else None,
+            },
+        )
     if upcoming:
         nxt = upcoming[0]
         return PhaseClosed(
-            f"{which}no phase of '{competition.slug}' is open now: the next, '{nxt.name}', "
+            f"no phase of '{competition.slug}' is open now: the next, '{nxt.name}', "
             f"opens at {nxt.start.isoformat()}",
             extra={"next_phase": nxt.name, "opens_at": nxt.start.isoformat()},
         )
     return PhaseClosed(
-        f"{which}the competition '{competition.slug}' has ended", extra={"next_phase": None}
+        f"the competition '{competition.slug}' has ended", extra={"next_phase": None}
     )
 
 

@@ -38,12 +38,24 @@ router = APIRouter(
 )
 
 
-@router.post("", response_model=CompetitionPublic, status_code=status.HTTP_201_CREATED)
+@router.post(
+    "",
+    response_model=CompetitionPublic,
+    status_code=status.HTTP_201_CREATED,
+    responses=error_responses(422),
+)
 def create_competition(
-    data: CompetitionCreate, session: SessionDep, organiser: OrganiserUser
+    data: CompetitionCreate,
+    session: SessionDep,
+    organiser: OrganiserUser,
+    response: Response,
+    dry_run: Annotated[bool, Query()] = False,
 ) -> CompetitionPublic:
-    competition = service.create_competition(session, data=data, owner=organiser)
-    return service.to_public(competition)
+    """Create a competition; with ``dry_run`` (200) every check runs and the answer is what
+    would be made, but nothing is kept."""
+    if dry_run:
+        response.status_code = status.HTTP_200_OK
+    return service.create_checked(session, data=data, owner=organiser, dry_run=dry_run)
 
 
 @router.post(

@@ -59,7 +59,8 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
     if session.scalar(select(Competition.id).where(Competition.slug == data.slug)) is not None:
         raise Conflict(f"a competition with slug '{data.slug}' already exists")
     labels = _checked_labels(metric, data.labels)
-    start = data.start or datetime.now(UTC)
+    # Whole seconds: a page pre-fills it, and "2026-12-04T22:08:01.123456" reads as a glitch.
+    start = data.start or datetime.now(UTC).replace(microsecond=0)
     competition = Competition(
         slug=data.slug,
         title=data.title,
@@ -175,6 +176,21 @@ def _newest_first(viewer: User | None, status: str | None) -> Select[tuple[Compe
     return query.order_by(Competition.created_at.desc(), Competition.id.desc())
 
 
+def create_checked(
+    session: Session, *, data: CompetitionCreate, owner: User, dry_run: bool = False
+) -> CompetitionPublic:
+    """:func:`create_competition` answered as the API shows it; ``dry_run`` runs every check
+    inside a savepoint that is rolled back, so nothing is kept."""
+    if not dry_run:
+        return to_public(create_competition(session, data=data, owner=owner))
+    savepoint = session.begin_nested()
+    try:
+        shown = to_public(create_competition(session, data=data, owner=owner))
+    finally:
+        savepoint.rollback()
+    return shown
+
+
 def to_public(competition: Competition) -> CompetitionPublic:
     metric = metric_for(competition)
     key = competition.board_key
@@ -278,9 +294,12 @@ def _write_through_to_phase(competition: Competition, changes: dict[str, Any]) -
         return
     phases = list(competition.phases)
     if len(phases) != 1:
+        names = ", ".join(p.name for p in phases)
         raise Conflict(
-            f"'{competition.slug}' has {len(phases)} phases, each with its own "
-            f"{', '.join(touched)}: use PATCH /api/v1/competitions/{competition.slug}/phases/{{name}}",
+            f"'{competition.slug}' has {len(phases)} phases ({names}), each with its own "
+            f"{', '.join(touched)}: change a phase's on Host → Settings → Phases, with "
+            f"`podium competitions phase {competition.slug} NAME`, or with PATCH "
+            f"/api/v1/competitions/{competition.slug}/phases/{{name}}",
             extra={"phases": [p.name for p in phases]},
         )
     for name in touched:

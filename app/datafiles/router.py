@@ -4,7 +4,7 @@ from fastapi.responses import StreamingResponse
 
 from app.datafiles import service
 from app.datafiles.download import file_response
-from app.datafiles.schemas import DataFilePublic
+from app.datafiles.schemas import DataFilePublic, DataFileRelease
 from app.deps import CompetitionDep, CurrentUser, SessionDep, SettingsDep
 from app.http.request_body import upload_source
 
@@ -44,7 +44,8 @@ async def put_file(
     service.check_name(name)
     # The session's slot is given back while the body arrives; put_file checks the host again.
     source = await upload_source(request, settings.max_data_file_bytes, session=session)
-    visibility = await _visibility(request)
+    visibility = await _field(request, "visibility")
+    release_with = await _field(request, "release_with")
     datafile, created = await run_in_threadpool(
         lambda: service.put_file(
             session,
@@ -54,6 +55,7 @@ async def put_file(
             user=user,
             settings=settings,
             visibility=visibility,
+            release_with=release_with,
         )
     )
     if not created:
@@ -61,13 +63,35 @@ async def put_file(
     return DataFilePublic.model_validate(datafile)
 
 
-async def _visibility(request: Request) -> str | None:
-    """``visibility`` from the query, else from the multipart form (already read with the file)."""
-    value = request.query_params.get("visibility")
+async def _field(request: Request, name: str) -> str | None:
+    """``name`` (``visibility``, ``release_with``) from the query, else from the multipart form
+    (already read with the file); bounded like the names it holds."""
+    value = request.query_params.get(name)
     if value is None and request.headers.get("content-type", "").startswith("multipart/"):
-        field = (await request.form()).get("visibility")
+        field = (await request.form()).get(name)
         value = field if isinstance(field, str) else None
-    return value
+    return value[:100] if value is not None else None
+
+
+@router.patch("/{name}", response_model=DataFilePublic)
+def change_release(
+    name: str,
+    data: DataFileRelease,
+    competition: CompetitionDep,
+    user: CurrentUser,
+    session: SessionDep,
+) -> DataFilePublic:
+    """A stored file made public now, hidden (code runs only), or public from a phase's start
+    (``release_with``), without sending it again."""
+    datafile = service.change_release(
+        session,
+        competition=competition,
+        name=name,
+        user=user,
+        visibility=data.visibility,
+        release_with=data.release_with,
+    )
+    return DataFilePublic.model_validate(datafile)
 
 
 @router.get("/{name}", response_class=StreamingResponse)

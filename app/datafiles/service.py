@@ -2,14 +2,16 @@
 started. The bytes go through ``app.storage``; an answer key is refused, never published.
 
 A ``hidden`` file (a code competition's test set) is an input of code runs only: for anyone but
-the competition's hosts it does not exist (never listed, a 404 to download, never in a bundle)."""
+the competition's hosts it does not exist (never listed, a 404 to download, never in a bundle).
+A public file may be *released with a phase* (a final phase's test set): until that phase starts
+it is hidden in the same way, from then on public. Code runs read every file at any time."""
 
 import re
 import uuid
 from datetime import UTC, datetime
 from typing import BinaryIO
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from app.audit.service import record
@@ -17,7 +19,7 @@ from app.auth.hosts import is_host
 from app.config import Settings
 from app.db import after_commit
 from app.errors import Forbidden, NotFound, Unprocessable
-from app.models import AnswerKey, Competition, DataFile, User
+from app.models import AnswerKey, Competition, DataFile, Phase, User
 from app.storage import delete_blob, save_blob
 
 MAX_NAME_LENGTH = 200
@@ -37,6 +39,29 @@ def check_visibility(value: str | None) -> str | None:
             extra={"field": "visibility"},
         )
     return value
+
+
+def release_phase(competition: Competition, name: str | None) -> Phase | None:
+    """The phase named by ``release_with`` (None for none), or a 422 listing the phases."""
+    if name is None or name == "":
+        return None
+    for phase in competition.phases:
+        if phase.name == name:
+            return phase
+    names = ", ".join(p.name for p in competition.phases)
+    raise Unprocessable(
+        f"release_with: '{name[:64]}' is not a phase of '{competition.slug}'; name one of its "
+        f"phases ({names}), and the file becomes public when that phase starts",
+        extra={"field": "release_with"},
+    )
+
+
+def is_released(datafile: DataFile, now: datetime) -> bool:
+    """Whether participants see the file now (the competition's own start aside)."""
+    if datafile.visibility != PUBLIC:
+        return False
+    phase = datafile.release_phase
+    return phase is None or phase.start <= now
 
 
 def require_host(session: Session, competition: Competition, user: User) -> None:
@@ -66,8 +91,30 @@ def list_files(session: Session, *, competition: Competition, user: User) -> lis
     check_can_read(session, competition, user)
     query = select(DataFile).where(DataFile.competition_id == competition.id)
     if not is_host(session, competition, user):
-        query = query.where(DataFile.visibility == PUBLIC)
+        started = select(Phase.id).where(
+            Phase.competition_id == competition.id, Phase.start <= datetime.now(UTC)
+        )
+        query = query.where(
+            DataFile.visibility == PUBLIC,
+            or_(DataFile.release_phase_id.is_(None), DataFile.release_phase_id.in_(started)),
+        )
     return list(session.scalars(query.order_by(DataFile.name)))
+
+
+def coming(session: Session, *, competition: Competition) -> list[DataFile]:
+    """Public files still held back for a phase that has not started: their names and when they
+    come are the Data tab's to tell (the bytes stay the hosts' until then)."""
+    now = datetime.now(UTC)
+    files = session.scalars(
+        select(DataFile)
+        .where(
+            DataFile.competition_id == competition.id,
+            DataFile.visibility == PUBLIC,
+            DataFile.release_phase_id.is_not(None),
+        )
+        .order_by(DataFile.name)
+    )
+    return [f for f in files if not is_released(f, now)]
 
 
 def run_inputs(session: Session, *, competition: Competition) -> list[DataFile]:
@@ -86,7 +133,7 @@ def get_file(session: Session, *, competition: Competition, user: User, name: st
     datafile = session.scalar(
         select(DataFile).where(DataFile.competition_id == competition.id, DataFile.name == name)
     )
-    if datafile is not None and datafile.visibility != PUBLIC:
+    if datafile is not None and not is_released(datafile, datetime.now(UTC)):
         # The same answer as for no file at all: a participant learns nothing of hidden ones.
         if not is_host(session, competition, user):
             datafile = None
@@ -104,11 +151,16 @@ def put_file(
     user: User,
     settings: Settings,
     visibility: str | None = None,
+    release_with: str | None = None,
 ) -> tuple[DataFile, bool]:
-    """Store (or replace) the data file ``name``; returns it and whether it is new."""
+    """Store (or replace) the data file ``name``; returns it and whether it is new.
+    ``release_with``: public from that phase's start (a replaced file keeps its own release
+    unless ``visibility`` or ``release_with`` is given)."""
     require_host(session, competition, user)
     check_name(name)
     visibility = check_visibility(visibility)
+    phase = release_phase(competition, release_with)
+    check_release(visibility, phase)
     key = f"datafiles/{competition.id}/{uuid.uuid4().hex}"
     blob = save_blob(source, key=key, settings=settings, max_bytes=settings.max_data_file_bytes)
     is_key = session.scalar(
@@ -133,7 +185,7 @@ def put_file(
         before = {
             "sha256": datafile.sha256,
             "size_bytes": datafile.size_bytes,
-            "visibility": datafile.visibility,
+            **_release_of(datafile),
         }
         old_key = datafile.storage_key
         after_commit(session, lambda: delete_blob(old_key, settings=settings))
@@ -142,8 +194,8 @@ def put_file(
     datafile.sha256 = blob.sha256
     datafile.uploaded_by_id = user.id
     datafile.created_at = datetime.now(UTC)
-    if visibility is not None:
-        datafile.visibility = visibility
+    if visibility is not None or phase is not None:
+        _set_release(datafile, visibility, phase)
     session.flush()
     record(
         session,
@@ -152,13 +204,60 @@ def put_file(
         action="data_file_upload",
         target=name,
         before=before,
-        after={
-            "sha256": blob.sha256,
-            "size_bytes": blob.size,
-            "visibility": datafile.visibility,
-        },
+        after={"sha256": blob.sha256, "size_bytes": blob.size, **_release_of(datafile)},
     )
     return datafile, created
+
+
+def check_release(visibility: str | None, phase: Phase | None) -> None:
+    if phase is not None and visibility == HIDDEN:
+        raise Unprocessable(
+            "release_with: a hidden file is never released to participants; leave visibility "
+            "out (or give 'public') to make it public when the phase starts",
+            extra={"field": "release_with"},
+        )
+
+
+def _set_release(datafile: DataFile, visibility: str | None, phase: Phase | None) -> None:
+    datafile.visibility = visibility or PUBLIC
+    datafile.release_phase_id = phase.id if phase is not None else None
+    datafile.release_phase = phase
+
+
+def _release_of(datafile: DataFile) -> dict[str, str | None]:
+    phase = datafile.release_phase
+    return {"visibility": datafile.visibility, "release_with": phase.name if phase else None}
+
+
+def change_release(
+    session: Session,
+    *,
+    competition: Competition,
+    name: str,
+    user: User,
+    visibility: str | None,
+    release_with: str | None,
+) -> DataFile:
+    """A stored file made public now, hidden, or public from a phase's start, without sending
+    its bytes again (audited)."""
+    require_host(session, competition, user)
+    datafile = get_file(session, competition=competition, user=user, name=name)
+    visibility = check_visibility(visibility)
+    phase = release_phase(competition, release_with)
+    check_release(visibility, phase)
+    before = _release_of(datafile)
+    _set_release(datafile, visibility, phase)
+    session.flush()
+    record(
+        session,
+        competition=competition,
+        actor=user,
+        action="data_file_release",
+        target=name,
+        before=before,
+        after=_release_of(datafile),
+    )
+    return datafile
 
 
 def delete_file(

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from app.errors import AppError, error_response
+from app.http.messages import sentence
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ def _where(loc: Sequence[Any]) -> str:
 
 def validation_errors(errors: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     """A one-line summary and the ``errors`` list (location and message, never the input)."""
-    items = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", ""))} for e in errors]
+    items = [{"loc": list(e.get("loc", ())), "msg": sentence(e)} for e in errors]
     shown = "; ".join(f"{_where(i['loc'])}: {i['msg']}" for i in items[:_SHOWN])
     more = f"; and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
     summary = " ".join(f"invalid request: {shown}{more}".split())

@@ -32,6 +32,7 @@ import site
 import stat
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -71,6 +72,24 @@ def _python_dirs() -> tuple[str, ...]:
         if not any(path == c or path.startswith(c.rstrip("/") + "/") for c in chosen):
             chosen.append(path)
     return tuple(chosen)
+
+
+def python_paths() -> tuple[str, ...]:
+    """The host's paths of the Python the jail binds in, longest first: what a traceback from
+    inside names (a library's frames), and a log shown to a participant should not."""
+    found = {
+        *_python_dirs(),
+        *site.getsitepackages(),
+        sys.prefix,
+        os.path.realpath(sys.prefix),
+        sys.base_prefix,
+        sysconfig.get_paths()["stdlib"],
+        sysconfig.get_paths()["platstdlib"],
+    }
+    # Never a bare top folder (a Debian Python's prefix is /usr): "/usr/bin" in a participant's
+    # own output is no server path, and replacing it would garble what they printed.
+    kept = (p for p in found if len(Path(p).parts) >= 3)
+    return tuple(sorted(kept, key=len, reverse=True))
 
 
 def _open_to_others(path: Path) -> bool:

@@ -91,7 +91,14 @@ def _competition(session: Session, user: User, c: Competition, ctx: Context) -> 
     rank = None
     if team is not None:
         try:
-            board = leaderboard(session, competition=c, board="public", user=user, limit=1)
+            board = leaderboard(
+                session,
+                competition=c,
+                board="public",
+                user=user,
+                limit=1,
+                phase_name=_current(c),
+            )
         except (BoardBlind, BoardHidden):
             pass  # a rank would tell a blind (or hidden) board's order: none
         else:
@@ -156,7 +163,7 @@ def download_data_file_call(
     competition = get_competition_by_slug(session, req.competition_name, user)
     datafile = datafiles.get_file(session, competition=competition, user=user, name=req.file_name)
     token = sign(
-        {"p": "file", "f": datafile.id, "all": datafile.visibility != datafiles.PUBLIC},
+        {"p": "file", "f": datafile.id, "all": not datafiles.is_released(datafile, _now())},
         secret_key=ctx.settings.secret_key,
         ttl_seconds=DOWNLOAD_TTL,
     )
@@ -182,8 +189,13 @@ def download_data_files_call(
 def signed_file(session: Session, token: str, settings: Settings) -> DataFile:
     payload = verify(token, secret_key=settings.secret_key, purpose="file")
     datafile = session.get(DataFile, int(payload["f"]))
-    # A link made for a public file does not open it once a host has hidden it.
-    if datafile is not None and datafile.visibility != datafiles.PUBLIC and not payload.get("all"):
+    # A link made for a public file does not open it once a host has hidden it (or held it back
+    # for a phase that has not started).
+    if (
+        datafile is not None
+        and not datafiles.is_released(datafile, _now())
+        and not payload.get("all")
+    ):
         datafile = None
     if datafile is None:
         raise NotFound("this file no longer exists")
@@ -202,9 +214,16 @@ def signed_bundle(session: Session, token: str, settings: Settings) -> list[Data
     """Every file a signed bundle URL stands for."""
     payload = verify(token, secret_key=settings.secret_key, purpose="bundle")
     query = select(DataFile).where(DataFile.competition_id == int(payload["c"]))
-    if not payload.get("all"):
-        query = query.where(DataFile.visibility == datafiles.PUBLIC)
-    return list(session.scalars(query.order_by(DataFile.name)))
+    files = list(session.scalars(query.order_by(DataFile.name)))
+    if payload.get("all"):
+        return files
+    # A participant's bundle: the files released now, none hidden or held for a later phase.
+    now = _now()
+    return [f for f in files if datafiles.is_released(f, now)]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 class _Sink:
@@ -418,10 +437,24 @@ class _BoardRow:
     entries: int
 
 
+def _current(competition: Competition) -> str | None:
+    """The kaggle client knows no phases: its routes serve the current one, whatever other
+    board the API would pick for a reader without a phase."""
+    phase = competition.current_phase
+    return phase.name if phase is not None else None
+
+
 def _board_rows(session: Session, user: User, competition: Competition) -> list[_BoardRow]:
     """The current phase's public board by its ranking column (a blind phase's is refused with
     ``board_blind`` until it ends, a hidden one's with ``board_hidden``, as on the API)."""
-    board = leaderboard(session, competition=competition, board="public", user=user, limit=MAX_PAGE)
+    board = leaderboard(
+        session,
+        competition=competition,
+        board="public",
+        user=user,
+        limit=MAX_PAGE,
+        phase_name=_current(competition),
+    )
     names = [row.team for row in board.rows]
     ids: dict[str, int] = {
         name: team_id

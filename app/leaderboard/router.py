@@ -44,8 +44,9 @@ def get_leaderboard(
     phase: PhaseQuery = None,
     sort: SortQuery = None,
 ) -> Leaderboard:
-    """A phase's board (default: the one open now, else the last that ended), ranked by its
-    first column or by ``sort``."""
+    """A phase's board, ranked by its first column or by ``sort``. Without ``phase``: of the
+    boards the caller may read, an open public phase's (the latest-starting), else the current
+    phase's, else the last readable one that ended."""
     return service.leaderboard(
         session,
         competition=competition,

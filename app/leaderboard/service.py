@@ -68,7 +68,7 @@ from app.models import (
     TeamMember,
     User,
 )
-from app.models.phase import BOARD_BLIND, BOARD_HIDDEN
+from app.models.phase import BOARD_BLIND, BOARD_HIDDEN, BOARD_PUBLIC
 from app.scoring.columns import Column, sortable
 
 MAX_PAGE = 1000
@@ -122,6 +122,36 @@ def check_board_access(
             "competition's hosts may read it, with their token"
         )
     raise Forbidden("the private leaderboard opens to participants after the deadline")
+
+
+def readable_phase(
+    session: Session, competition: Competition, name: str | None, user: User | None
+) -> Phase:
+    """The phase a board shows: the one named; else, of the phases whose board the caller may
+    read, an open public one (the latest-starting), else the current phase if readable, else
+    the last readable one that ended. None readable: the current phase, whose refusal says why.
+    A host reads every board: the current phase."""
+    if name is not None or _is_host(session, competition, user):
+        return board_phase(competition, name)
+    now = datetime.now(UTC)
+    phases = list(competition.phases)
+    readable = [p for p in phases if _readable(p, now)]
+    open_public = [p for p in readable if p.is_open(now) and p.board == BOARD_PUBLIC]
+    if open_public:
+        return max(open_public, key=lambda p: (p.start, p.position))
+    current = board_phase(competition, None)
+    if current in readable or not readable:
+        return current
+    ended = [p for p in readable if p.has_ended(now)]
+    return max(ended or readable, key=lambda p: (p.end or p.start, p.position))
+
+
+def _readable(phase: Phase, now: datetime) -> bool:
+    try:
+        refuse_hidden_board(phase, now)
+    except Forbidden:
+        return False
+    return True
 
 
 def refuse_hidden_board(phase: Phase, now: datetime) -> None:
@@ -505,10 +535,10 @@ def leaderboard(
     phase_name: str | None = None,
     sort: str | None = None,
 ) -> Leaderboard:
-    """A page of a phase's board (default: the current phase), under
+    """A page of a phase's board (default: :func:`readable_phase`), under
     :func:`check_board_access`; ``user`` None reads without a token (as a participant, with no
     row of its own). ``sort`` ranks by another column, then the others in order."""
-    phase = board_phase(competition, phase_name)
+    phase = readable_phase(session, competition, phase_name, user)
     check_board_access(session, competition, board, user, phase)
     metric = metric_for(competition)
     key = phase.board_key
@@ -668,7 +698,7 @@ def leaderboard_csv(
 
     With a ``cache``, the bytes are reused while the competition's board revision stands.
     """
-    phase = board_phase(competition, phase_name)
+    phase = readable_phase(session, competition, phase_name, user)
     check_board_access(session, competition, board, user, phase)
     key = phase.board_key
     host = _is_host(session, competition, user)

@@ -29,7 +29,15 @@ from app.scoring.intake_cells import (
     primitive,
     stack,
 )
-from app.scoring.intake_errors import SHOWN, IntakeError, cut, first_few, plural, quote
+from app.scoring.intake_errors import (
+    SHOWN,
+    IntakeError,
+    combined,
+    cut,
+    first_few,
+    plural,
+    quote,
+)
 from app.scoring.intake_parse import NUMBER, describe_rows, raise_not_utf8, read_table
 from app.scoring.intake_recent import RECENT
 from app.scoring.intake_source import (
@@ -459,13 +467,23 @@ def _read_submission(
     types.update({c: column_type(metric.cell) for c in key.target_columns})
     table = read_table(source, types, limits)
     ids = table.column(key.id_column)
+    # A refused file names every problem found past parsing: its ids', then each column's.
+    problems: list[IntakeError] = []
+    rows = None
     try:
         rows = _align_rows(source, ids, key, limits)
+    except IntakeError as exc:
+        problems.append(exc)
     finally:
         if key.release_pages is not None:
             key.release_pages()
     for name in key.target_columns:
-        check_column(source, name, metric.cell, table.column(name), ids, limits)
+        try:
+            check_column(source, name, metric.cell, table.column(name), ids, limits)
+        except IntakeError as exc:
+            problems.append(exc)
+    if problems:
+        raise combined(problems)
     # Aligned and checked, the ids are done with: they go back to the system before the
     # predictions are placed in key order (at 10M rows, the process's peak).
     table = table.select(key.target_columns)

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from pyarrow import ChunkedArray
 
 from app.metrics.registry import Metric
-from app.scoring.intake_errors import SHOWN, IntakeError, plural
+from app.scoring.intake_errors import SHOWN, IntakeError, combined, plural
 from app.scoring.intake_parse import describe_rows
 from app.scoring.intake_source import IntakeLimits, Source
 
@@ -49,28 +49,40 @@ def check_numbers(
     if all(_within_range(primitive(chunk)) for chunk in column.chunks):
         return
     values = np.concatenate([primitive(chunk) for chunk in column.chunks])
+    # Every kind of bad value the column holds, each with its first few rows: one fix mends all.
+    found: list[IntakeError] = []
     nan = np.flatnonzero(np.isnan(values))
     if nan.size:
-        raise IntakeError(
-            f"column '{name}' has {plural(nan.size, 'NaN value')}; every prediction must be a "
-            f"finite number: {describe_rows(source, ids, nan, limits)}",
-            kind="nan_values",
+        found.append(
+            IntakeError(
+                f"column '{name}' has {plural(nan.size, 'NaN value')}; every prediction must be "
+                f"a finite number: {describe_rows(source, ids, nan, limits)}",
+                kind="nan_values",
+            )
         )
     inf = np.flatnonzero(np.isinf(values))
-    if not inf.size:
-        huge = np.flatnonzero(np.abs(values) > MAX_MAGNITUDE)
-        raise IntakeError(
-            f"column '{name}' has {plural(huge.size, 'value')} beyond ±{MAX_MAGNITUDE:g}, too "
-            f"large to score: "
-            f"{describe_rows(source, ids, huge, limits, values=values[huge[:SHOWN]].tolist())}",
-            kind="huge_values",
+    if inf.size:
+        found.append(
+            IntakeError(
+                f"column '{name}' has {plural(inf.size, 'infinite value')} (inf or -inf); every "
+                f"prediction must be a finite number: "
+                f"{describe_rows(source, ids, inf, limits, values=values[inf[:SHOWN]].tolist())}",
+                kind="infinite_values",
+            )
         )
-    raise IntakeError(
-        f"column '{name}' has {plural(inf.size, 'infinite value')} (inf or -inf); every "
-        f"prediction must be a finite number: "
-        f"{describe_rows(source, ids, inf, limits, values=values[inf[:SHOWN]].tolist())}",
-        kind="infinite_values",
-    )
+    with np.errstate(invalid="ignore"):
+        huge = np.flatnonzero(np.isfinite(values) & (np.abs(values) > MAX_MAGNITUDE))
+    if huge.size:
+        found.append(
+            IntakeError(
+                f"column '{name}' has {plural(huge.size, 'value')} beyond ±{MAX_MAGNITUDE:g}, "
+                f"too large to score: "
+                f"{describe_rows(source, ids, huge, limits, values=values[huge[:SHOWN]].tolist())}",
+                kind="huge_values",
+            )
+        )
+    if found:
+        raise combined(found)
 
 
 # The largest magnitude a number may have: squares and sums of such values stay finite, so no

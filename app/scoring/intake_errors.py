@@ -53,6 +53,18 @@ class IntakeError(ValueError):
         super().__init__(message)
         self.message = message
         self.kind = kind
+        # Every kind of problem the message names (a file may have several): kind is the first.
+        self.kinds = [kind]
+
+
+def combined(errors: list[IntakeError]) -> IntakeError:
+    """Several problems of one file as one error: every message (each names the first few rows
+    or ids of its kind), the first's kind; ``kinds`` lists them all."""
+    if len(errors) == 1:
+        return errors[0]
+    error = IntakeError("; ".join(e.message for e in errors), kind=errors[0].kind)
+    error.kinds = [k for e in errors for k in e.kinds]
+    return error
 
 
 def cut(text: str, limit: int) -> str:

@@ -168,19 +168,35 @@ class RedisUploadWindow:
         self._window_ms = max(1, math.ceil(window_seconds * 1000))
 
     def take(
-        self, team_id: int, *, limit: int, fallback: Callable[[], float | None]
+        self,
+        team_id: int,
+        *,
+        limit: int,
+        fallback: Callable[[], float | None],
+        member: str | None = None,
+        kind: str = "uploads",
     ) -> float | None:
         """Count one upload of the team unless ``limit`` were made in the window: None when
         admitted, else the seconds until the next one would be. ``fallback()`` answers while
-        Redis is away (the database's own count)."""
+        Redis is away (the database's own count). ``member`` names the upload, so that
+        :meth:`give_back` can uncount it; ``kind`` is the window (``refused``: a second one)."""
 
         def take(_client: Any) -> float | None:
             wait = int(
                 self._link.take_script(
-                    keys=[f"{PREFIX}uploads:{team_id}"],
-                    args=[self._window_ms, limit, uuid.uuid4().hex],
+                    keys=[f"{PREFIX}{kind}:{team_id}"],
+                    args=[self._window_ms, limit, member or uuid.uuid4().hex],
                 )
             )
             return None if wait < 0 else wait / 1000
 
         return self._link.run(take, fallback)
+
+    def give_back(self, team_id: int, member: str) -> None:
+        """Uncount an upload taken with ``member`` (one refused at intake); nothing while Redis
+        is away, where the database's count tells refused uploads apart by itself."""
+
+        def give(client: Any) -> None:
+            client.zrem(f"{PREFIX}uploads:{team_id}", member)
+
+        self._link.run(give, lambda: None)

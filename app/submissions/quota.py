@@ -16,7 +16,7 @@ from sqlalchemy import Integer, Select, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from app.errors import RateLimited, TooManyRequests
-from app.models import Competition, Phase, Submission, Team
+from app.models import Competition, Phase, Submission, SubmissionStatus, Team
 from app.shared.redis_store import RedisUploadWindow
 from app.submissions.schemas import QuotaPublic
 
@@ -37,13 +37,20 @@ class UploadCounts:
     used_total: int
     recent: int
     oldest_recent: datetime | None
+    # Of ``recent``, those refused at intake: counted only past the refused ceiling.
+    recent_refused: int = 0
 
-    def rate_wait(self, *, now: datetime, per_minute: int) -> float | None:
+    def rate_wait(
+        self, *, now: datetime, per_minute: int, refused_ceiling: int | None = None
+    ) -> float | None:
         """None when the last minute's uploads leave room, else the seconds until the oldest of
-        them leaves the window. (Uploads past the limit are refused, not stored, and the team is
-        locked while it counts, so ``recent`` is at most ``per_minute`` and the oldest is the
-        one that frees a place.)"""
-        if self.recent < per_minute or self.oldest_recent is None:
+        them leaves the window. Uploads refused at intake count only past ``refused_ceiling``
+        (None: all count). (Uploads past the limit are refused, not stored, and the team is
+        locked while it counts, so the oldest is the one that frees a place.)"""
+        counted = self.recent
+        if refused_ceiling is not None:
+            counted -= min(self.recent_refused, refused_ceiling)
+        if counted < per_minute or self.oldest_recent is None:
             return None
         oldest = self.oldest_recent
         if oldest.tzinfo is None:
@@ -59,7 +66,7 @@ def upload_counts(session: Session, *, team: Team, phase: Phase, now: datetime) 
         "since": now - RATE_WINDOW,
     }
     row = session.execute(_upload_counts(), params).one()
-    return UploadCounts(row[0] or 0, row[1] or 0, row[2] or 0, row[3])
+    return UploadCounts(row[0] or 0, row[1] or 0, row[2] or 0, row[3], row[4] or 0)
 
 
 @functools.cache
@@ -77,7 +84,15 @@ def _upload_counts() -> Select[Any]:
         func.count(Submission.id).filter(counted),
         func.count(Submission.id).filter(recent),
         func.min(Submission.created_at).filter(recent),
+        func.count(Submission.id).filter(recent & REFUSED_AT_INTAKE),
     ).where(Submission.team_id == bindparam("team_id", type_=Integer))
+
+
+# An upload refused at intake is recorded failed in the instant it was made (its start and end
+# are its creation's, app.submissions.service._failed); one that failed later was started later.
+REFUSED_AT_INTAKE = (Submission.status == SubmissionStatus.failed) & (
+    Submission.started_at == Submission.created_at
+)
 
 
 def quota_for(
@@ -155,21 +170,25 @@ def check_upload_rate(
     per_minute: int,
     counts: Callable[[], UploadCounts],
     shared: RedisUploadWindow | None = None,
+    refused_ceiling: int | None = None,
+    member: str | None = None,
 ) -> None:
-    """Refuse an upload when the team made ``per_minute`` in the last minute, failed ones
-    included; call with the team locked. The answer says when the next one is accepted.
+    """Refuse an upload when the team made ``per_minute`` in the last minute; uploads refused
+    at intake count only past ``refused_ceiling`` of them (None: every one counts). Call with
+    the team locked. The answer says when the next one is accepted.
 
-    With a ``shared`` window (Redis), the upload is counted there, atomically for every process,
-    and the database's ``counts`` decide only while Redis is away.
+    With a ``shared`` window (Redis), the upload is counted there as ``member``, atomically for
+    every process (:func:`uncount_refused` takes a refused one back out), and the database's
+    ``counts`` decide only while Redis is away.
     """
 
     def counted_in_database() -> float | None:
-        return counts().rate_wait(now=now, per_minute=per_minute)
+        return counts().rate_wait(now=now, per_minute=per_minute, refused_ceiling=refused_ceiling)
 
     if shared is None:
         wait = counted_in_database()
     else:
-        wait = shared.take(team.id, limit=per_minute, fallback=counted_in_database)
+        wait = shared.take(team.id, limit=per_minute, fallback=counted_in_database, member=member)
     if wait is None:
         return
     seconds = max(int(wait) + 1, 1)
@@ -178,3 +197,16 @@ def check_upload_rate(
         f"try again in {seconds} s",
         retry_after=seconds,
     )
+
+
+def uncount_refused(
+    *, team: Team, shared: RedisUploadWindow | None, member: str, refused_ceiling: int
+) -> None:
+    """An upload refused at intake leaves the shared rate window while the team's refused ones
+    of the last minute stay within ``refused_ceiling`` (their own window); past it, it stays
+    counted. The database's count tells them apart by itself (:data:`REFUSED_AT_INTAKE`)."""
+    if shared is None or refused_ceiling <= 0:
+        return
+    within = shared.take(team.id, limit=refused_ceiling, fallback=lambda: 1.0, kind="refused")
+    if within is None:
+        shared.give_back(team.id, member)

@@ -4,7 +4,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Query, Request, UploadFile, status
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from app.competitions.phases import board_phase
+from app.competitions.phases import board_phase, get_phase
 from app.deps import (
     CompetitionDep,
     CurrentUser,
@@ -82,9 +82,20 @@ def create_submission(
     "/competitions/{slug}/submissions", response_model=list[SubmissionView], responses=PAGE_HEADERS
 )
 def list_submissions(
-    competition: CompetitionDep, user: CurrentUser, session: SessionDep, page: PageDep
+    competition: CompetitionDep,
+    user: CurrentUser,
+    session: SessionDep,
+    page: PageDep,
+    phase: Annotated[str | None, Query(max_length=64)] = None,
 ) -> list[SubmissionPublic]:
-    found = service.team_submissions_page(session, competition=competition, user=user, page=page)
+    """The team's submissions (a host's: everyone's), newest first; ``phase``: that phase's."""
+    found = service.team_submissions_page(
+        session,
+        competition=competition,
+        user=user,
+        page=page,
+        phase=get_phase(competition, phase) if phase else None,
+    )
     page.tell_total(found.total)
     return visibility.views(session, submissions=found.items, competition=competition, user=user)
 

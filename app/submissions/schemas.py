@@ -37,6 +37,8 @@ class SubmissionPublic(BaseModel):
     failure: str | None = None
     # While queued: 1 when it is the next to be scored or run (every queued submission counts).
     queue_position: int | None = None
+    # Why no score is shown though one may exist, in words (a blind phase before its end).
+    score_note: str | None = None
 
 
 class SubmissionRevealed(SubmissionPublic):

@@ -1,6 +1,7 @@
 """Accepting submissions (cheap checks at upload, the rest when scored) and showing them."""
 
 import functools
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import BinaryIO
@@ -28,7 +29,7 @@ from app.scoring.intake_labels import check_labels
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
 from app.submissions.kinds import checked_code, is_code, refuse_other_kind, wrong_kind
-from app.submissions.quota import charge, check_upload_rate, upload_counts
+from app.submissions.quota import charge, check_upload_rate, uncount_refused, upload_counts
 from app.submissions.schemas import RunLogPublic
 from app.teams.service import locked_team_for
 
@@ -89,13 +90,27 @@ def create_submission(
     # The quota and the rate from one statement, made at most once (none for a baseline when
     # Redis keeps the rate).
     counts = functools.cache(lambda: upload_counts(session, team=team, phase=phase, now=now))
+    shared, member = upload_window(settings), uuid.uuid4().hex
     check_upload_rate(
         team=team,
         now=now,
         per_minute=settings.uploads_per_minute,
         counts=counts,
-        shared=upload_window(settings),
+        shared=shared,
+        refused_ceiling=settings.refused_uploads_per_minute,
+        member=member,
     )
+
+    def refused(refusal: AppError) -> "Upload":
+        # A file refused at intake does not count toward the rate (up to its own ceiling).
+        uncount_refused(
+            team=team,
+            shared=shared,
+            member=member,
+            refused_ceiling=settings.refused_uploads_per_minute,
+        )
+        return _failed(session, submission, refusal, now=now)
+
     if not baseline:
         charge(session, competition=competition, team=team, now=now, phase=phase, counts=counts())
     submission = Submission(
@@ -120,7 +135,7 @@ def create_submission(
         )
     except (PayloadTooLarge, Unprocessable) as exc:
         submission.path, submission.size_bytes, submission.sha256 = "", 0, ""
-        return _failed(session, submission, exc, now=now)
+        return refused(exc)
     submission.path, submission.size_bytes, submission.sha256 = (
         stored.ref,
         stored.size,
@@ -134,7 +149,7 @@ def create_submission(
             checked_code(stored.path, filename, max_bytes=settings.code_max_bytes)
         except Unprocessable as refusal:
             _discard(session, stored.ref, settings)
-            return _failed(session, submission, refusal, now=now)
+            return refused(refusal)
         return _queued(session, submission, queue, code=True)  # its run's own lane
     try:
         # The key row carries the same id_column / target_columns the parsed table would.
@@ -154,7 +169,7 @@ def create_submission(
             refusal = wrong_kind(phase, f"'{filename[:100]}' holds code")
         # Refused files are not kept (a flood of them would fill the disk); the row is.
         _discard(session, stored.ref, settings)
-        return _failed(session, submission, refusal, now=now)
+        return refused(refusal)
     return _queued(session, submission, queue)
 
 
@@ -290,10 +305,17 @@ def team_submissions(session: Session, *, competition: Competition, user: User) 
 
 
 def team_submissions_page(
-    session: Session, *, competition: Competition, user: User, page: Page
+    session: Session,
+    *,
+    competition: Competition,
+    user: User,
+    page: Page,
+    phase: Phase | None = None,
 ) -> Paged[Submission]:
-    """One page of :func:`team_submissions`."""
+    """One page of :func:`team_submissions` (of one phase, when given)."""
     query = _team_submissions(session, competition=competition, user=user)
+    if phase is not None:
+        query = query.where(Submission.phase_id == phase.id)
     # An organiser's view names each submission's team and user: loaded with the page.
     return paginate(
         session, query, page, options=[joinedload(Submission.team), joinedload(Submission.user)]

@@ -99,9 +99,12 @@ def _view(
     decimals = shown_decimals(competition, host=host)
     phase = submission.phase
     now = datetime.now(UTC)
+    note = None
     if not host and phase.board == BOARD_BLIND and not phase.has_ended(now):
         # Blind until the phase ends: scored or not, and nothing of any score.
         score, stats = None, None
+        ends = phase.end.isoformat() if phase.end is not None else "the phase's end"
+        note = f"blind: phase '{phase.name}' shows no score until it ends ({ends})"
     public = score.public_score if score else None
     public_interval = stats.public_interval if stats else None
     released = None
@@ -126,6 +129,7 @@ def _view(
         details=submission.details,
         failure=submission.run_failure,
         queue_position=_queue_position(session, submission),
+        score_note=note,
     )
     revealed = host or phase.has_ended(now)
     base["scores"] = _column_scores(

@@ -20,7 +20,13 @@ from app.honest.analysis.service import shakeup_report
 from app.honest.board.board import hides_public_scores
 from app.leaderboard.history import best_public_over_time
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
-from app.leaderboard.service import MAX_PAGE, BoardBlind, BoardHidden, leaderboard
+from app.leaderboard.service import (
+    MAX_PAGE,
+    BoardBlind,
+    BoardHidden,
+    leaderboard,
+    readable_phase,
+)
 from app.models import Competition, Phase, User
 from app.models.types import MAX_INT
 from app.web.charts import PALETTE, score_over_time
@@ -135,7 +141,12 @@ def board_page(
     """The Leaderboard tab's context for one phase's board (``viewer``: the host, or the
     participant's view for everyone else)."""
     now = datetime.now(UTC)
-    phase = board_phase(competition, phase_name)
+    # The API's default: a board the reader may read, an open public phase's first.
+    phase = (
+        board_phase(competition, phase_name)
+        if is_host
+        else readable_phase(session, competition, phase_name, None)
+    )
     several = len(competition.phases) > 1
     link_phase = phase.name if several else None
     closed = phase.has_ended(now)

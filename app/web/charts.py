@@ -38,7 +38,7 @@ def score_over_time(
     """Step lines of each team's best score so far; the legend is drawn by the page."""
     # A small canvas: scaled to a phone's width its 13-unit text stays legible.
     width, height = 560, 320
-    left, right, top, bottom = 62, 14, 30, 52
+    right, top, bottom = 14, 30, 52
     points = [p for values in series.values() for p in values]
     if not points:
         return Markup("")
@@ -51,6 +51,10 @@ def score_over_time(
     lo, hi = min(values), max(values)
     pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 0.05
     lo, hi = lo - pad, hi + pad
+    ticks = [(v, _fmt(v, hi - lo)) for v in _ticks(lo, hi)]
+    # The plot starts right of its widest tick label (about 7.5 units a character at 13), so a
+    # label never runs into the axis; the axis's title is written above the plot, not beside it.
+    left = max(40, 12 + math.ceil(7.5 * max(len(label) for _, label in ticks)))
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def x(t: datetime) -> float:
@@ -66,15 +70,14 @@ def score_over_time(
         f'<text x="{left}" y="18" class="chart-note">'
         f"{'↑ higher' if maximize else '↓ lower'} is better</text>",
     ]
-    for v in _ticks(lo, hi):
+    for v, label in ticks:
         out.append(
             f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" class="grid"/>'
-            f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{_fmt(v, hi - lo)}</text>'
+            f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{label}</text>'
         )
     span = stop - start
-    for i in range(5):
-        t = start + span * i / 4
-        label = t.astimezone(UTC).strftime("%H:%M" if span < timedelta(days=2) else "%b %d")
+    moments = [start + span * i / 4 for i in range(5)]
+    for i, (t, label) in enumerate(zip(moments, _time_labels(moments, span), strict=True)):
         anchor = "start" if i == 0 else "end" if i == 4 else "middle"
         out.append(
             f'<text x="{x(t):.1f}" y="{height - bottom + 18}" text-anchor="{anchor}">{label}</text>'
@@ -84,8 +87,8 @@ def score_over_time(
         f'<line x1="{left}" x2="{width - right}" y1="{height - bottom}" y2="{height - bottom}" class="axis"/>'
         f'<text x="{left + plot_w / 2}" y="{height - 12}" text-anchor="middle" class="axis-title">'
         "Submission time (UTC)</text>"
-        f'<text transform="translate(16 {top + plot_h / 2}) rotate(-90)" text-anchor="middle" '
-        f'class="axis-title">Best public {escape(metric)}</text>'
+        f'<text x="{width - right}" y="18" text-anchor="end" class="axis-title">'
+        f"Best public {escape(metric)}</text>"
     )
     for i, (team, values_) in enumerate(series.items()):
         colour = PALETTE[i % len(PALETTE)]
@@ -109,6 +112,17 @@ def score_over_time(
             )
     out.append("</svg>")
     return Markup("".join(out))  # noqa: S704 - every user string above is escaped
+
+
+def _time_labels(moments: list[datetime], span: timedelta) -> list[str]:
+    """The time axis's labels in the coarsest format that tells every one apart: a short span
+    gets seconds rather than one minute written five times."""
+    formats = ["%b %d", "%b %d %H:%M"] if span >= timedelta(days=2) else ["%H:%M", "%H:%M:%S"]
+    for fmt in formats:
+        labels = [t.astimezone(UTC).strftime(fmt) for t in moments]
+        if len(set(labels)) == len(labels):
+            return labels
+    return labels
 
 
 def confusion_heatmap(labels: list[str], matrix: list[list[int]]) -> Markup:

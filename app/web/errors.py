@@ -10,13 +10,14 @@ from collections.abc import Awaitable, Callable
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from app.accounts.admin import AdminsOnly
 from app.errors import AppError
-from app.web.session import CsrfRejected, HostsOnly, SignInRequired, redirect
+from app.web.session import CsrfRejected, HostsOnly, SignInRequired, redirect, web_user
 from app.web.templating import render
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,18 @@ def error_page(request: Request, status_code: int, detail: str) -> Response:
     )
 
 
+def _find_viewer(request: Request) -> None:
+    session = request.app.state.session_factory()
+    try:
+        web_user(request, session, request.app.state.settings)
+        session.commit()  # the session's "last seen", as any page read refreshes it
+    except Exception:  # noqa: BLE001 - an error page is drawn whatever the session store says
+        session.rollback()
+        request.state.viewer = None
+    finally:
+        session.close()
+
+
 def _back(request: Request) -> str:
     back = getattr(request.state, "back", None)
     if isinstance(back, str):
@@ -89,6 +102,10 @@ def install_error_pages(app: FastAPI) -> None:
             detail = (
                 "There is no page at this address." if exc.status_code == 404 else str(exc.detail)
             )
+            if not hasattr(request.state, "viewer"):
+                # No page's dependencies ran (no route matched): the frame still shows who is
+                # signed in, never "Sign in" to someone who is.
+                await run_in_threadpool(_find_viewer, request)
             return error_page(request, exc.status_code, detail)
         return await api_http_error(request, exc)  # type: ignore[no-any-return,operator]
 

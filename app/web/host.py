@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Form, Query, Response, UploadFile
+from fastapi import APIRouter, Form, Path, Query, Response, UploadFile
 from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -16,13 +16,20 @@ from app.audit.service import entries
 from app.auth import hosts
 from app.competitions import service as competitions
 from app.competitions.dates import parse_instant
-from app.competitions.phases import board_phase, get_phase, only_phase
-from app.competitions.schemas import CompetitionUpdate
+from app.competitions.phases import (
+    board_phase,
+    code_limits,
+    get_phase,
+    only_phase,
+    update_phase,
+)
+from app.competitions.schemas import CompetitionUpdate, PhaseUpdate
 from app.config import Settings
 from app.datafiles import service as datafiles
 from app.deps import IdPath, SettingsDep
 from app.errors import AppError, Conflict, NotFound, Unprocessable
 from app.evaluation.metric import is_custom
+from app.http.messages import sentence
 from app.jobs import rescore
 from app.leaderboard import moderation
 from app.models import AuditEntry, Competition, Phase, Submission, User
@@ -71,7 +78,9 @@ def _hosted_submission(
 
 @router.get("/c/{slug}/host", response_class=HTMLResponse)
 def settings_page(visit: HostPage) -> Response:
-    return _show(visit, "host/settings.html", "settings")
+    # Not in CompetitionPublic: the host's own setting, shown only here.
+    limit = visit.competition.scoring_time_limit_seconds
+    return _show(visit, "host/settings.html", "settings", scoring_time_limit=limit)
 
 
 def _parse_time(name: str, raw: str) -> datetime | None:
@@ -80,11 +89,9 @@ def _parse_time(name: str, raw: str) -> datetime | None:
     if not raw.strip():
         return None
     try:
-        return parse_instant(raw[:64], end=name != "start")
-    except ValueError:
-        raise Unprocessable(
-            f"{name.replace('_', ' ')}: '{raw[:40]}' is not a date and time"
-        ) from None
+        return parse_instant(raw[:64], end=name not in ("start",))
+    except ValueError as exc:
+        raise Unprocessable(f"{name.replace('_', ' ')}: {exc}", extra={"field": name}) from None
 
 
 def _parse_int(name: str, raw: str) -> int | None:
@@ -98,6 +105,17 @@ def _parse_int(name: str, raw: str) -> int | None:
         ) from None
 
 
+def _parse_float(name: str, raw: str) -> float | None:
+    if not raw.strip():
+        return None
+    try:
+        return float(raw.strip())
+    except ValueError:
+        raise Unprocessable(
+            f"{name.replace('_', ' ')}: '{raw[:40]}' is not a number: give one such as 0.05"
+        ) from None
+
+
 def _changed_settings(competition: Competition, form: FormData) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in ("title", "description"):
@@ -106,13 +124,26 @@ def _changed_settings(competition: Competition, form: FormData) -> dict[str, Any
     for name in _TIMES:
         if isinstance(raw := form.get(name), str):
             values[name] = _parse_time(name, raw)
-    for name in _NUMBERS:
+    for name in (*_NUMBERS, "scoring_time_limit_seconds"):
         if isinstance(raw := form.get(name), str):
             values[name] = _parse_int(name, raw)
-    # Only what changed goes to the service, so the audit log names just that.
+    if isinstance(raw := form.get("public_board_mode"), str) and raw:
+        values["public_board_mode"] = raw[:20]
+    if isinstance(raw := form.get("ladder_step"), str):
+        values["ladder_step"] = _parse_float("ladder_step", raw)
+    if isinstance(raw := form.get("score_intervals"), str) and raw in ("yes", "no"):
+        values["score_intervals"] = raw == "yes"
+    if isinstance(raw := form.get("labels"), str):
+        labels = [label.strip() for label in raw[:20_000].split(",") if label.strip()]
+        values["labels"] = labels or None
+    return _changed(competition, values)
+
+
+def _changed(thing: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """Only what changed goes to the service, so the audit log names just that."""
     changed = {}
     for name, value in values.items():
-        current = getattr(competition, name)
+        current = getattr(thing, name)
         if isinstance(current, datetime) and isinstance(value, datetime):
             if abs((current - value).total_seconds()) < 60:
                 continue
@@ -130,18 +161,89 @@ async def save_settings(form: HostForm) -> Response:
     try:
         data = CompetitionUpdate(**changed)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])).replace('_', ' ')}: {sentence(e)}" for e in exc.errors()
+        )
         raise Unprocessable(problems) from None
     competitions.update_competition(
         form.session, competition=form.competition, data=data, actor=form.user
     )
+    return form.done(f"Saved: {_saved(form.competition, changed)}.")
+
+
+def _saved(thing: Any, changed: dict[str, Any]) -> str:
     # A date is echoed as the exact UTC instant stored (a bare date's end of day, say).
-    saved = [
+    return ", ".join(
         f"{name} ({value.isoformat()})" if isinstance(value, datetime) else name
         for name in sorted(changed)
-        for value in [getattr(form.competition, name)]
-    ]
-    return form.done(f"Saved: {', '.join(saved)}.")
+        for value in [getattr(thing, name)]
+    )
+
+
+_LIMIT_FIELDS = {"wall_seconds": float, "memory_mb": int, "cpus": float, "working_mb": int}
+
+
+def _code_limits(phase: Phase, posted: FormData) -> dict[str, Any] | None:
+    """The phase's code limits with the form's changes, or None when none changed."""
+    current = code_limits(phase).model_dump()
+    merged = dict(current)
+    for field, kind in _LIMIT_FIELDS.items():
+        raw = posted.get(field)
+        if not isinstance(raw, str) or not raw.strip():
+            continue
+        try:
+            merged[field] = kind(raw.strip()[:20])
+        except ValueError:
+            raise Unprocessable(
+                f"Phase {phase.name}: {field.replace('_', ' ')}: '{raw[:20]}' is not a number: "
+                "give one such as 2"
+            ) from None
+    return merged if merged != current else None
+
+
+_PHASE_TIMES = ("start", "end")
+_PHASE_NUMBERS = ("daily_submission_limit", "total_submission_limit", "final_selection_limit")
+
+
+@form_post(router, "/c/{slug}/host/phases/{name}", back="/host")
+async def save_phase(form: HostForm, name: Annotated[str, Path(max_length=64)]) -> Response:
+    """One phase's title, dates, quotas, board and counting rule, as PATCH
+    /api/v1/competitions/{slug}/phases/{name} changes them (the same rules and messages)."""
+    phase = get_phase(form.competition, name)
+    posted = await form.request.form()
+    values: dict[str, Any] = {}
+    if isinstance(raw := posted.get("title"), str) and raw.strip():
+        values["title"] = raw.strip()
+    for field in _PHASE_TIMES:
+        if isinstance(raw := posted.get(field), str) and (raw.strip() or field == "start"):
+            values[field] = _parse_time(field, raw)
+    for field in _PHASE_NUMBERS:
+        if isinstance(raw := posted.get(field), str):
+            values[field] = _parse_int(field, raw)
+    for field in ("board", "counts", "submission_kind"):
+        if isinstance(raw := posted.get(field), str) and raw:
+            values[field] = raw[:20]
+    changed = _changed(phase, values)
+    limits = _code_limits(phase, posted)
+    if limits is not None:
+        changed["code_limits"] = limits
+    if not changed:
+        return form.done(f"Phase {phase.name}: nothing changed.")
+    try:
+        data = PhaseUpdate(**changed)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])).replace('_', ' ')}: {sentence(e)}" for e in exc.errors()
+        )
+        raise Unprocessable(f"Phase {phase.name}: {problems}") from None
+    try:
+        update_phase(
+            form.session, competition=form.competition, phase=phase, data=data, actor=form.user
+        )
+    except AppError as exc:
+        exc.detail = f"Phase {phase.name}: {exc.detail}"
+        raise
+    return form.done(f"Phase {phase.name} saved: {_saved(phase, changed)}.")
 
 
 # --- Answer keys and the metric file ------------------------------------------------------------
@@ -232,6 +334,7 @@ def upload_file(
     file: UploadFile | None = None,
     name: Annotated[str, Form(max_length=300)] = "",
     visibility: Annotated[str, Form(max_length=10)] = "",
+    release_with: Annotated[str, Form(max_length=64)] = "",
 ) -> Response:
     upload = chosen(file, "a data file")
     datafile, created = datafiles.put_file(
@@ -242,8 +345,35 @@ def upload_file(
         user=form.user,
         settings=settings,
         visibility=visibility or None,
+        release_with=release_with or None,
     )
-    return form.done(f"{datafile.name} {'published' if created else 'replaced'}.")
+    return form.done(f"{datafile.name} {'published' if created else 'replaced'}{_when(datafile)}.")
+
+
+def _when(datafile: Any) -> str:
+    if datafile.release_with is None:
+        return ""
+    return f", public when phase '{datafile.release_with}' starts"
+
+
+@form_post(router, "/c/{slug}/host/files/{name}/release", back="/host/files")
+def change_file_release(
+    form: HostForm, name: str, release: Annotated[str, Form(max_length=80)] = ""
+) -> Response:
+    """One choice: ``public`` (now), ``hidden`` (code runs only), or ``with:PHASE``."""
+    phase = release.removeprefix("with:") if release.startswith("with:") else None
+    datafile = datafiles.change_release(
+        form.session,
+        competition=form.competition,
+        name=name,
+        user=form.user,
+        visibility=None if phase else release or None,
+        release_with=phase,
+    )
+    said = _when(datafile) or (
+        ": hidden, for code runs only" if datafile.visibility == "hidden" else ": public now"
+    )
+    return form.done(f"{datafile.name}{said}.")
 
 
 @form_post(router, "/c/{slug}/host/files/{name}/delete", back="/host/files")

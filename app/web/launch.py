@@ -17,6 +17,7 @@ from app.competitions import service as competitions
 from app.competitions.schemas import CompetitionCreate
 from app.deps import SessionDep, SettingsDep
 from app.errors import AppError, Conflict
+from app.http.messages import sentence
 from app.web.competition import tab_context
 from app.web.forms import HostForm, HostPage, form_post
 from app.web.markdown import render_markdown
@@ -104,7 +105,7 @@ async def create_draft(request: Request, session: SessionDep, user: SignedInUser
     except ValidationError as exc:
         for e in exc.errors():
             field = str(e["loc"][0]) if e["loc"] else "form"
-            errors.setdefault(field if field in values else "form", e["msg"])
+            errors.setdefault(field if field in values else "form", sentence(e))
         return _show_form(request, values, errors=errors, status_code=422)
     try:
         competition = competitions.create_competition(session, data=data, owner=user)

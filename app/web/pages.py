@@ -61,10 +61,17 @@ def data(
         files = datafiles.list_files(session, competition=competition, user=user or VISITOR)
     except Forbidden as exc:
         closed = exc.detail
+    # What comes when: files held for a phase that has not started yet, by name and date.
+    coming = datafiles.coming(session, competition=competition)
     return render(
         request,
         "data.html",
-        {**tab_context(session, competition, user, "data"), "files": files, "closed": closed},
+        {
+            **tab_context(session, competition, user, "data"),
+            "files": files,
+            "closed": closed,
+            "coming": coming,
+        },
     )
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from app.errors import AppError
+from app.http.messages import sentence
 
 CELL = 200  # no field of a row is longer; more is cut before it is read
 # The API's names for lists of rows, and the short names their form fields go by.
@@ -120,7 +121,7 @@ def validation_errors(prefix: str, exc: ValidationError) -> dict[str, str]:
     for e in exc.errors():
         loc = tuple(p for p in e["loc"] if not str(p).startswith("function-"))
         key, about = error_key(prefix, loc)
-        message = e["msg"].removeprefix("Value error, ")
+        message = sentence(e)
         errors.setdefault(key, f"{about}: {message}" if about else message)
     return errors
 

@@ -4,6 +4,7 @@ from `init` to `publish`, then archiving and deleting; and the file reader's ref
 import json
 import subprocess
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,8 @@ def _get(server: LiveServer, who: str, slug: str) -> dict:  # type: ignore[type-
     return response.json()  # type: ignore[no-any-return]
 
 
+# The templates' dates start today; a test that edits one of its dates pins the day it starts.
+PINNED = date(2030, 1, 1)
 REG_KEY = b"id,y,Usage\na,1.0,Public\nb,2.0,Public\nc,3.0,Private\nd,4.0,Private\n"
 
 
@@ -136,7 +139,9 @@ def test_a_two_phase_round_trip_from_init_to_publish(server: LiveServer, tmp_pat
 def test_a_phase_error_names_the_phase_and_its_line(server: LiveServer, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    text = _filled(template("rmse", 2), "bad-phase").replace("end: 2030-03-03", "end: 2030-01-15")
+    text = _filled(template("rmse", 2, PINNED), "bad-phase").replace(
+        "end: 2030-03-03", "end: 2030-01-15"
+    )
     spec = home / "c.yaml"
     spec.write_text(text)
     line_no = text.splitlines().index("  - name: phase-2   # lowercase letters, digits and '-'") + 1
@@ -144,7 +149,7 @@ def test_a_phase_error_names_the_phase_and_its_line(server: LiveServer, tmp_path
     assert f"c.yaml line {line_no}: phases.1:" in line
     assert "end must come after start" in line
     # The server's own refusal (a computed column of a column that is not there) names its line.
-    text = _filled(template("rmse", 2), "bad-column").replace(
+    text = _filled(template("rmse", 2, PINNED), "bad-column").replace(
         "  # - key: average\n  #   computed: {op: mean, of: [rmse, second]}",
         "  - key: average\n    computed: {op: mean, of: [rmse, second]}",
     )
@@ -183,7 +188,7 @@ def test_a_participant_cannot_create_and_a_draft_is_deleted(server: LiveServer, 
 def test_a_field_error_names_the_field_and_its_line(server: LiveServer, tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    text = _filled(template("roc_auc"), "bad-date").replace(
+    text = _filled(template("roc_auc", today=PINNED), "bad-date").replace(
         "deadline: 2030-01-31", "deadline: 2030-02-30"
     )
     spec = home / "c.yaml"

@@ -130,7 +130,7 @@ def test_submit_wait_prints_the_score_and_the_board_shows_it(server, home, tmp_p
     board = podium(home, "leaderboard", SLUG, **env)
     assert board.returncode == 0, board.stderr
     row = board.stdout.splitlines()[1].split()
-    assert row[:4] == ["1", "bob", "1.0", "1"]
+    assert row[:4] == ["1", "bob", "1.00000", "1"]  # at the competition's 5 decimals
     low, high = (float(v) for v in row[4].split(".."))  # the score's 95 % interval
     assert low <= 1.0 <= high and row[5] == "1"  # and its band
     assert "private leaderboard opens" in one_error_line(

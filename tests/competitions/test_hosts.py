@@ -56,6 +56,7 @@ HOST_ROUTES = [
     ("DELETE", "/competitions/churn/bans/alice", {}),
     ("GET", "/competitions/churn/audit", {}),
     ("PUT", "/competitions/churn/files/train.csv", {"content": b"x\n1\n"}),
+    ("PATCH", "/competitions/churn/files/train.csv", {"json": {"visibility": "hidden"}}),
     ("DELETE", "/competitions/churn/files/train.csv", {}),
     ("GET", "/competitions/churn/hosts", {}),
     ("POST", "/competitions/churn/hosts", {"json": {"user": "carol"}}),

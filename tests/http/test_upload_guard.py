@@ -23,7 +23,13 @@ def _multipart(content: Iterator[bytes], name: str = "sub.csv") -> Iterator[byte
 
 @pytest.fixture
 def limited(settings, session_factory) -> Iterator[TestClient]:
-    small = settings.model_copy(update={"max_upload_bytes": 100_000, "uploads_per_minute": 3})
+    small = settings.model_copy(
+        update={
+            "max_upload_bytes": 100_000,
+            "uploads_per_minute": 3,
+            "refused_uploads_per_minute": 2,
+        }
+    )
     with TestClient(create_app(small, session_factory=session_factory)) as client:
         yield client
 
@@ -70,20 +76,34 @@ def test_the_answer_key_upload_is_guarded_too(limited, host, alice):
     assert response.status_code == 401
 
 
-def test_uploads_are_rate_limited_per_team_refused_ones_included(limited, host, alice, bob):
+def test_uploads_are_rate_limited_per_team_refused_ones_past_their_ceiling(
+    limited, host, alice, bob
+):
+    """Issue 42: iterating on a format error does not end in 429s; files refused at intake are
+    not counted until the team's refused ones pass their own ceiling (2 here), then they are."""
     ready_competition(limited, host.headers)
     assert submit(limited, alice.headers, PERFECT).status_code == 202
     assert submit(limited, alice.headers, b"no,header\n").status_code == 422
     assert submit(limited, alice.headers, b"").status_code == 422
+    # Two refused within their ceiling: one accepted upload counted so far.
+    assert submit(limited, alice.headers, PERFECT).status_code == 202
+    # A third refused one is past the ceiling: it counts, the limit of 3 is reached.
+    assert submit(limited, alice.headers, b"no,header\n").status_code == 422
     refused = submit(limited, alice.headers, PERFECT)
     assert refused.status_code == 429 and refused.json()["code"] == "rate_limited"
     assert 1 <= int(refused.headers["retry-after"]) <= 61
     # Another team has its own budget; the refused uploads cost alice no quota.
     assert submit(limited, bob.headers, PERFECT).status_code == 202
     quota = limited.get(f"{API}/competitions/churn/quota", headers=alice.headers).json()
-    assert quota["used_today"] == 1
+    assert quota["used_today"] == 2
     history = limited.get(f"{API}/competitions/churn/submissions", headers=alice.headers).json()
-    assert sorted(s["status"] for s in history) == ["failed", "failed", "scored"]
+    assert sorted(s["status"] for s in history) == [
+        "failed",
+        "failed",
+        "failed",
+        "scored",
+        "scored",
+    ]
     assert all(s["error"] for s in history if s["status"] == "failed")
 
 

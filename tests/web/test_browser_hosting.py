@@ -94,3 +94,45 @@ def test_new_competition_with_two_phases_and_two_columns_to_publish(server, sign
     assert body["phases"][1]["entry_fields"] == [
         {"key": "method_name", "type": "text", "required": False, "on_board": True}
     ]
+
+
+def test_a_host_extends_a_phase_and_releases_a_file_with_a_phase(server, signed_in):  # noqa: F811
+    """Issue 42: the term's ordinary changes on the Host pages, no API call by hand."""
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    phases = [
+        {"name": "dev", "start": (now - timedelta(days=2)).isoformat(), "end": (now + timedelta(days=5)).isoformat()},
+        {"name": "final", "start": (now + timedelta(days=5)).isoformat(), "end": (now + timedelta(days=9)).isoformat(), "board": "blind"},
+    ]  # fmt: skip
+    body = {"slug": "term-pages", "title": "Term", "metric": {"name": "rmse"}, "phases": phases}
+    assert server.api("POST", "/competitions", "host", json=body).status_code == 201
+    page = signed_in("host")
+    page.goto(f"{server.url}/c/term-pages/host")
+    form = "form[aria-label='Phase final']"
+    page.fill(f"{form} input[name=end]", "2999-01-31T12:00")
+    page.fill(f"{form} input[name=daily_submission_limit]", "9")
+    page.click(f"{form} button[type=submit]")
+    page.wait_for_selector("text=Phase final saved")
+    final = server.api("GET", "/competitions/term-pages", "alice").json()["phases"][1]
+    assert final["end"].startswith("2999-01-31T12:00:00")
+    assert final["daily_submission_limit"] == 9
+    shot(page, "host-phase-extended")
+
+    page.goto(f"{server.url}/c/term-pages/host/files")
+    page.set_input_files(
+        "input[name=file]", {"name": "final_test.csv", "mimeType": "text/csv", "buffer": b"id\na\n"}
+    )
+    page.select_option("select[name=release_with]", "final")
+    page.click("form[action$='/host/files'] button[type=submit]")
+    page.wait_for_selector("text=final_test.csv published, public when phase 'final' starts")
+    listed = server.api("GET", "/competitions/term-pages/files", "alice").json()
+    assert listed == []
+    hosted = server.api("GET", "/competitions/term-pages/files", "host").json()
+    assert [(f["name"], f["release_with"]) for f in hosted] == [("final_test.csv", "final")]
+    # The participant's Data tab says what comes when.
+    student = signed_in("alice")
+    student.goto(f"{server.url}/c/term-pages/data")
+    coming = student.inner_text(".coming-files")
+    assert "final_test.csv" in coming and "final" in coming
+    shot(student, "data-coming-with-phase")

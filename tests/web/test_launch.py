@@ -48,8 +48,12 @@ def test_the_form_saves_a_draft_with_a_slug_made_from_the_title(client, person, 
 @pytest.mark.parametrize(
     ("data", "field", "message"),
     [
-        ({"title": "Good title", "slug": "Bad Slug"}, "slug", "String should match pattern"),
-        ({"title": "", "slug": "no-title"}, "title", "Field required"),
+        (
+            {"title": "Good title", "slug": "Bad Slug"},
+            "slug",
+            "a slug is 2 to 63 lowercase letters",
+        ),
+        ({"title": "", "slug": "no-title"}, "title", "a value is required"),
     ],
 )
 def test_a_refused_form_keeps_what_was_typed_and_names_the_field(

@@ -119,7 +119,7 @@ def test_a_phases_own_columns_entry_fields_and_code_limits_are_set_on_the_page(
 @pytest.mark.parametrize(
     ("data", "field", "message"),
     [
-        ({"ph-0-col-0-key": "bad key!", "ph-0-col-0-kind": "rmse"}, "ph-0-col-0-key", "pattern"),
+        ({"ph-0-col-0-key": "bad key!", "ph-0-col-0-kind": "rmse"}, "ph-0-col-0-key", "no spaces"),
         (
             # The competition ranks by RMSE (lower is better); R² ranks the other way.
             {"ph-0-col-0-key": "r2", "ph-0-col-0-kind": "r2"},
@@ -138,7 +138,7 @@ def test_a_phases_own_columns_entry_fields_and_code_limits_are_set_on_the_page(
             "zzz",
         ),
         ({"ph-0-field-0-key": "pick", "ph-0-field-0-type": "choice"}, "ph-0-field-0", "options"),
-        ({"ph-0-field-0-key": "a b", "ph-0-field-0-type": "text"}, "ph-0-field-0-key", "pattern"),
+        ({"ph-0-field-0-key": "a b", "ph-0-field-0-type": "text"}, "ph-0-field-0-key", "no spaces"),
         (
             {"ph-0-field-0-key": "same", "ph-0-field-1-key": "same"},
             "ph-0",
@@ -147,7 +147,7 @@ def test_a_phases_own_columns_entry_fields_and_code_limits_are_set_on_the_page(
         (
             {"ph-0-submission_kind": "code", "ph-0-memory_mb": "10"},
             "ph-0-code_limits",
-            "memory_mb: Input should be greater than or equal to 64",
+            "memory_mb: must be greater than or equal to 64",
         ),
         (
             {"ph-0-submission_kind": "code", "ph-0-memory_mb": "999999999"},
