@@ -93,6 +93,9 @@ def install_error_pages(app: FastAPI) -> None:
             return await handler(request, exc)
         guard = isinstance(exc, CsrfRejected | HostsOnly | AdminsOnly)
         if request.method == "POST" and not guard:
+            field = exc.extra.get("field")
+            if isinstance(field, str) and getattr(request.state, "form_field", None) is None:
+                request.state.form_field = field  # shown beside it where the form names itself
             return redirect(request, _back(request), error=exc.detail)
         return error_page(request, exc.status_code, exc.detail)
 

@@ -2,6 +2,7 @@
 submission with its diagnostics, rescoring, moderation and the audit log. Every route goes
 through ``HostedCompetition``: anyone but this competition's hosts gets a 403 page."""
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -202,6 +203,20 @@ def _code_limits(phase: Phase, posted: FormData) -> dict[str, Any] | None:
 
 
 _PHASE_TIMES = ("start", "end")
+
+
+def _field_named(detail: str, fields: dict[str, Any]) -> str | None:
+    """The form field a service's message is about (it names the field first, or names one of
+    the fields this form changed), so the page shows it there."""
+    if (limit := re.search(r"code_limits\.(\w+)", detail)) is not None:
+        return limit.group(1)  # a code limit's own field (wall_seconds, memory_mb, ...)
+    head = detail.split(":", 1)[0].strip().lower().replace(" ", "_")
+    if head in fields:
+        return head
+    named = [field for field in fields if field.replace("_", " ") in detail.lower()]
+    return named[0] if len(named) == 1 else None
+
+
 _PHASE_NUMBERS = ("daily_submission_limit", "total_submission_limit", "final_selection_limit")
 
 
@@ -210,6 +225,7 @@ async def save_phase(form: HostForm, name: Annotated[str, Path(max_length=64)]) 
     """One phase's title, dates, quotas, board and counting rule, as PATCH
     /api/v1/competitions/{slug}/phases/{name} changes them (the same rules and messages)."""
     phase = get_phase(form.competition, name)
+    form.request.state.form_id = f"phase-{phase.name}"  # a refusal is shown in this phase's form
     posted = await form.request.form()
     values: dict[str, Any] = {}
     if isinstance(raw := posted.get("title"), str) and raw.strip():
@@ -232,8 +248,12 @@ async def save_phase(form: HostForm, name: Annotated[str, Path(max_length=64)]) 
     try:
         data = PhaseUpdate(**changed)
     except ValidationError as exc:
+        errors = exc.errors()
+        loc = [str(part) for part in errors[0]["loc"]]
+        # A code limit's error is about its own field (code_limits.memory_mb: memory_mb).
+        form.request.state.form_field = loc[-1] if loc[:1] == ["code_limits"] else loc[0]
         problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])).replace('_', ' ')}: {sentence(e)}" for e in exc.errors()
+            f"{'.'.join(map(str, e['loc'])).replace('_', ' ')}: {sentence(e)}" for e in errors
         )
         raise Unprocessable(f"Phase {phase.name}: {problems}") from None
     try:
@@ -241,6 +261,7 @@ async def save_phase(form: HostForm, name: Annotated[str, Path(max_length=64)]) 
             form.session, competition=form.competition, phase=phase, data=data, actor=form.user
         )
     except AppError as exc:
+        form.request.state.form_field = _field_named(exc.detail, changed)
         exc.detail = f"Phase {phase.name}: {exc.detail}"
         raise
     return form.done(f"Phase {phase.name} saved: {_saved(phase, changed)}.")

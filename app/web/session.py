@@ -154,13 +154,26 @@ def remember_new_nonce(request: Request, response: Response) -> None:
 # --- One-shot messages after a redirect -------------------------------------------------------
 
 
+# A form that names itself (request.state.form_id) gets its refusal shown inside it, beside the
+# field the message is about (request.state.form_field), not only at the top of the page.
+FORM_ID = "form_id"
+FORM_FIELD = "form_field"
+
+
 def redirect(
     request: Request, url: str, *, ok: str | None = None, error: str | None = None
 ) -> Response:
     response = RedirectResponse(url, status_code=303)
     if ok or error:
-        body = json.dumps({"kind": "error" if error else "ok", "text": (error or ok or "")[:600]})
-        set_cookie(request, response, FLASH_COOKIE, quote(body), max_age=60)
+        message: dict[str, str] = {
+            "kind": "error" if error else "ok",
+            "text": (error or ok or "")[:600],
+        }
+        if error:
+            for key in (FORM_ID, FORM_FIELD):
+                if isinstance(value := getattr(request.state, key, None), str):
+                    message[key] = value[:64]
+        set_cookie(request, response, FLASH_COOKIE, quote(json.dumps(message)), max_age=60)
     return response
 
 
@@ -174,4 +187,8 @@ def read_flash(request: Request) -> dict[str, str] | None:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("text"), str):
         return None
-    return {"kind": "error" if value.get("kind") == "error" else "ok", "text": value["text"]}
+    flash = {"kind": "error" if value.get("kind") == "error" else "ok", "text": value["text"]}
+    for key in (FORM_ID, FORM_FIELD):
+        if isinstance(value.get(key), str):
+            flash[key] = value[key][:64]
+    return flash

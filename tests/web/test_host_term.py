@@ -24,7 +24,33 @@ PHASES = [
 
 
 def _flash(page: str) -> str:
-    return html.unescape(page.split('class="flash ')[1].split("</p>")[0])
+    """The page's message: at the top, or (a phase form's refusal) beside its field."""
+    for marker, end in (('class="field-error"', "</span>"), ('class="flash ', "</p>")):
+        if marker in page:
+            return html.unescape(page.split(marker)[1].split(end)[0])
+    raise AssertionError("no message on the page")
+
+
+def test_a_refused_phase_change_is_shown_beside_its_field_in_its_form(client, person, browser):
+    _term(client, person)
+    web = browser("ada")
+    refused = web.post(
+        "/c/term/host/phases/final", page="/c/term/host", data={"end": "2020-01-01T00:00"}
+    )
+    assert refused.status_code == 303
+    page = web.get(refused.headers["location"]).text
+    form = page.split('id="phase-final"')[1].split("</form>")[0]
+    end_label = form.split('name="end"')[1].split("</label>")[0]
+    assert 'class="field-error"' in end_label and "end must come after start" in html.unescape(
+        end_label
+    )
+    # Nowhere else: not at the top of the page, not in the other phase's form.
+    assert page.count('class="field-error"') == 1 and 'class="flash error"' not in page
+    assert 'class="field-error"' not in page.split('id="phase-dev"')[1].split("</form>")[0]
+    # A refused date that cannot even be read is shown beside its field too.
+    unread = web.post("/c/term/host/phases/dev", page="/c/term/host", data={"start": "31/12/2026"})
+    form = web.get(unread.headers["location"]).text.split('id="phase-dev"')[1].split("</form>")[0]
+    assert 'class="field-error"' in form.split('name="start"')[1].split("</label>")[0]
 
 
 def _term(client, person):  # type: ignore[no-untyped-def]
