@@ -65,10 +65,10 @@ class Stack:
     tmp_path: Path
     workers: list[subprocess.Popen[bytes]]
 
-    def start_worker(self) -> subprocess.Popen[bytes]:
+    def start_worker(self, *options: str) -> subprocess.Popen[bytes]:
         log = open(self.tmp_path / f"worker-{len(self.workers)}.log", "wb")  # noqa: SIM115
         worker = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "worker", "--loglevel", "WARNING"],
+            [sys.executable, "-m", "app.cli", "worker", "--loglevel", "WARNING", *options],
             cwd=ROOT,
             env=self.env,
             stdout=log,
@@ -91,15 +91,18 @@ class Stack:
             )
             return dict(rows.all())
 
-    def wait_until_settled(self, total: int, enqueue, timeout: float = 240) -> None:  # type: ignore[no-untyped-def]
-        """Sweep as beat would, until every submission is scored or failed."""
+    def wait_until_settled(
+        self, total: int, enqueue, timeout: float = 240, enqueue_code=None
+    ) -> None:  # type: ignore[no-untyped-def]
+        """Sweep as beat would, until every submission is scored or failed (code runs go to
+        ``enqueue_code`` when given, their own queue)."""
         deadline = time.monotonic() + timeout
         while True:
             counts = self.counts()
             if counts.get("scored", 0) + counts.get("failed", 0) == total:
                 return
             assert time.monotonic() < deadline, f"not settled: {counts}"
-            sweep(self.factory, enqueue, settings=self.settings)
+            sweep(self.factory, enqueue, settings=self.settings, enqueue_code=enqueue_code)
             time.sleep(0.5)
 
 
