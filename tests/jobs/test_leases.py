@@ -245,8 +245,8 @@ def test_a_held_lease_is_renewed_while_its_job_runs_and_not_after(parked):
     claimed = _expires(factory, first)
     with renewing(factory, lease):
         assert _until(lambda: _expires(factory, first) > claimed)  # renewed every 0.2 s
-        assert renewer.held() == 1
-    assert renewer.held() == 0
+        assert renewer.held() >= 1
+    assert renewer.held() == 0  # let go at the job's end, not at a later renewal
     # No wait on the clock: the one renewing thread renews, in each pass, every lease then due,
     # and the first lease, were it still held, would be due by the time the control lease is.
     # After one pass that renewed the control, any renewal of the first begun before the job
