@@ -12,6 +12,9 @@ import uuid
 from functools import partial
 from pathlib import Path
 
+import redis
+
+from app.jobs.names import DEFAULT_QUEUE
 from app.main import create_app
 from app.models import Submission, SubmissionStatus
 from tests.asgi_client import TestClient
@@ -70,18 +73,20 @@ def test_a_code_worker_runs_code_from_redis_in_the_jail_and_leaves_file_scoring_
     callers = _callers(stack, ["host", "alice"])
     app = create_app(stack.settings)
     with TestClient(app) as client:
+        # A file submission first, for the default queue: ahead of the code run, and not this
+        # worker's to take.
+        ready_competition(client, callers["host"])
+        file_id = _upload(client, callers["alice"], PERFECT)
         _code_competition(client, callers["host"], wall_seconds=60)
         code_id = _submit_code(client, callers["alice"], WRITES)
         stack.start_worker("-Q", "code")
         stack.wait_until_settled(1, app.state.scoring_queue.enqueue)
-        # A file submission of another competition, for the default queue: not this worker's.
-        ready_competition(client, callers["host"])
-        file_id = _upload(client, callers["alice"], PERFECT)
         view = client.get(f"{API}/submissions/{code_id}", headers=callers["alice"]).json()
     ran = _submission(stack, code_id)
     assert ran.status == SubmissionStatus.scored and ran.attempts == 1, ran.error
     assert view["public_score"] == 0.5  # |1.5 - 1.0| on the public row: the code's own file
     assert _submission(stack, file_id).status == SubmissionStatus.queued
+    assert redis.Redis.from_url(stack.redis.url).llen(DEFAULT_QUEUE) >= 1  # still waiting there
 
 
 def _mounts() -> set[str]:
