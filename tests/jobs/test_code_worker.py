@@ -1,6 +1,6 @@
 """A real ``podium worker -Q code`` process takes code runs from Redis and runs them in the real
-jail, end to end; killed in the middle of a run, it leaves no process, mount or control group
-behind, and the run is handed out again to the next worker.
+jail, end to end; a worker, or a server running code itself, killed in the middle of a run
+leaves no process, mount or control group behind, and the run is handed out again.
 
 The stack (PostgreSQL, a Redis of the test's own, short leases) is tests/jobs/test_faults.py's;
 the sweep runs in the test, where beat would run it in a deployment."""
@@ -14,15 +14,19 @@ from pathlib import Path
 
 import redis
 
+from app.config import Settings
+from app.db import make_engine, make_session_factory
 from app.jobs.names import DEFAULT_QUEUE
 from app.main import create_app
 from app.models import Submission, SubmissionStatus
 from tests.asgi_client import TestClient
 from tests.custom_metrics.processes import processes_with_argument
+from tests.databases import migrated
 from tests.helpers import API, PERFECT, ready_competition
 from tests.jobs import test_faults
 from tests.jobs.test_code_turns import KEY
-from tests.jobs.test_faults import Stack, _callers, _upload
+from tests.jobs.test_faults import Stack, _callers, _serve, _upload
+from tests.live_server import free_port
 
 PREDICTIONS = "id,y\na,1.5\nb,2.0\n"
 stack = test_faults.stack  # the fixture: PostgreSQL, a Redis of its own, short leases
@@ -132,3 +136,56 @@ def test_a_worker_killed_mid_run_leaves_nothing_and_the_run_is_handed_out_again(
     assert processes_with_argument(marker, settle_seconds=5) == []
     assert _mounts() == mounts
     assert _groups_of(first.pid) == []
+
+
+def test_a_server_killed_mid_run_leaves_nothing_and_runs_it_again_after_a_restart(tmp_path):
+    """The thread backend: the server runs code itself, and a restarted server hands it out."""
+    import httpx
+
+    database_url = f"sqlite:///{tmp_path}/podium.db"
+    migrated(database_url)
+    values = {
+        "env": "test",
+        "database_url": database_url,
+        "data_dir": str(tmp_path / "data"),
+        "secret_key": "f" * 40,
+        "scoring_backend": "thread",
+        "scoring_lease_seconds": "2",
+        "sweep_grace_seconds": "2",
+        "sweep_interval_seconds": "1",
+    }
+    env = {**os.environ, **{f"PODIUM_{k.upper()}": v for k, v in values.items()}}
+    factory = make_session_factory(make_engine(database_url))
+    local = Stack(Settings(**values), env, factory, None, tmp_path, [])  # type: ignore[arg-type]
+    callers = _callers(local, ["host", "alice"])
+    marker = f"90.{uuid.uuid4().int % 10**9}"
+    stuck = f"import subprocess\nsubprocess.run(['sleep', '{marker}'])\n" + WRITES
+    mounts = _mounts()
+    port = free_port()
+    server = _serve(tmp_path, env, port)
+    killed = server.pid
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
+            _code_competition(client, callers["host"], wall_seconds=4)  # type: ignore[arg-type]
+            submission_id = _submit_code(client, callers["alice"], stuck)  # type: ignore[arg-type]
+            deadline = time.monotonic() + 120
+            while not processes_with_argument(marker, settle_seconds=0):
+                assert time.monotonic() < deadline, "the run never started"
+                time.sleep(0.05)
+            os.kill(server.pid, signal.SIGKILL)
+            server.wait()
+        assert processes_with_argument(marker, settle_seconds=10) == []
+        server = _serve(tmp_path, env, port)
+        deadline = time.monotonic() + 120
+        while _submission(local, submission_id).status != SubmissionStatus.failed:
+            assert time.monotonic() < deadline, _submission(local, submission_id).status
+            time.sleep(0.2)
+    finally:
+        server.kill()
+        server.wait()
+        factory.kw["bind"].dispose()
+    again = _submission(local, submission_id)
+    assert again.attempts == 2 and again.run_failure == "timeout", again.error
+    assert processes_with_argument(marker, settle_seconds=5) == []
+    assert _mounts() == mounts
+    assert _groups_of(killed) == []
