@@ -195,7 +195,25 @@ def after_commit(session: Session, callback: Callable[[], None]) -> None:
 
 
 def run_after_commit(session: Session) -> None:
+    session.info.pop(_AFTER_ROLLBACK, None)  # committed: what it made outside now stays
     for callback in session.info.pop("after_commit", []):
+        callback()
+
+
+_AFTER_ROLLBACK = "after_rollback"
+
+
+def after_rollback(session: Session, callback: Callable[[], None]) -> None:
+    """Run ``callback`` if the session's current unit of work is rolled back instead of committed
+    (a commit that fails included): to undo what it made outside the database, such as stored
+    files that only its rows would have referred to."""
+    session.info.setdefault(_AFTER_ROLLBACK, []).append(callback)
+
+
+def run_after_rollback(session: Session) -> None:
+    """The unit of work was rolled back: forget its after-commit work, undo its outside work."""
+    session.info.pop("after_commit", None)
+    for callback in session.info.pop(_AFTER_ROLLBACK, []):
         callback()
 
 
@@ -209,7 +227,7 @@ def unit_of_work(factory: sessionmaker[Session]) -> Iterator[Session]:
         run_after_commit(session)
     except BaseException:
         session.rollback()
-        session.info.pop("after_commit", None)
+        run_after_rollback(session)
         raise
     finally:
         session.close()

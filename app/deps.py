@@ -18,7 +18,7 @@ from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
 from app.competitions.visibility import READ_METHODS, load_competition, require_writable
 from app.config import Settings
-from app.db import REQUEST_SLOT, run_after_commit
+from app.db import REQUEST_SLOT, run_after_commit, run_after_rollback
 from app.errors import Forbidden, Unauthorized
 from app.http.upload_guard import GUARDED_USER
 from app.models import Competition, Submission, User
@@ -113,7 +113,7 @@ def _finish(session: Session) -> None:
 
 def _abandon(session: Session) -> None:
     session.rollback()
-    session.info.pop("after_commit", None)
+    run_after_rollback(session)
     session.close()
 
 

@@ -7,12 +7,14 @@ import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import fastapi.routing
 from fastapi import APIRouter, FastAPI
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app import __version__
@@ -106,20 +108,41 @@ _IncludedRouter: Any = getattr(fastapi.routing, "_IncludedRouter", None)
 _shared_inclusions: dict[int, Any] = {}
 
 
+# The app serving the current request (set around each app's whole stack, in create_app).
+_serving: ContextVar[FastAPI | None] = ContextVar("podium_serving_app", default=None)
+
+
+class _ServingAppOverrides:
+    """The ``dependency_overrides`` of the app serving the current request. A shared inclusion
+    serves every app of the process, so it cannot name one app as FastAPI's inclusions do; this
+    stands in for each, and ``app.dependency_overrides`` works on shared routes as on any."""
+
+    @property
+    def dependency_overrides(self) -> dict[Any, Any]:
+        app = _serving.get()
+        return app.dependency_overrides if app is not None else {}
+
+
+_OVERRIDES = _ServingAppOverrides()
+
+
 def _share_inclusions(app: FastAPI) -> None:
     """Give the app the process's inclusion of each router it includes, so that the routes are
     worked out once per process, however many apps it builds (a test run builds one per test),
     and before its first request.
-    A router is shared only when every app includes it the same way (prefix, tags, dependencies),
-    and without ``app.dependency_overrides``, which Podium does not use. Where FastAPI changes its
-    internals, every app simply keeps its own (tests/test_main.py notices)."""
+    A router is shared only when every app includes it the same way (prefix, tags, dependencies);
+    its dependency overrides are those of the app serving the request (:class:`_ServingAppOverrides`).
+    Where FastAPI changes its internals, every app simply keeps its own (tests/test_main.py
+    notices)."""
     if _IncludedRouter is None:
         return
     routes = app.router.routes
     for index, route in enumerate(routes):
         if type(route) is not _IncludedRouter:
             continue
-        context = dataclasses.replace(route.include_context, dependency_overrides_provider=None)
+        context = dataclasses.replace(
+            route.include_context, dependency_overrides_provider=_OVERRIDES
+        )
         shared = _shared_inclusions.setdefault(
             id(route.original_router),
             _IncludedRouter(original_router=route.original_router, include_context=context),
@@ -262,5 +285,20 @@ def create_app(
     # Around the whole stack, Starlette's outermost error middleware included, so that even the
     # generic 500 carries the security headers.
     build_stack = app.build_middleware_stack
-    app.build_middleware_stack = lambda: SecurityHeaders(build_stack())  # type: ignore[method-assign]
+    app.build_middleware_stack = lambda: _Serving(app, SecurityHeaders(build_stack()))  # type: ignore[method-assign]
     return app
+
+
+class _Serving:
+    """Marks the app serving each request, for its dependency overrides on shared routes."""
+
+    def __init__(self, app: FastAPI, inner: ASGIApp) -> None:
+        self.app = app
+        self.inner = inner
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        token = _serving.set(self.app)
+        try:
+            await self.inner(scope, receive, send)
+        finally:
+            _serving.reset(token)

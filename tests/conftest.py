@@ -71,6 +71,7 @@ SLOW_MODULES = frozenset(
         "competitions/test_custom_metric_api.py",
         "competitions/test_key_upload_outside_transaction.py",
         "jail/test_jail_filesystems.py",
+        "jobs/test_code_worker.py",
         "jobs/test_faults.py",
         "jobs/test_server_while_scoring.py",
         "kaggle/test_official_client.py",

@@ -23,3 +23,23 @@ def test_two_apps_share_their_router_inclusions_and_both_answer(settings, sessio
             assert client.get("/api/v1/competitions").status_code == 401
             assert client.get("/").status_code == 200
             assert client.get("/api/v1/nowhere").status_code == 404
+
+
+def test_dependency_overrides_hold_on_shared_routes_for_their_app_alone(
+    settings, session_factory, alice
+):
+    from app.deps import get_current_user
+    from app.errors import Forbidden
+
+    def refuse() -> None:
+        raise Forbidden("overridden for this app")
+
+    overridden = create_app(settings, session_factory=session_factory)
+    plain = create_app(settings, session_factory=session_factory)
+    assert _inclusions(overridden)[0] is _inclusions(plain)[0]  # the same shared inclusion
+    overridden.dependency_overrides[get_current_user] = refuse
+    with TestClient(overridden) as client:
+        refused = client.get("/api/v1/me", headers=alice.headers)
+        assert refused.status_code == 403 and refused.json()["detail"] == "overridden for this app"
+    with TestClient(plain) as client:  # the other app, on the same routes, keeps its own
+        assert client.get("/api/v1/me", headers=alice.headers).json()["name"] == "alice"

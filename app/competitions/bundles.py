@@ -8,7 +8,7 @@ for a phase an imported scoring program scores, a published answer key holding t
 as one zip (what the program finds in ``input/ref``) and one stored zip of the program named by
 ``Phase.scorer``. A Python 2 program is refused, named by file and line. It all happens in a
 savepoint: any failure (or a dry run) rolls every row back and removes every blob stored on the
-way, so a refused bundle creates nothing.
+way, so a refused bundle creates nothing; so does the request's commit failing afterwards.
 
 Export: the competition as that same model, written by ``app.bundles``' Codabench v2 exporter,
 with every submission and its scores added for archiving when asked.
@@ -16,6 +16,7 @@ with every submission and its scores added for archiving when asked.
 
 import io
 import json
+import logging
 import zipfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -50,6 +51,7 @@ from app.bundles.scan import scan_program
 from app.competitions.schemas import CompetitionCreate, CompetitionImported
 from app.competitions.service import create_competition, to_public, upload_answer_key
 from app.config import Settings
+from app.db import after_rollback
 from app.errors import Conflict, Forbidden, PayloadTooLarge, Unprocessable
 from app.evaluation.columns import column_defs, columns_for
 from app.evaluation.metric import is_custom, is_program
@@ -64,6 +66,8 @@ from app.storage.base import CHUNK
 # A stored zip's entries carry this time, so the same files always make the same bytes (and the
 # same checksum: an export imported again gives the same answer key).
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)
+
+log = logging.getLogger(__name__)
 
 
 def read_upload(source: BinaryIO, *, max_bytes: int) -> bytes:
@@ -145,6 +149,8 @@ def import_bundle(
             _remove(stored, settings)
         else:
             savepoint.commit()
+            # The request's commit is still to come: if it fails, nothing refers to the files.
+            after_rollback(session, lambda: _remove(stored, settings))
     except BaseException:
         if savepoint.is_active:
             savepoint.rollback()
@@ -294,8 +300,13 @@ def _store_program(
 
 
 def _remove(refs: list[str], settings: Settings) -> None:
+    """Remove each file, the others all the same when one fails (a store down keeps its file;
+    the error that undid the import is the one to answer)."""
     for ref in refs:
-        remove_stored(ref, settings=settings)
+        try:
+            remove_stored(ref, settings=settings)
+        except Exception:  # noqa: BLE001 - best effort, named in the log
+            log.warning("an import undone left its stored file %s behind", ref, exc_info=True)
 
 
 # --- export ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ controller) and v2 (one hierarchy) are handled.
 
 import logging
 import os
+import re
 import signal
 import time
 import uuid
@@ -107,8 +108,43 @@ def _remove(path: Path) -> None:
     log.warning("could not remove the control group %s", path)
 
 
+# A group's name says which process made it: podium-run-<pid>-<12 hex>, podium-metric-...
+_NAMED = re.compile(r"^podium-(?:run|metric)-(\d+)-[0-9a-f]{12}$")
+
+
+def remove_abandoned(base: Path) -> None:
+    """Remove the groups under ``base`` left by a process that died without removing them (a
+    worker killed in the middle of a run). Only empty ones: the jail's processes died with the
+    process that made them (bubblewrap's --die-with-parent), and a group still in use, by a
+    process of another PID namespace whose number is free in ours, cannot be removed."""
+    try:
+        children = list(base.iterdir())
+    except OSError:
+        return
+    for path in children:
+        named = _NAMED.match(path.name)
+        if named is None or _alive(int(named.group(1))):
+            continue
+        try:
+            path.rmdir()
+        except OSError:
+            continue  # not empty, or not ours to remove
+        log.info("removed the control group %s of a process that died", path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def make_pids_cgroup(base: Path, limit: int) -> Cgroup | None:
     """A new pids control group under ``base`` of at most ``limit`` tasks, or None."""
+    remove_abandoned(base)
     path = base / f"podium-metric-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     try:
         path.mkdir()
@@ -153,6 +189,7 @@ def _make_child(controller: str, name: str) -> Path | None:
         candidates = [_ROOT / own.get("", ""), _ROOT]
         knob = _V2_KNOBS[controller]
     for base in dict.fromkeys(candidates):
+        remove_abandoned(base)
         path = base / name
         try:
             path.mkdir()

@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy import Integer, bindparam, exists, insert, select
@@ -558,14 +558,29 @@ def _refresh_later(factory: sessionmaker[Session], competition_id: int, key_id: 
         log.warning("paced bands refresh of key %s failed", key_id, exc_info=True)
 
 
+class _Timer(Protocol):
+    daemon: bool
+
+    def start(self) -> None: ...
+
+    def join(self) -> None: ...
+
+
 class BandsPacer:
     """When each key version's bands were last refreshed in this process, and the one refresh
-    waiting for the end of its interval."""
+    waiting for the end of its interval. The clock and the timer are given by a test that moves
+    time itself (tests/jobs/test_bands_pacing.py), instead of waiting on it."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        timer: Callable[[float, Callable[[], None]], _Timer] = threading.Timer,
+    ) -> None:
         self._lock = threading.Lock()
         self._last: dict[int, float] = {}
-        self._waiting: dict[int, threading.Timer] = {}
+        self._waiting: dict[int, _Timer] = {}
+        self._clock = clock
+        self._timer = timer
 
     def now_or_later(self, key_id: int, every: float) -> float | None:
         """0 to refresh now (counted as done now), the delay to refresh after, or None when a
@@ -573,7 +588,7 @@ class BandsPacer:
         with self._lock:
             if key_id in self._waiting:
                 return None
-            at = time.monotonic()
+            at = self._clock()
             last = self._last.get(key_id)
             if every <= 0 or last is None or at - last >= every:
                 self._last[key_id] = at
@@ -584,10 +599,10 @@ class BandsPacer:
         def run() -> None:
             with self._lock:
                 self._waiting.pop(key_id, None)
-                self._last[key_id] = time.monotonic()
+                self._last[key_id] = self._clock()
             refresh()
 
-        timer = threading.Timer(delay, run)
+        timer = self._timer(delay, run)
         timer.daemon = True
         with self._lock:
             if key_id in self._waiting:

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
 from app.datafiles.download import file_response
+from app.db import run_after_rollback
 from app.deps import SessionDep, SettingsDep, auth_limiter
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
 from app.http.headers import content_disposition
@@ -118,7 +119,7 @@ def _call(
     except AppError as exc:
         if not exc.recorded:  # a recorded refusal (a failed upload) is committed, not undone
             session.rollback()
-            session.info.pop("after_commit", None)
+            run_after_rollback(session)
         return kaggle_error(exc.status_code, exc.detail, getattr(exc, "headers", None))
     if isinstance(result, k.Message):
         return JSONResponse(result.to_json())

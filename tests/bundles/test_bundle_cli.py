@@ -6,6 +6,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -44,7 +45,7 @@ def podium(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> Callable[...,
 
 
 def test_import_a_directory_then_export_it(
-    podium: Callable[..., object], host: Caller, tmp_path: Path
+    podium: Callable[..., object], host: Caller, tmp_path: Path, settings: Any
 ) -> None:
     bundle = tmp_path / "hello"
     for name, data in codalab_files().items():
@@ -54,6 +55,7 @@ def test_import_a_directory_then_export_it(
     dry = podium(host, "bundle", "import", str(bundle), "--slug", "hello", "--dry-run")
     assert dry.exit_code == 0, dry.output  # type: ignore[attr-defined]
     assert "would create hello" in dry.output  # type: ignore[attr-defined]
+    assert not list(settings.data_dir.rglob("programs/*/*"))  # the dry run kept no program
     made = podium(host, "bundle", "import", str(bundle), "--slug", "hello")
     assert made.exit_code == 0, made.output  # type: ignore[attr-defined]
     assert "created hello" in made.output and "program" in made.output  # type: ignore[attr-defined]

@@ -1,7 +1,10 @@
 """`podium worker` takes its queues: a worker of the queue ``code`` alone runs code submissions,
 PODIUM_CODE_CONCURRENCY at once; the default takes both queues. Celery's own start is replaced
-by a recorder (tests/jobs/test_celery.py runs a real worker)."""
+by a recorder (tests/jobs/test_celery.py runs a real worker). The command configures logging on
+this process's root logger: each test puts it back, so no neighbour's log line meets a handler
+on the run's closed stderr."""
 
+import logging
 from typing import Any
 
 import pytest
@@ -10,6 +13,7 @@ from typer.testing import CliRunner
 
 from app.cli.commands import app as cli
 from app.config import get_settings
+from tests.cli.inprocess import restored_logging, run_main
 
 
 @pytest.fixture
@@ -22,7 +26,8 @@ def started(monkeypatch: pytest.MonkeyPatch, tmp_path) -> list[list[str]]:  # ty
     monkeypatch.setenv("PODIUM_WORKER_CONCURRENCY", "2")
     monkeypatch.setenv("PODIUM_CODE_CONCURRENCY", "3")
     get_settings.cache_clear()
-    yield argv
+    with restored_logging():
+        yield argv
     get_settings.cache_clear()
 
 
@@ -50,3 +55,15 @@ def test_an_unknown_queue_is_refused_before_the_worker_starts(started):
     assert result.exit_code == 2 and started == []
     said = " ".join(result.output.replace("│", " ").split())  # the error box, unwrapped
     assert "unknown queue 'gpu'" in said and "the queues are 'celery' and 'code'" in said
+
+
+def test_a_worker_run_in_process_leaves_the_root_logger_as_it_was(started, capsys):
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    result = run_main("worker")
+    assert result.returncode == 0, result.stderr
+    assert started, "the worker did not start"  # configure_logging ran before it
+    assert root.handlers == handlers and root.level == level
+    # A neighbour's log line afterwards is written, not "Logging error" on a closed stream.
+    logging.getLogger("podium.neighbour").error("after the worker")
+    assert "Logging error" not in capsys.readouterr().err

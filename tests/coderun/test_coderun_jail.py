@@ -232,10 +232,27 @@ SEE_ALL = """
 """
 
 
-def test_the_code_sees_kaggles_layout_as_nobody_in_an_empty_environment(run, monkeypatch):
+# What the same code sees as a plain process (no /kaggle there): the control.
+SEE_OUTSIDE = """
+    import json, os
+    print(json.dumps({
+        "env": sorted(os.environ),
+        "uid": os.getuid(),
+        "processes": len([p for p in os.listdir("/proc") if p.isdigit()]),
+        "python_writable": os.access(os.path.dirname(os.__file__), os.W_OK),
+    }))
+"""
+
+
+def test_the_code_sees_kaggles_layout_as_nobody_in_an_empty_environment(run, outside, monkeypatch):
     import json
 
     monkeypatch.setenv("PODIUM_SECRET_KEY", SECRET)
+    # Outside, the server's environment, its user and every process of the machine are there.
+    control = outside(SEE_OUTSIDE)
+    plain = json.loads(control.stdout.strip().splitlines()[-1])
+    assert "PODIUM_SECRET_KEY" in plain["env"] and plain["uid"] != 65534
+    assert plain["processes"] > 4
     outcome = run(SEE_ALL)
     assert outcome.failure is None, outcome.log.text()
     seen = json.loads(outcome.log.text().strip().splitlines()[-1])
@@ -414,7 +431,9 @@ def test_a_memory_hog_is_stopped_and_named(run, outside):
     assert_normal(run(WRITE_SUBMISSION))
 
 
-def test_without_a_memory_group_the_address_space_limit_names_the_hog(run, monkeypatch):
+def test_without_a_memory_group_the_address_space_limit_names_the_hog(run, outside, monkeypatch):
+    control = outside(HOG.format(megabytes=512))  # past the 128 MB limit: nothing stops it
+    assert "BREACH held 512 MB" in control.stdout
     monkeypatch.setattr(runner, "run_cgroup", lambda **limits: None)
     outcome = run(HOG.format(megabytes=4096), limits=TIGHT.model_copy(update={"wall_seconds": 60}))
     assert outcome.enforced["memory"] == "rlimit_as"
@@ -436,7 +455,8 @@ FORK_BOMB = """
 """
 
 
-def test_a_fork_bomb_stops_at_the_process_limit_and_leaves_nothing(run, outside):
+def _fork_bomb_holds_300_outside(outside) -> None:  # type: ignore[no-untyped-def]
+    """The control: as a plain process, the fork bomb holds all its 300 processes."""
     marker = _marker()
     control = outside(FORK_BOMB.format(marker=marker))
     survivors = processes_with_argument(marker, settle_seconds=0)
@@ -444,6 +464,9 @@ def test_a_fork_bomb_stops_at_the_process_limit_and_leaves_nothing(run, outside)
         os.kill(pid, signal.SIGKILL)
     assert "BREACH held 300" in control.stdout and len(survivors) == 300
 
+
+def test_a_fork_bomb_stops_at_the_process_limit_and_leaves_nothing(run, outside):
+    _fork_bomb_holds_300_outside(outside)
     marker = _marker()
     outcome = run(FORK_BOMB.format(marker=marker), max_processes=32)
     assert outcome.failure == "runtime_error"
@@ -509,7 +532,7 @@ def test_a_setsid_survivor_is_gone_after_the_run(run, outside):
     assert_normal(run(WRITE_SUBMISSION))
 
 
-def test_in_the_root_made_jail_the_pids_group_stops_a_fork_bomb(run, monkeypatch):
+def test_in_the_root_made_jail_the_pids_group_stops_a_fork_bomb(run, outside, monkeypatch):
     """Where the uid-65534 jail cannot start, the jail is made by root and RLIMIT_NPROC does not
     hold (its uid is root outside): the run's pids control group is then the limit."""
     if os.geteuid() != 0:
@@ -520,6 +543,7 @@ def test_in_the_root_made_jail_the_pids_group_stops_a_fork_bomb(run, monkeypatch
     if probe is None:
         skip_or_fail("no pids control group can be made here")
     probe.rmdir()
+    _fork_bomb_holds_300_outside(outside)
     monkeypatch.setattr(bwrap, "_passed", ["root-made"])
     marker = _marker()
     outcome = run(FORK_BOMB.format(marker=marker), max_processes=32)
@@ -529,7 +553,8 @@ def test_in_the_root_made_jail_the_pids_group_stops_a_fork_bomb(run, monkeypatch
     assert processes_with_argument(marker, settle_seconds=5) == []
 
 
-def test_without_control_groups_rlimit_nproc_stops_the_fork_bomb(run, monkeypatch):
+def test_without_control_groups_rlimit_nproc_stops_the_fork_bomb(run, outside, monkeypatch):
+    _fork_bomb_holds_300_outside(outside)
     monkeypatch.setattr(runner, "run_cgroup", lambda **limits: None)
     marker = _marker()
     outcome = run(FORK_BOMB.format(marker=marker), max_processes=32)

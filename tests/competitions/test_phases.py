@@ -347,6 +347,8 @@ def test_a_blind_phase_shows_participants_nothing_of_a_score_until_it_ends(
     refused = _board(client, alice)
     assert refused.status_code == 403 and refused.json()["code"] == "board_blind"
     assert refused.json()["ends_at"] is not None
+    private = _board(client, alice, board="private")  # asked for directly, not only by default
+    assert private.status_code == 403 and private.json()["code"] == "board_blind"
     assert client.get(f"{API}/competitions/reg/leaderboard").status_code == 403
     csv = client.get(f"{API}/competitions/reg/leaderboard.csv", headers=alice.headers)
     assert csv.status_code == 403
@@ -358,6 +360,7 @@ def test_a_blind_phase_shows_participants_nothing_of_a_score_until_it_ends(
     assert listed[0]["public_score"] is None
     # Hosts see everything; once the phase ends, it is an ordinary board.
     assert _board(client, host).json()["rows"][0]["team"] == "alice"
+    assert _board(client, host, board="private").json()["rows"][0]["team"] == "alice"
     _set_phase(session_factory, "final", end=datetime.now(UTC) - timedelta(seconds=1))
     assert _board(client, alice).json()["rows"][0]["team"] == "alice"
     view = client.get(f"{API}/submissions/{submission_id}", headers=alice.headers).json()

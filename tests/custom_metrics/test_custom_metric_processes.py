@@ -74,35 +74,32 @@ def _as_root() -> None:
         skip_or_fail("a root server's jail: this test runs as root (as CI's container does)")
 
 
-def test_without_the_jail_the_capped_fork_bomb_holds_every_process(metric_file, small, monkeypatch):
-    _as_root()  # without the jail, a non-root user's own limit would hold
+def test_a_capped_fork_bomb_holds_every_process_unjailed_and_stops_at_each_jails_limit(
+    metric_file, small, monkeypatch
+):
+    """The control and the jails in one test: without the jail (the development opt-out, with
+    a process limit far past the attack's) the capped fork bomb holds all its processes; in the
+    jail it stops at the limit, at two limits, and in the root-made jail (the fallback where the
+    uid-65534 jail cannot start), whose limit is a pids control group of its own (RLIMIT_NPROC
+    does not hold there)."""
     marker = _marker()
     metric = metric_file(FORK_BOMB.format(attempts=300, marker=marker))
 
     def unavailable() -> None:
         raise JailUnavailable("bubblewrap (bwrap) is not installed")
 
-    monkeypatch.setattr(sandbox, "check_jail", unavailable)
-    try:
-        limits = SandboxLimits(timeout_seconds=60, max_processes=64, allow_unjailed=True)
-        assert _run(metric, small, limits=limits).score == 300.0
-    finally:
-        for pid in processes_with_argument(marker, settle_seconds=0):
-            os.kill(pid, signal.SIGKILL)
+    with monkeypatch.context() as unjailed:
+        unjailed.setattr(sandbox, "check_jail", unavailable)
+        try:
+            limits = SandboxLimits(timeout_seconds=60, max_processes=4096, allow_unjailed=True)
+            assert _run(metric, small, limits=limits).score == 300.0
+        finally:
+            for pid in processes_with_argument(marker, settle_seconds=0):
+                os.kill(pid, signal.SIGKILL)
 
+    for attempts, limit in ((300, 64), (2000, 256)):
+        _fork_bomb_stops_at_the_limit(metric_file, small, attempts, limit)
 
-@pytest.mark.parametrize(("attempts", "limit"), [(300, 64), (2000, 256)])
-def test_in_the_jail_a_fork_bomb_stops_at_the_limit_and_leaves_nothing(
-    metric_file, small, attempts, limit
-):
-    _fork_bomb_stops_at_the_limit(metric_file, small, attempts, limit)
-
-
-def test_in_the_root_made_jail_a_pids_control_group_stops_the_fork_bomb(
-    metric_file, small, monkeypatch
-):
-    """The fallback where the uid-65534 jail cannot start: the root-made jail, whose limit is a
-    pids control group of its own (RLIMIT_NPROC does not hold there: see the control below)."""
     _as_root()
     if jail._cgroup_base() is None:
         skip_or_fail("no pids control group can be made here (cgroup v1 pids or a writable v2)")

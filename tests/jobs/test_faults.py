@@ -28,20 +28,25 @@ from app.models import Role, Score, Submission, SubmissionStatus
 from tests.asgi_client import TestClient
 from tests.conftest import _throwaway_postgres
 from tests.databases import migrated
-from tests.helpers import API, PERFECT, predictions, ready_competition
+from tests.helpers import API, PERFECT, ParkedQueue, predictions, ready_competition
 from tests.live_server import HTTP, RedisServer, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SLOW_METRIC = b"""
+STUCK_METRIC = b"""
 import time
 
 
 def score(solution, submission, row_id_column_name):
-    # The key's own check at upload is quick; a participant's file takes a while: long enough
-    # for the test to see it scoring (polled every 50 ms) and kill what scores it.
+    # The key's own check at upload is quick; a participant's file never finishes: the attempt
+    # the test kills cannot have scored it, however slow the machine.
     if len(submission.columns) and submission.iloc[0, 1] != solution.iloc[0, 1]:
-        time.sleep(2)
+        time.sleep(3600)
+    return 1.0
+"""
+# Put in place once the first attempt is dead, so that only a second attempt can score.
+QUICK_METRIC = b"""
+def score(solution, submission, row_id_column_name):
     return 1.0
 """
 
@@ -60,10 +65,10 @@ class Stack:
     tmp_path: Path
     workers: list[subprocess.Popen[bytes]]
 
-    def start_worker(self) -> subprocess.Popen[bytes]:
+    def start_worker(self, *options: str) -> subprocess.Popen[bytes]:
         log = open(self.tmp_path / f"worker-{len(self.workers)}.log", "wb")  # noqa: SIM115
         worker = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "worker", "--loglevel", "WARNING"],
+            [sys.executable, "-m", "app.cli", "worker", "--loglevel", "WARNING", *options],
             cwd=ROOT,
             env=self.env,
             stdout=log,
@@ -86,15 +91,18 @@ class Stack:
             )
             return dict(rows.all())
 
-    def wait_until_settled(self, total: int, enqueue, timeout: float = 240) -> None:  # type: ignore[no-untyped-def]
-        """Sweep as beat would, until every submission is scored or failed."""
+    def wait_until_settled(
+        self, total: int, enqueue, timeout: float = 240, enqueue_code=None
+    ) -> None:  # type: ignore[no-untyped-def]
+        """Sweep as beat would, until every submission is scored or failed (code runs go to
+        ``enqueue_code`` when given, their own queue)."""
         deadline = time.monotonic() + timeout
         while True:
             counts = self.counts()
             if counts.get("scored", 0) + counts.get("failed", 0) == total:
                 return
             assert time.monotonic() < deadline, f"not settled: {counts}"
-            sweep(self.factory, enqueue, settings=self.settings)
+            sweep(self.factory, enqueue, settings=self.settings, enqueue_code=enqueue_code)
             time.sleep(0.5)
 
 
@@ -179,11 +187,15 @@ def test_two_workers_score_200_submissions_from_20_teams_exactly_once(stack):
     _assert_each_scored_once(stack, ids)
 
 
-def _slow_competition(client: TestClient, host: dict[str, str]) -> None:
+def _stuck_competition(client: TestClient, host: dict[str, str]) -> None:
     ready_competition(client, host, metric={"name": "custom"})
+    _put_metric(client, host, STUCK_METRIC)
+
+
+def _put_metric(client: TestClient, host: dict[str, str], source: bytes) -> None:
     response = client.put(
         f"{API}/competitions/churn/custom-metric",
-        files={"file": ("metric.py", SLOW_METRIC, "text/x-python")},
+        files={"file": ("metric.py", source, "text/x-python")},
         data={"direction": "maximize"},
         headers=host,
     )
@@ -204,12 +216,13 @@ def test_a_worker_killed_mid_scoring_is_replaced_and_the_submission_scored_once(
     callers = _callers(stack, ["host", "alice"])
     app = create_app(stack.settings)
     with TestClient(app) as client:
-        _slow_competition(client, callers["host"])
+        _stuck_competition(client, callers["host"])
         submission_id = _upload(client, callers["alice"], PERFECT)
         first = stack.start_worker()
         _wait_for_status(stack, submission_id, SubmissionStatus.scoring)
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
+        _put_metric(client, callers["host"], QUICK_METRIC)
         stack.start_worker()
         stack.wait_until_settled(1, app.state.scoring_queue.enqueue)
     _assert_each_scored_once(stack, [submission_id])
@@ -280,11 +293,15 @@ def test_a_server_killed_mid_scoring_scores_the_submission_once_after_a_restart(
     server = _serve(tmp_path, env, port)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            _slow_competition(client, callers["host"])  # type: ignore[arg-type]
+            _stuck_competition(client, callers["host"])  # type: ignore[arg-type]
             submission_id = _upload(client, callers["alice"], PERFECT)  # type: ignore[arg-type]
             _wait_for_status(stack, submission_id, SubmissionStatus.scoring)
             os.kill(server.pid, signal.SIGKILL)
             server.wait()
+        # The quick metric goes in while no server runs (an app of this process, whose queue
+        # runs nothing): the restarted server's first sweep may hand the submission out at once.
+        with TestClient(create_app(stack.settings, scoring_queue=ParkedQueue())) as parked:
+            _put_metric(parked, callers["host"], QUICK_METRIC)
         server = _serve(tmp_path, env, port)
         deadline = time.monotonic() + 120
         while stack.counts() != {"scored": 1}:
@@ -295,3 +312,7 @@ def test_a_server_killed_mid_scoring_scores_the_submission_once_after_a_restart(
         server.wait()
         factory.kw["bind"].dispose()
     _assert_each_scored_once(stack, [submission_id])
+    with (
+        stack.factory() as session
+    ):  # scored by the attempt after the kill, the only one that could
+        assert session.get(Submission, submission_id).attempts == 2

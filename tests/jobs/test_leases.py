@@ -237,16 +237,26 @@ def _until(condition, seconds: float = 15.0) -> bool:  # type: ignore[no-untyped
 
 
 def test_a_held_lease_is_renewed_while_its_job_runs_and_not_after(parked):
-    _settings, factory, (first, _), _ = parked
+    _settings, factory, (first, second), _ = parked
     with unit_of_work(factory) as session:
         lease = try_claim(session, first, seconds=0.6)
-    assert lease is not None
+        control = try_claim(session, second, seconds=0.6)
+    assert lease is not None and control is not None
     claimed = _expires(factory, first)
     with renewing(factory, lease):
         assert _until(lambda: _expires(factory, first) > claimed)  # renewed every 0.2 s
         assert renewer.held() >= 1
-    ended = _expires(factory, first)
-    time.sleep(0.6)  # three renewals' worth: none comes after the job
+    assert renewer.held() == 0  # let go at the job's end, not at a later renewal
+    # No wait on the clock: the one renewing thread renews, in each pass, every lease then due,
+    # and the first lease, were it still held, would be due by the time the control lease is.
+    # After one pass that renewed the control, any renewal of the first begun before the job
+    # ended has landed; across the next, none may come.
+    with renewing(factory, control):
+        for passes in range(2):
+            if passes == 1:
+                ended = _expires(factory, first)
+            renewed = _expires(factory, second)
+            assert _until(lambda renewed=renewed: _expires(factory, second) > renewed)
     assert _expires(factory, first) == ended
 
 

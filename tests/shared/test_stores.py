@@ -247,3 +247,82 @@ def test_without_redis_two_processes_on_postgresql_count_failures_in_the_databas
         assert apps[1][0].state.shared_state.where == ("database" if shared else "memory")
     for _app, engine in apps:
         engine.dispose()
+
+
+class HangingRedis:
+    """A server that takes connections and shakes hands (``+OK`` to the client's set-up
+    commands), then never answers a command: a Redis that hangs (stopped with SIGSTOP, a full
+    network path) rather than refuses."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.1)
+        self.url = f"redis://127.0.0.1:{self.server.getsockname()[1]}/0"
+        self.connections: list[socket.socket] = []
+        self.commands = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.server.accept()
+                connection.setblocking(False)
+                self.connections.append(connection)
+            except TimeoutError:
+                pass
+            for connection in self.connections:
+                try:
+                    received = connection.recv(65536)
+                except (BlockingIOError, OSError):
+                    continue
+                if received.startswith(b"*") and b"CLIENT" in received.upper():
+                    # The client's set-up (CLIENT SETINFO ...), one reply per command sent.
+                    connection.sendall(b"+OK\r\n" * (received.count(b"\r\n*") + 1))
+                elif received:
+                    self.commands += 1  # a real command: never answered
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        for connection in self.connections:
+            connection.close()
+        self.server.close()
+
+
+def test_a_redis_that_hangs_costs_a_request_one_timeout_and_the_limits_fall_back(
+    settings, session_factory, host, alice
+):
+    hanging = HangingRedis()
+    answered: list[object] = []
+    try:
+        stuck = settings.model_copy(update={"redis_url": hanging.url, "uploads_per_minute": 2})
+        app = create_app(stuck, session_factory=session_factory)
+
+        def requests() -> None:
+            with TestClient(app) as client:
+                statuses = [client.get(f"{API}/me", headers=WRONG).status_code for _ in range(21)]
+                me = client.get(f"{API}/me", headers=alice.headers).status_code
+                ready_competition(client, host.headers)
+                uploads = [submit(client, alice.headers, PERFECT).status_code for _ in range(3)]
+                ready = client.get("/readyz").json()
+                answered.append((statuses, me, uploads, ready))
+
+        # In a thread, so that a client without a timeout (which would wait for ever) fails
+        # here instead of hanging the suite; 60 s is far past any number of 0.5 s timeouts.
+        worker = threading.Thread(target=requests, daemon=True)
+        worker.start()
+        worker.join(60)
+        assert answered, "a request waited on the hanging Redis"
+    finally:
+        hanging.close()
+    statuses, me, uploads, ready = answered[0]
+    # Every limit holds, from this process's counts and the database's: no 500, no wait.
+    assert statuses == [401] * 20 + [429] and me == 200
+    assert uploads == [202, 202, 429]
+    assert ready["status"] == "degraded"
+    assert ready["checks"]["shared_state"].startswith("unreachable: TimeoutError")
+    assert hanging.commands >= 1  # it was asked, and did not answer

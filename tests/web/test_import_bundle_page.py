@@ -21,6 +21,8 @@ def test_an_organiser_imports_a_bundle_and_reads_its_report(client, person, brow
     assert dry.status_code == 201, dry.text
     assert "What would be created" in dry.text and "the scoring program" in dry.text
     assert client.get(f"{API}/competitions/iris", headers=ada.headers).status_code == 404
+    data_dir = client.app.state.settings.data_dir
+    assert not [p for p in data_dir.rglob("*") if p.is_file() and "key-cache" not in p.parts]
     made = web.post(
         "/host/import",
         page="/host/import",

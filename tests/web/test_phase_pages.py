@@ -158,7 +158,7 @@ def test_a_blind_board_says_when_scores_appear_and_shows_nothing_of_a_score(
     client, people, browser
 ):
     host, alice, bob = people
-    _blind(client, host, alice)
+    alices = _blind(client, host, alice)
     _submit(client, bob, BOB)
     for viewer in (browser(), browser("alice"), browser("bob")):
         for board in ("public", "private"):
@@ -175,6 +175,11 @@ def test_a_blind_board_says_when_scores_appear_and_shows_nothing_of_a_score(
     assert 'badge scored">scored<' in mine and "This phase is blind" in mine
     _no_score(mine)
     _no_score(alice_web.get("/c/reg/submissions.json").text)
+    # The submission's own page, asked for directly: scored, and nothing of its score.
+    detail = alice_web.get(f"/c/reg/submissions/{alices}")
+    assert detail.status_code == 200 and "scored" in detail.text
+    _no_score(detail.text)
+    assert browser("bob").get(f"/c/reg/submissions/{alices}").status_code == 404
     # Hosts see the rows.
     hosted = browser("host").get("/c/reg/leaderboard").text
     assert "alice" in _tbody(hosted) and "0.26163" in hosted and "hosts only" in hosted
