@@ -156,13 +156,20 @@ def create_app(
                 settings=settings,
                 grace_seconds=0 if embedded else None,
                 enqueue_code=enqueue_code,
+                enqueue_episode=getattr(queue, "enqueue_episode", None),
             )
         except Exception:  # noqa: BLE001 - the database is away: the periodic sweep catches up
             log.warning("start-up sweep failed", exc_info=True)
         _freeze_start_up_objects()
         sweeper = None
         if settings.scoring_backend == "thread":
-            sweeper = Sweeper(session_factory, queue.enqueue, settings, enqueue_code)
+            sweeper = Sweeper(
+                session_factory,
+                queue.enqueue,
+                settings,
+                enqueue_code,
+                getattr(queue, "enqueue_episode", None),
+            )
             sweeper.start()
         yield
         if sweeper is not None:

@@ -6,6 +6,7 @@ from app.models.counter import SharedCounter
 from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, FormerHost, HostRole
 from app.models.phase import Phase
+from app.models.simulation import AgentRating, Episode, EpisodeAgent
 from app.models.standing import BoardRevision, Standing
 from app.models.stats import BoardBands, ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
@@ -13,6 +14,9 @@ from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, 
 from app.models.user import ApiToken, Role, User, WebSession
 
 __all__ = [
+    "AgentRating",
+    "Episode",
+    "EpisodeAgent",
     "AnswerKey",
     "AuditEntry",
     "BoardBands",
