@@ -39,7 +39,7 @@ def _submit(client, caller, content: bytes, name: str = "main.py", slug: str = "
 def _board(client, slug: str = "connectx") -> list[dict[str, Any]]:
     response = client.get(f"{API}/competitions/{slug}/leaderboard")
     assert response.status_code == 200, response.text
-    return response.json()["entries"]
+    return response.json()["rows"]
 
 
 def test_a_connectx_ladder_validates_plays_and_ranks(jail, client, host, alice, bob, make_user):
