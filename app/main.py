@@ -20,6 +20,7 @@ from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
 from app.auth.token_reader import token_reader
 from app.coderun.router import router as runtime_router
+from app.simulation.router import router as simulation_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
@@ -85,6 +86,7 @@ def _api_router() -> APIRouter:
         stats_router,
         kaggle_router,
         runtime_router,
+        simulation_router,
     ):
         api.include_router(router)
     return api

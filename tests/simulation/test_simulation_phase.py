@@ -64,3 +64,40 @@ def test_a_connectx_ladder_validates_plays_and_ranks(jail, client, host, alice, 
     assert best["mu"] > 25 > worst["mu"]
     assert best["episodes"] == worst["episodes"] == 6
     assert best["score"] == pytest.approx(best["mu"] - best["sigma"])
+
+
+def test_episodes_replays_and_logs_are_shown_to_whom_they_belong(
+    jail, client, host, alice, bob, make_user
+):
+    stranger = make_user("stranger")
+    _competition(client, host)
+    mine = _submit(client, alice, RANDOM)
+    theirs = _submit(client, bob, RANDOM)
+    queue = client.app.state.scoring_queue
+    assert queue.play_episodes(1) == 1
+    listed = client.get(f"{API}/submissions/{mine['id']}/episodes")  # no token: public
+    assert listed.status_code == 200, listed.text
+    assert {e["kind"] for e in listed.json()} == {"ladder"}  # the validation is the team's only
+    own = client.get(f"{API}/submissions/{mine['id']}/episodes", headers=alice.headers).json()
+    assert {e["kind"] for e in own} == {"ladder", "validation"}
+    ladder = next(e for e in listed.json() if e["status"] == "done")
+    assert {s["submission_id"] for s in ladder["agents"]} == {mine["id"], theirs["id"]}
+    replay = client.get(f"{API}/episodes/{ladder['id']}")
+    assert replay.status_code == 200
+    assert replay.json()["name"] == "connectx"
+    assert len(replay.json()["steps"]) == ladder["steps"]
+    seat = next(s["position"] for s in ladder["agents"] if s["submission_id"] == mine["id"])
+    other = 1 - seat
+    log = client.get(f"{API}/episodes/{ladder['id']}/logs/{seat}", headers=alice.headers)
+    assert log.status_code == 200, log.text
+    assert log.json()["status"] in ("DONE", "ERROR", "TIMEOUT", "INVALID")
+    assert any("duration" in step for step in log.json()["steps"])
+    assert client.get(f"{API}/episodes/{ladder['id']}/logs/{seat}", headers=host.headers).is_success
+    for caller, position in ((bob, seat), (alice, other), (stranger, seat)):
+        refused = client.get(f"{API}/episodes/{ladder['id']}/logs/{position}", headers=caller.headers)
+        assert refused.status_code == 404, (caller.name, position)
+    assert client.get(f"{API}/episodes/{ladder['id']}/logs/{seat}").status_code == 404
+    validation = next(e for e in own if e["kind"] == "validation")
+    assert client.get(f"{API}/episodes/{validation['id']}", headers=bob.headers).status_code == 404
+    assert client.get(f"{API}/episodes/{validation['id']}", headers=alice.headers).is_success
+    assert client.get(f"{API}/episodes/999999").status_code == 404
