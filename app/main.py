@@ -20,7 +20,6 @@ from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
 from app.auth.token_reader import token_reader
 from app.coderun.router import router as runtime_router
-from app.simulation.router import router as simulation_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
@@ -44,6 +43,7 @@ from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
 from app.shared.counters import Counters, MemoryCounters
 from app.shared.state import SharedState
+from app.simulation.router import router as simulation_router
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.web import install_web

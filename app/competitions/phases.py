@@ -18,10 +18,10 @@ from app.errors import Conflict, NotFound, Unprocessable
 from app.evaluation.columns import check_columns, columns_for
 from app.models import Competition, Phase, Submission, User
 from app.models.phase import KIND_SIMULATION, LEGACY_PHASE
+from app.scoring.columns import Column, ColumnError, is_program, reading_metric, shape
 from app.simulation.environments import EnvironmentConfig, EnvironmentError_
 from app.simulation.environments import check as check_environment
 from app.simulation.settings import SimulationSettings
-from app.scoring.columns import Column, ColumnError, is_program, reading_metric, shape
 
 
 class PhaseClosed(Conflict):

@@ -23,7 +23,6 @@ from app.jobs.turns import next_in_line
 log = logging.getLogger(__name__)
 
 
-
 class EpisodeJob(NamedTuple):
     """A simulation episode to play, on the code lane."""
 
@@ -63,7 +62,9 @@ class EagerQueue:
         played = 0
         while self.episodes and played < limit:
             episode_id = self.episodes.pop(0)
-            self.episodes.extend(play_episode(self.factory, episode_id, self.settings or Settings()))
+            self.episodes.extend(
+                play_episode(self.factory, episode_id, self.settings or Settings())
+            )
             played += 1
         return played
 

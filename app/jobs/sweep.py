@@ -92,9 +92,7 @@ def sweep(
         code_phases = (
             set(
                 session.scalars(
-                    select(Phase.id).where(
-                        Phase.submission_kind.in_((KIND_CODE, KIND_SIMULATION))
-                    )
+                    select(Phase.id).where(Phase.submission_kind.in_((KIND_CODE, KIND_SIMULATION)))
                 )
             )
             if todo and enqueue_code is not None

@@ -115,7 +115,9 @@ def _send(fd: int, message: dict[str, Any]) -> None:
     try:
         data = (json.dumps(message, default=_plain, allow_nan=False) + "\n").encode()
     except (TypeError, ValueError) as exc:
-        data = (json.dumps({"error": f"the action cannot be sent: {exc}"[:_MESSAGE_CHARS]}) + "\n").encode()
+        data = (
+            json.dumps({"error": f"the action cannot be sent: {exc}"[:_MESSAGE_CHARS]}) + "\n"
+        ).encode()
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]

@@ -161,9 +161,7 @@ def validate_agent(
     """Claim a new agent, play its validation episode, settle the submission; the ids of ladder
     episodes this queued (none when another worker holds it or it is settled)."""
     with unit_of_work(factory) as session:
-        submission = session.get(
-            Submission, submission_id, options=[joinedload(Submission.phase)]
-        )
+        submission = session.get(Submission, submission_id, options=[joinedload(Submission.phase)])
         if submission is None or submission.status in _FINAL:
             return []
         phase = submission.phase
@@ -504,9 +502,7 @@ def play_episode(factory: sessionmaker[Session], episode_id: int, settings: Sett
     return schedule(factory, phase_id)
 
 
-def _settle(
-    session: Session, episode_id: int, seats: list[_Seat], outcome: EpisodeOutcome
-) -> None:
+def _settle(session: Session, episode_id: int, seats: list[_Seat], outcome: EpisodeOutcome) -> None:
     """Each seat's end and log, and the ratings the episode moves, read as they stand now."""
     ids = sorted({s.submission_id for s in seats})
     ratings = {
@@ -522,7 +518,9 @@ def _settle(
     after = rate(skills, [a.reward for a in outcome.agents])
     seat_rows = {
         row.position: row
-        for row in session.scalars(select(EpisodeAgent).where(EpisodeAgent.episode_id == episode_id))
+        for row in session.scalars(
+            select(EpisodeAgent).where(EpisodeAgent.episode_id == episode_id)
+        )
     }
     at = _now()
     for position, (seat, agent) in enumerate(zip(seats, outcome.agents, strict=True)):

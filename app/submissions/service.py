@@ -26,7 +26,13 @@ from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
-from app.submissions.kinds import checked_agent, checked_code, is_code, refuse_other_kind, wrong_kind
+from app.submissions.kinds import (
+    checked_agent,
+    checked_code,
+    is_code,
+    refuse_other_kind,
+    wrong_kind,
+)
 from app.submissions.quota import charge, check_upload_rate, upload_counts
 from app.submissions.schemas import RunLogPublic
 from app.teams.service import locked_team_for

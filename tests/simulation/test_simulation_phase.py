@@ -94,7 +94,9 @@ def test_episodes_replays_and_logs_are_shown_to_whom_they_belong(
     assert any("duration" in step for step in log.json()["steps"])
     assert client.get(f"{API}/episodes/{ladder['id']}/logs/{seat}", headers=host.headers).is_success
     for caller, position in ((bob, seat), (alice, other), (stranger, seat)):
-        refused = client.get(f"{API}/episodes/{ladder['id']}/logs/{position}", headers=caller.headers)
+        refused = client.get(
+            f"{API}/episodes/{ladder['id']}/logs/{position}", headers=caller.headers
+        )
         assert refused.status_code == 404, (caller.name, position)
     assert client.get(f"{API}/episodes/{ladder['id']}/logs/{seat}").status_code == 404
     validation = next(e for e in own if e["kind"] == "validation")
