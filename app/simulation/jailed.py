@@ -164,8 +164,9 @@ class JailedAgent:
                 raise AgentTimeout("the agent did not answer in time")
             chunk = os.read(self._act_read, _CHUNK)
             if not chunk:
+                why = self._ended()  # its own exit status, before the kill below
                 self.kill()
-                raise AgentGone(self._ended())
+                raise AgentGone(why)
             self._pending += chunk
         line, _, self._pending = self._pending.partition(b"\n")
         if len(line) > self.limits.max_answer_bytes:
