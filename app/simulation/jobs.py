@@ -92,7 +92,7 @@ def _limits(settings: SimulationSettings, server: Settings) -> AgentLimits:
 
 
 @dataclass(frozen=True)
-class _Seat:
+class Seat:
     submission_id: int
     team_id: int
     filename: str
@@ -101,7 +101,7 @@ class _Seat:
 
 def _play(
     environment: EnvironmentConfig,
-    seats: list[_Seat],
+    seats: list[Seat],
     sim: SimulationSettings,
     server: Settings,
 ) -> EpisodeOutcome:
@@ -173,7 +173,7 @@ def validate_agent(
             return []
         environment = EnvironmentConfig.model_validate(phase.environment)
         sim = SimulationSettings.model_validate(phase.simulation or {})
-        seat = _Seat(submission.id, submission.team_id, submission.filename, submission.path)
+        seat = Seat(submission.id, submission.team_id, submission.filename, submission.path)
         phase_id, competition_id = phase.id, submission.competition_id
     run_for = float(environment.configuration.get("runTimeout", 1200)) + 120
     error = host_error = None
@@ -260,7 +260,7 @@ def _keep_newest(session: Session, phase_id: int, team_id: int, keep: int) -> No
 def _record(
     session: Session,
     outcome: EpisodeOutcome,
-    seats: list[_Seat],
+    seats: list[Seat],
     phase_id: int,
     competition_id: int,
 ) -> Episode:
@@ -472,7 +472,7 @@ def play_episode(factory: sessionmaker[Session], episode_id: int, settings: Sett
             .where(EpisodeAgent.episode_id == episode_id)
             .order_by(EpisodeAgent.position)
         ).all()
-        seats = [_Seat(s.id, s.team_id, s.filename, s.path) for _, s in rows]
+        seats = [Seat(s.id, s.team_id, s.filename, s.path) for _, s in rows]
         phase_id = phase.id
     run_for = float(environment.configuration.get("runTimeout", 1200)) + 120
     outcome: EpisodeOutcome | None = None
@@ -483,6 +483,21 @@ def play_episode(factory: sessionmaker[Session], episode_id: int, settings: Sett
         except (JailUnavailable, EnvironmentError_, InvalidCode, OSError, ValueError) as exc:
             log.error("episode %s could not be played: %r", episode_id, exc)
             error = f"the episode could not be played: {exc}"
+    if not finish_episode(factory, episode_id, attempt, seats, outcome, error):
+        return []  # the lease was lost and taken over: the other claim writes the result
+    return schedule(factory, phase_id)
+
+
+def finish_episode(
+    factory: sessionmaker[Session],
+    episode_id: int,
+    attempt: int,
+    seats: list["Seat"],
+    outcome: EpisodeOutcome | None,
+    error: str | None = None,
+) -> bool:
+    """Write the episode's result, its seats and the ratings it moves in one transaction, while
+    claim ``attempt`` still holds it; False (nothing written) once another claim took it over."""
     with unit_of_work(factory) as session:
         values: dict[str, Any] = {"finished_at": _now(), "lease_expires_at": None}
         if outcome is None or outcome.unfinished:
@@ -496,13 +511,13 @@ def play_episode(factory: sessionmaker[Session], episode_id: int, settings: Sett
             .execution_options(synchronize_session=False)
         ).rowcount  # type: ignore[attr-defined]
         if not won:
-            return []  # the lease was lost and taken over: the other claim writes the result
+            return False
         if outcome is not None and not outcome.unfinished:
             _settle(session, episode_id, seats, outcome)
-    return schedule(factory, phase_id)
+    return True
 
 
-def _settle(session: Session, episode_id: int, seats: list[_Seat], outcome: EpisodeOutcome) -> None:
+def _settle(session: Session, episode_id: int, seats: list[Seat], outcome: EpisodeOutcome) -> None:
     """Each seat's end and log, and the ratings the episode moves, read as they stand now."""
     ids = sorted({s.submission_id for s in seats})
     ratings = {
