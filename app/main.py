@@ -24,6 +24,7 @@ from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
+from app.episodes.router import router as simulation_router
 from app.errors import error_responses
 from app.honest.analysis.router import router as stats_router
 from app.http.board_gate import BoardGate
@@ -43,7 +44,6 @@ from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
 from app.shared.counters import Counters, MemoryCounters
 from app.shared.state import SharedState
-from app.simulation.router import router as simulation_router
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.web import install_web

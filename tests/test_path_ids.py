@@ -19,6 +19,9 @@ ID_ROUTES = [
     ("POST", "/invitations/{id}/accept"),
     ("POST", "/invitations/{id}/decline"),
     ("DELETE", "/auth/tokens/{id}"),
+    ("GET", "/submissions/{id}/episodes"),
+    ("GET", "/episodes/{id}"),
+    ("GET", "/episodes/{id}/logs/0"),
 ]
 
 

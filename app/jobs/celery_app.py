@@ -89,7 +89,7 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
         time_limit=int(3600 + settings.scoring_time_limit_seconds + 120),
     )
     def play_episode_task(episode_id: int) -> None:
-        from app.simulation.jobs import play_episode
+        from app.jobs.episodes import play_episode
 
         for following in play_episode(session_factory(), episode_id, settings):
             play_episode_task.apply_async(args=[following])

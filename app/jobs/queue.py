@@ -5,7 +5,7 @@ A code submission's run (``code=True``) has its own lane: ``PODIUM_CODE_CONCURRE
 the server, Celery's queue ``code`` on workers, so that a long run never holds up the scoring of
 uploaded files. A run that settles hands its team's next waiting run to the lane
 (:func:`app.jobs.turns.next_in_line`). A simulation phase's episodes are jobs of the code lane
-too (:mod:`app.simulation.jobs`): each one that settles queues the ladder's next.
+too (:mod:`app.jobs.episodes`): each one that settles queues the ladder's next.
 """
 
 import logging
@@ -57,7 +57,7 @@ class EagerQueue:
 
     def play_episodes(self, limit: int) -> int:
         """Play up to ``limit`` waiting episodes in order (those they queue join the end)."""
-        from app.simulation.jobs import play_episode
+        from app.jobs.episodes import play_episode
 
         played = 0
         while self.episodes and played < limit:
@@ -150,7 +150,7 @@ class ThreadQueue:
     ) -> None:
         for episode in [job for job in batch if isinstance(job, EpisodeJob)]:
             try:
-                from app.simulation.jobs import play_episode
+                from app.jobs.episodes import play_episode
 
                 settings = self.settings or Settings()
                 for following in play_episode(self.factory, episode.episode_id, settings):

@@ -1140,7 +1140,7 @@ def run_job(
     """One job of either lane; the ids of simulation episodes it queued, for the code lane."""
     if key_id is None:
         if _plays_episodes(factory, submission_id):
-            from app.simulation.jobs import validate_agent  # the simulation lane's own imports
+            from app.jobs.episodes import validate_agent  # the simulation lane's own imports
 
             return validate_agent(factory, submission_id, settings or Settings())
         score_submission(factory, submission_id, settings)

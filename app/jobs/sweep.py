@@ -100,7 +100,7 @@ def sweep(
         )
         lanes = {row.id: enqueue_code for row in rows if row.phase_id in code_phases}
     if enqueue_episode is not None:
-        from app.simulation.jobs import sweep_episodes  # the simulation lane's own imports
+        from app.jobs.episodes import sweep_episodes  # the simulation lane's own imports
 
         for episode_id in sweep_episodes(factory):
             try:

@@ -54,6 +54,8 @@ from app.honest.board.board import (
 )
 from app.leaderboard.cache import BoardView, RenderedBoards
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
+from app.leaderboard.simulation import SimRow
+from app.leaderboard.simulation import standings as simulation_standings
 from app.leaderboard.spreadsheet import safe_row
 from app.leaderboard.standings import apply_pending, wrote_standings
 from app.models import (
@@ -70,8 +72,6 @@ from app.models import (
 )
 from app.models.phase import BOARD_BLIND, BOARD_HIDDEN
 from app.scoring.columns import Column, sortable
-from app.simulation.board import SimRow
-from app.simulation.board import standings as simulation_standings
 
 MAX_PAGE = 1000
 
@@ -593,7 +593,7 @@ def _simulation_board(
     limit: int,
     offset: int,
 ) -> Leaderboard:
-    """A simulation phase's board (:mod:`app.simulation.board`), in the boards' one shape."""
+    """A simulation phase's board (:mod:`app.leaderboard.simulation`), in the boards' one shape."""
     ranked = simulation_standings(session, phase)
     own_team_id = _own_team_id(session, competition, user)
     own = next((r for r in ranked if r.team_id == own_team_id), None)

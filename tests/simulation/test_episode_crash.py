@@ -17,10 +17,10 @@ from sqlalchemy import select
 
 from app.config import Settings
 from app.db import make_engine, make_session_factory
+from app.jobs.episodes import Seat, finish_episode, play_episode, sweep_episodes
 from app.jobs.queue import EagerQueue
 from app.main import create_app
 from app.models import AgentRating, Episode, Submission
-from app.simulation.jobs import Seat, finish_episode, play_episode, sweep_episodes
 from tests.asgi_client import TestClient
 from tests.databases import migrated
 from tests.helpers import API
@@ -87,7 +87,7 @@ _WORKER = textwrap.dedent(
     import sys
     from app.config import Settings
     from app.db import make_engine, make_session_factory
-    from app.simulation.jobs import play_episode
+    from app.jobs.episodes import play_episode
 
     settings = Settings.model_validate_json(sys.stdin.read())
     play_episode(make_session_factory(make_engine(settings.database_url)), int(sys.argv[1]), settings)

@@ -103,3 +103,8 @@ def test_episodes_replays_and_logs_are_shown_to_whom_they_belong(
     assert client.get(f"{API}/episodes/{validation['id']}", headers=bob.headers).status_code == 404
     assert client.get(f"{API}/episodes/{validation['id']}", headers=alice.headers).is_success
     assert client.get(f"{API}/episodes/999999").status_code == 404
+
+
+def test_a_seat_that_is_not_a_small_number_is_422(client):
+    for bad in ("-1", "100", "x", "1.5"):
+        assert client.get(f"{API}/episodes/1/logs/{bad}").status_code == 422, bad

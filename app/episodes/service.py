@@ -15,9 +15,9 @@ from sqlalchemy.orm import Session, joinedload
 
 from app.auth.hosts import is_host
 from app.competitions.visibility import is_visible
+from app.episodes.schemas import EpisodePublic, SeatPublic
 from app.errors import NotFound
 from app.models import AgentRating, Episode, EpisodeAgent, Submission, Team, User
-from app.simulation.schemas import EpisodePublic, SeatPublic
 from app.submissions.service import is_member
 
 MAX_EPISODES = 1000  # the newest, in one list

@@ -3,9 +3,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 
 from app.deps import IdPath, OptionalUser, SessionDep
+from app.episodes import service
+from app.episodes.schemas import EpisodePublic
 from app.errors import error_responses
-from app.simulation import service
-from app.simulation.schemas import EpisodePublic
 
 router = APIRouter(tags=["simulations"], responses=error_responses(404))
 
@@ -27,10 +27,11 @@ def episode_replay(episode_id: IdPath, user: OptionalUser, session: SessionDep) 
 @router.get("/episodes/{episode_id}/logs/{agent}")
 def episode_log(
     episode_id: IdPath,
-    agent: Annotated[int, Path(ge=0, le=64, description="the agent's seat, from 0")],
+    # Kaggle's agent index, from 0: a short string (integer path parameters are row ids).
+    agent: Annotated[str, Path(pattern=r"^[0-9]{1,2}$", description="the agent's seat, from 0")],
     user: OptionalUser,
     session: SessionDep,
 ) -> dict[str, Any]:
     """One agent's log of the episode (per step: duration, stdout, stderr; and its process's
     own output): its team's and the hosts' only."""
-    return service.seat_log(session, episode_id=episode_id, position=agent, user=user)
+    return service.seat_log(session, episode_id=episode_id, position=int(agent), user=user)
