@@ -22,9 +22,8 @@ from app.deps import SessionDep, SettingsDep, auth_limiter
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
 from app.http.headers import content_disposition
 from app.http.request_body import upload_source
-from app.kaggle import episodes
+from app.kaggle import episodes, service
 from app.kaggle import schemas as k
-from app.kaggle import service
 from app.models import User
 from app.storage import save_blob
 
