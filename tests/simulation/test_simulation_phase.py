@@ -108,3 +108,23 @@ def test_episodes_replays_and_logs_are_shown_to_whom_they_belong(
 def test_a_seat_that_is_not_a_small_number_is_422(client):
     for bad in ("-1", "100", "x", "1.5"):
         assert client.get(f"{API}/episodes/1/logs/{bad}").status_code == 422, bad
+
+
+def test_the_episode_page_plays_the_replay_with_no_outside_script(jail, client, host, alice, bob):
+    _competition(client, host)
+    mine = _submit(client, alice, RANDOM)
+    _submit(client, bob, RANDOM)
+    assert client.app.state.scoring_queue.play_episodes(1) == 1
+    listed = client.get(f"{API}/submissions/{mine['id']}/episodes").json()
+    episode = next(e for e in listed if e["status"] == "done")
+    page = client.get(f"/episodes/{episode['id']}")
+    assert page.status_code == 200, page.text
+    html = page.text
+    assert "window.kaggle.renderer" in html and '"name": "connectx"' in html
+    assert "https://unpkg.com" not in html and "cdnjs" not in html
+    for script in ("preact.umd.js", "hooks.umd.js", "htm.umd.js", "styled-components.min.js"):
+        assert f'src="/static/kaggle-player/{script}"' in html
+        assert client.get(f"/static/kaggle-player/{script}").status_code == 200
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self' 'sha256-" in policy and "unsafe-inline" not in policy.split(";")[1]
+    assert client.get("/episodes/999999").status_code == 404
