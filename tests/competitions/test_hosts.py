@@ -109,6 +109,11 @@ OPEN_ROUTES = {
     ("GET", "/competitions/{slug}/invitations"),
     ("POST", "/invitations/{invitation_id}/accept"),
     ("POST", "/invitations/{invitation_id}/decline"),
+    # Simulation episodes: replays anyone's, a seat's log its team's and the hosts' (tested in
+    # tests/simulation/test_simulation_phase.py).
+    ("GET", "/submissions/{submission_id}/episodes"),
+    ("GET", "/episodes/{episode_id}"),
+    ("GET", "/episodes/{episode_id}/logs/{agent}"),
 }
 
 
