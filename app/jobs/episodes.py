@@ -219,6 +219,9 @@ def validate_agent(
             submission.error = error
             return []
         submission.status = SubmissionStatus.scored
+        # An agent sent after the phase's end is validated (its team learns whether it works)
+        # but never enters the ladder: the end stops new agents.
+        late = submission.late or submission.baseline
         session.add(
             AgentRating(
                 submission_id=submission.id,
@@ -227,10 +230,12 @@ def validate_agent(
                 mu=MU0,
                 sigma=SIGMA0,
                 episodes=0,
-                active=True,
+                active=not late,
             )
         )
         session.flush()
+        if late:
+            return []
         _keep_newest(session, phase_id, submission.team_id, sim.active_agents)
     return schedule(factory, phase_id)
 

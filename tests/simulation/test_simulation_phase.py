@@ -128,3 +128,35 @@ def test_the_episode_page_plays_the_replay_with_no_outside_script(jail, client, 
     policy = page.headers["content-security-policy"]
     assert "script-src 'self' 'sha256-" in policy and "unsafe-inline" not in policy.split(";")[1]
     assert client.get("/episodes/999999").status_code == 404
+
+
+def test_each_team_keeps_its_newest_agents_and_the_end_stops_new_ones(
+    jail, client, host, alice, session_factory
+):
+    from datetime import UTC, datetime
+
+    from app.models import AgentRating
+    from tests.helpers import set_competition
+
+    body = {
+        "slug": "one-active",
+        "title": "One active",
+        "metric": {"name": "accuracy"},
+        "phases": [{**PHASE, "simulation": {**PHASE["simulation"], "active_agents": 1}}],
+    }
+    assert client.post(f"{API}/competitions", json=body, headers=host.headers).is_success
+    first = _submit(client, alice, RANDOM, slug="one-active")
+    second = _submit(client, alice, RANDOM, slug="one-active")
+    set_competition(session_factory, "one-active", deadline=datetime.now(UTC))
+    late = _submit(client, alice, RANDOM, slug="one-active")
+    assert (first["status"], second["status"], late["status"]) == ("scored",) * 3
+    with session_factory() as session:
+        active = {
+            r.submission_id: r.active
+            for r in session.query(AgentRating).filter(
+                AgentRating.submission_id.in_([first["id"], second["id"], late["id"]])
+            )
+        }
+    assert active == {first["id"]: False, second["id"]: True, late["id"]: False}
+    board = _board(client, "one-active")
+    assert [row["team"] for row in board] == ["alice"] and board[0]["episodes"] == 0
