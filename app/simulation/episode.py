@@ -1,4 +1,5 @@
-"""One episode: the environment steps in this process, each agent answers from its own jail.
+"""One episode: the environment steps (here, or in a jail for a host's own), each agent answers
+from its own jail.
 
 The loop is ``kaggle_environments``' own ``Environment.run`` with the agents' side replaced by
 jailed processes, and Kaggle's rules for them kept as ``kaggle_environments.agent.Agent.act``
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from app.coderun.outcome import RunLog
-from app.simulation.environments import ENVIRONMENT_LOCK, EnvironmentConfig, make
+from app.simulation.environments import EnvironmentConfig
 from app.simulation.jailed import AgentGone, AgentLimits, AgentTimeout, JailedAgent
+from app.simulation.tables import Failed, JailedTable, LocalTable
 
 # Time for the pipe and JSON both ways, above the agent's own budget, before its jail is killed:
 # Kaggle's rule (duration past the budget is a TIMEOUT) still decides on the measured duration.
@@ -68,23 +70,35 @@ def run_episode(
     limits: AgentLimits,
     *,
     overage_seconds: float | None = None,
+    hosted: Path | None = None,
 ) -> EpisodeOutcome:
     """Play one episode of ``environment`` between the agents in ``agent_dirs`` (each a folder
-    with ``main.py``), in that order. Raises :class:`~app.jail.bwrap.JailUnavailable` where the
-    jail cannot run here; every failure of an agent is an outcome. ``overage_seconds``: each
-    agent's overage budget at the start, where the host sets one (else the environment's own
-    ``remainingOverageTime``, 60 s for ConnectX)."""
-    env = make(environment)
-    from kaggle_environments.errors import DeadlineExceeded
+    with ``main.py``), in that order. ``hosted``: the folder of a host's own environment (run
+    in a jail of its own), else ``environment`` is one of kaggle-environments'. Raises
+    :class:`~app.jail.bwrap.JailUnavailable` where the jail cannot run here, and
+    :class:`~app.simulation.tables.EnvironmentFailed` where a host's environment failed; every
+    failure of an agent is an outcome. ``overage_seconds``: each agent's overage budget at the
+    start, where the host sets one (else the environment's own ``remainingOverageTime``, 60 s
+    for ConnectX)."""
+    table: LocalTable | JailedTable = (
+        JailedTable(hosted, environment) if hosted is not None else LocalTable(environment)
+    )
+    try:
+        return _play(table, agent_dirs, limits, overage_seconds)
+    finally:
+        table.close()
 
-    configuration = env.configuration
-    act_timeout = float(configuration.actTimeout)
+
+def _play(
+    table: "LocalTable | JailedTable",
+    agent_dirs: list[Path],
+    limits: AgentLimits,
+    overage_seconds: float | None,
+) -> EpisodeOutcome:
+    configuration = table.configuration
+    act_timeout = float(configuration.get("actTimeout", 6))
     log_chars = configuration.get("maxLogLength", 1024)
-    with ENVIRONMENT_LOCK:
-        env.reset(len(agent_dirs))
-        if overage_seconds is not None:
-            for state in env.state:
-                state.observation.remainingOverageTime = overage_seconds
+    table.reset(len(agent_dirs), overage_seconds)
     jailed: list[JailedAgent] = []
     reasons: list[str | None] = []
     sent: list[Any] = [None] * len(agent_dirs)  # each agent's last action, for an INVALID's reason
@@ -95,52 +109,55 @@ def run_episode(
         for agent in jailed:  # each loads in its own jail, side by side
             reasons.append(_load(agent))
         began = time.monotonic()
-        while not env.done and time.monotonic() - began < float(configuration.runTimeout):
+        run_timeout = float(configuration.get("runTimeout", 1200))
+        while not table.done and time.monotonic() - began < run_timeout:
             actions: list[Any] = []
             logs: list[dict[str, Any]] = []
             for index, agent in enumerate(jailed):
-                if env.state[index].status != "ACTIVE":
+                if table.status(index) != "ACTIVE":
                     actions.append(None)
                     logs.append({})
                     continue
                 if reasons[index] is not None:  # gone already: an ERROR at its turn
-                    actions.append(RuntimeError(reasons[index]))
+                    actions.append(Failed("error", str(reasons[index])))
                     logs.append({})
                     continue
-                action, log, reason = _ask(
-                    agent, env, index, act_timeout, DeadlineExceeded, log_chars
-                )
+                action, log, reason = _ask(agent, table, index, act_timeout, log_chars)
                 reasons[index], sent[index] = reason, action
                 actions.append(action)
                 logs.append(log)
-            with ENVIRONMENT_LOCK:
-                env.step(actions, logs)
+            table.step(actions, logs)
     finally:
         process_logs = [agent.close() for agent in jailed]
     unfinished = None
-    if not env.done:
-        unfinished = f"the episode did not end within runTimeout ({configuration.runTimeout} s)"
-    with ENVIRONMENT_LOCK:
-        replay = env.toJSON()
-    last = env.steps[-1]
+    if not table.done:
+        unfinished = (
+            f"the episode did not end within runTimeout ({configuration.get('runTimeout')} s)"
+        )
+    replay, step_logs = table.finish()
+    last = replay["steps"][-1] if replay.get("steps") else []
     outcomes = []
-    for index, state in enumerate(last):
+    for index in range(len(agent_dirs)):
+        state = last[index] if index < len(last) and isinstance(last[index], dict) else {}
+        status = str(state.get("status", "ERROR"))
+        reward = state.get("reward")
         steps = [
-            dict(step_logs[index]) if index < len(step_logs) else {} for step_logs in env.logs[1:]
+            dict(logs[index]) if isinstance(logs, list) and index < len(logs) else {}
+            for logs in step_logs[1:]
         ]
-        reason = reasons[index] if state.status in _FAILED else None
-        if state.status == "INVALID" and reason is None:
+        reason = reasons[index] if status in _FAILED else None
+        if status == "INVALID" and reason is None:
             reason = f"the environment refused its action {_shown(sent[index])}"
         outcomes.append(
             AgentOutcome(
-                status=str(state.status),
-                reward=state.reward,
+                status=status,
+                reward=reward if isinstance(reward, int | float) else None,
                 reason=reason,
                 steps=steps,
                 process_log=_text(process_logs[index]),
             )
         )
-    return EpisodeOutcome(replay, outcomes, len(env.steps), unfinished)
+    return EpisodeOutcome(replay, outcomes, len(replay.get("steps") or []), unfinished)
 
 
 def _load(agent: JailedAgent) -> str | None:
@@ -155,42 +172,42 @@ def _load(agent: JailedAgent) -> str | None:
 
 def _ask(
     agent: JailedAgent,
-    env: Any,
+    table: "LocalTable | JailedTable",
     index: int,
     act_timeout: float,
-    deadline_exceeded: type[Exception],
     log_chars: int | None,
 ) -> tuple[Any, dict[str, Any], str | None]:
     """One agent's action for this step, its step log and, when it failed, why."""
-    observation = env._Environment__get_shared_state(index).observation  # what Kaggle sends
-    remaining = float(observation.remainingOverageTime)
+    observation = table.observation(index)
+    remaining = float(observation.get("remainingOverageTime", 0) or 0)
     budget = act_timeout + remaining
     started = time.perf_counter()
     reply: dict[str, Any] = {}
     reason = None
     try:
-        reply = agent.act(observation, env.configuration, seconds=budget + _SLACK_SECONDS)
+        reply = agent.act(observation, table.configuration, seconds=budget + _SLACK_SECONDS)
         action: Any = reply.get("action")
         if "error" in reply:
             reason = f"the agent raised {reply['error']}"
-            action = RuntimeError(reason)
+            action = Failed("error", reason)
     except AgentTimeout:
         reason = (
             f"the agent did not answer within actTimeout ({act_timeout:g} s) and its remaining "
             f"overage ({remaining:g} s)"
         )
-        action = deadline_exceeded(reason)
+        action = Failed("timeout", reason)
     except AgentGone as exc:
         reason = str(exc)
-        action = RuntimeError(reason)
+        action = Failed("error", reason)
     duration = time.perf_counter() - started
-    if duration - act_timeout > remaining and not isinstance(action, deadline_exceeded):
+    late = not (isinstance(action, Failed) and action.kind == "timeout")
+    if duration - act_timeout > remaining and late:
         # Kaggle's rule in Agent.act: late is late, whatever came back.
         reason = (
             f"the agent answered after {duration:.3f} s, past actTimeout ({act_timeout:g} s) "
             f"and its remaining overage ({remaining:g} s)"
         )
-        action = deadline_exceeded(reason)
+        action = Failed("timeout", reason)
     stdout, stderr = str(reply.get("stdout", "")), str(reply.get("stderr", ""))
     if log_chars is not None:
         stdout, stderr = stdout[:log_chars], stderr[:log_chars]

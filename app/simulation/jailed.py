@@ -41,7 +41,7 @@ from app.jail.process import HeadTailReader, kill_group, start
 MIB = 1024**2
 AGENT_DIR = "/kaggle_simulations/agent"
 _RUNNER = f"{CODE_DIR}/agent.py"
-_CODE = ((str(APP_ROOT / "app" / "simulation" / "inside.py"), _RUNNER),)
+_CODE = (str(APP_ROOT / "app" / "simulation" / "inside.py"), _RUNNER)
 _LOG_HEAD, _LOG_TAIL = 8 * 1024, 32 * 1024
 _CHUNK = 65536
 
@@ -67,13 +67,26 @@ class AgentTimeout(Exception):
     """The agent did not answer before its deadline; its jail was killed."""
 
 
-class JailedAgent:
-    """One agent's jailed process. :meth:`act` asks for one action; :meth:`close` kills it and
-    returns what it printed outside Python's streams (its process log, bounded)."""
+class JailedPipe:
+    """A jailed process that answers JSON lines over two pipes of its own: started from the
+    runner ``code`` (host path, path inside), seeing ``files`` read-only, its job as JSON on its
+    command line (plus the pipes' numbers). :meth:`ask` sends one line and reads one back before
+    a deadline; :meth:`close` kills it and returns what it printed (its process log, bounded)."""
 
-    def __init__(self, code_dir: Path, limits: AgentLimits, *, log_chars: int | None) -> None:
+    def __init__(
+        self,
+        code: tuple[str, str],
+        job: dict[str, Any],
+        limits: AgentLimits,
+        *,
+        files: dict[str, Path],
+        dirs: list[str],
+        chdir: str,
+        hostname: str,
+        who: str = "the agent",
+    ) -> None:
         check_jail()
-        self.limits = limits
+        self.limits, self.who = limits, who
         self.group: Cgroup | None = run_cgroup(
             memory_bytes=limits.memory_mb * MIB + 2 * TMP_BYTES,
             cpus=limits.cpus,
@@ -83,23 +96,22 @@ class JailedAgent:
         obs_read, self._obs_write = os.pipe()
         self._act_read, act_write = os.pipe()
         job = {
+            **job,
             "observation_fd": obs_read,
             "action_fd": act_write,
-            "agent_dir": AGENT_DIR,
-            "log_chars": log_chars,
             "max_processes": None if "processes" in held else limits.max_processes,
             "address_space": None if "memory" in held else limits.memory_mb * MIB,
         }
         env = {"HOME": "/tmp", "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
         try:
             argv = jail_command(
-                [sys.executable, "-I", _RUNNER, json.dumps(job)],
-                files={AGENT_DIR: code_dir},
+                [sys.executable, "-I", code[1], json.dumps(job)],
+                files=files,
                 env=env,
-                code=_CODE,
-                dirs=["/kaggle_simulations"],
-                chdir=AGENT_DIR,
-                hostname="podium-agent",
+                code=(code,),
+                dirs=dirs,
+                chdir=chdir,
+                hostname=hostname,
             )
             self.process = start(
                 self.group.wrap(argv) if self.group else argv,
@@ -107,7 +119,7 @@ class JailedAgent:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 pass_fds=(obs_read, act_write),
-                user=jail_user(code=_CODE),
+                user=jail_user(code=(code,)),
             )
         except BaseException:
             for fd in (self._obs_write, self._act_read):
@@ -124,18 +136,11 @@ class JailedAgent:
         self._pending = b""
         self.closed = False
 
-    def ready(self) -> None:
-        """Wait for the agent's load; raises :class:`AgentGone` or :class:`AgentTimeout`."""
-        reply = self._read(time.monotonic() + self.limits.load_seconds)
-        if "error" in reply:
-            raise AgentGone(str(reply["error"])[:2000])
-
-    def act(self, observation: Any, configuration: Any, *, seconds: float) -> dict[str, Any]:
-        """The agent's answer to one step (``{"action"}`` or ``{"error"}``, with its prints),
-        within ``seconds``; raises :class:`AgentTimeout` or :class:`AgentGone` after killing it."""
+    def ask(self, message: Any, *, seconds: float) -> dict[str, Any]:
+        """Send ``message``, return the answer within ``seconds``; raises
+        :class:`AgentTimeout` or :class:`AgentGone` after killing the process."""
         deadline = time.monotonic() + seconds
-        message = json.dumps({"observation": observation, "configuration": configuration})
-        self._write((message + "\n").encode(), deadline)
+        self._write((json.dumps(message) + "\n").encode(), deadline)
         return self._read(deadline)
 
     def _write(self, data: bytes, deadline: float) -> None:
@@ -143,25 +148,25 @@ class JailedAgent:
         while view:
             if not self._wait(self._obs_write, select.POLLOUT, deadline):
                 self.kill()
-                raise AgentTimeout("the agent did not read its observation in time")
+                raise AgentTimeout(f"{self.who} did not read its input in time")
             try:
                 view = view[os.write(self._obs_write, view) :]
             except BlockingIOError:
                 continue
             except (BrokenPipeError, OSError):
                 self.kill()
-                raise AgentGone("the agent's process ended") from None
+                raise AgentGone(f"{self.who}'s process ended") from None
 
     def _read(self, deadline: float) -> dict[str, Any]:
         while b"\n" not in self._pending:
             if len(self._pending) > self.limits.max_answer_bytes:
                 self.kill()
                 raise AgentGone(
-                    f"the agent's answer is larger than {self.limits.max_answer_bytes} bytes"
+                    f"{self.who}'s answer is larger than {self.limits.max_answer_bytes} bytes"
                 )
             if not self._wait(self._act_read, select.POLLIN, deadline):
                 self.kill()
-                raise AgentTimeout("the agent did not answer in time")
+                raise AgentTimeout(f"{self.who} did not answer in time")
             chunk = os.read(self._act_read, _CHUNK)
             if not chunk:
                 why = self._ended()  # its own exit status, before the kill below
@@ -172,16 +177,16 @@ class JailedAgent:
         if len(line) > self.limits.max_answer_bytes:
             self.kill()
             raise AgentGone(
-                f"the agent's answer is larger than {self.limits.max_answer_bytes} bytes"
+                f"{self.who}'s answer is larger than {self.limits.max_answer_bytes} bytes"
             )
         try:
             reply = json.loads(line)
         except ValueError:
             self.kill()
-            raise AgentGone("the agent's answer is not JSON") from None
+            raise AgentGone(f"{self.who}'s answer is not JSON") from None
         if not isinstance(reply, dict):
             self.kill()
-            raise AgentGone("the agent's answer is not a JSON object")
+            raise AgentGone(f"{self.who}'s answer is not a JSON object")
         return reply
 
     def _ended(self) -> str:
@@ -191,10 +196,10 @@ class JailedAgent:
             code = None
         oom = self.group.oom_kills() if self.group else 0
         if oom:
-            return f"the agent exceeded its memory limit of {self.limits.memory_mb} MB"
+            return f"{self.who} exceeded its memory limit of {self.limits.memory_mb} MB"
         if code is not None and code < 0:
-            return f"the agent's process was killed by signal {-code}"
-        return f"the agent's process ended (exit status {code})"
+            return f"{self.who}'s process was killed by signal {-code}"
+        return f"{self.who}'s process ended (exit status {code})"
 
     @staticmethod
     def _wait(fd: int, event: int, deadline: float) -> bool:
@@ -218,3 +223,31 @@ class JailedAgent:
             if self.group is not None:
                 self.group.remove()
         return RunLog(head=self._log.head(), tail=self._log.tail(), total_bytes=self._log.total)
+
+
+class JailedAgent(JailedPipe):
+    """One agent's jailed process for a whole episode (:mod:`app.simulation.inside`)."""
+
+    def __init__(self, code_dir: Path, limits: AgentLimits, *, log_chars: int | None) -> None:
+        super().__init__(
+            _CODE,
+            {"agent_dir": AGENT_DIR, "log_chars": log_chars},
+            limits,
+            files={AGENT_DIR: code_dir},
+            dirs=["/kaggle_simulations"],
+            chdir=AGENT_DIR,
+            hostname="podium-agent",
+        )
+
+    def ready(self) -> None:
+        """Wait for the agent's load; raises :class:`AgentGone` or :class:`AgentTimeout`."""
+        reply = self._read(time.monotonic() + self.limits.load_seconds)
+        if "error" in reply:
+            raise AgentGone(str(reply["error"])[:2000])
+
+    def act(self, observation: Any, configuration: Any, *, seconds: float) -> dict[str, Any]:
+        """The agent's answer to one step (``{"action"}`` or ``{"error"}``, with its prints),
+        within ``seconds``; raises :class:`AgentTimeout` or :class:`AgentGone` after killing it."""
+        return self.ask(
+            {"observation": observation, "configuration": configuration}, seconds=seconds
+        )
