@@ -19,7 +19,12 @@ from app.evaluation.columns import check_columns, columns_for
 from app.models import Competition, Phase, Submission, User
 from app.models.phase import KIND_SIMULATION, LEGACY_PHASE
 from app.scoring.columns import Column, ColumnError, is_program, reading_metric, shape
-from app.simulation.environments import EnvironmentConfig, EnvironmentError_
+from app.simulation.environments import (
+    EnvironmentConfig,
+    EnvironmentError_,
+    stored_config,
+    upload_of,
+)
 from app.simulation.environments import check as check_environment
 from app.simulation.settings import SimulationSettings
 
@@ -242,9 +247,7 @@ def to_public(phase: Phase, now: datetime | None = None) -> PhasePublic:
         has_answer_key=phase.board_key is not None,
         submission_kind=phase.submission_kind,  # type: ignore[arg-type]
         code_limits=code_limits(phase) if phase.takes_code else None,
-        environment=EnvironmentConfig.model_validate(phase.environment)
-        if phase.environment
-        else None,
+        environment=stored_config(phase.environment) if phase.environment else None,
         simulation=simulation_settings(phase) if phase.takes_agents else None,
     )
 
@@ -329,10 +332,15 @@ def update_phase(
     if data.code_limits is not None:
         check_code_limits(data.code_limits, "code_limits")
         changes["code_limits"] = data.code_limits.model_dump()
-    if {"environment", "simulation", "submission_kind"} & set(changes):
-        kind = changes.get("submission_kind", phase.submission_kind)
+    hosted = bool(phase.environment and upload_of(phase.environment))
+    kind = changes.get("submission_kind", phase.submission_kind)
+    if hosted and kind == KIND_SIMULATION and "environment" not in changes:
+        # The host's own environment stays (replaced only by another upload, or a named one).
+        if "simulation" in changes:
+            changes["simulation"] = (data.simulation or simulation_settings(phase)).model_dump()
+    elif {"environment", "simulation", "submission_kind"} & set(changes):
         given = data.environment or (
-            EnvironmentConfig.model_validate(phase.environment) if phase.environment else None
+            stored_config(phase.environment) if phase.environment else None
         )
         if kind != KIND_SIMULATION and "environment" not in changes:
             given = None

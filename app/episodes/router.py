@@ -1,9 +1,18 @@
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path
+from fastapi import APIRouter, Form, Path, UploadFile
 
-from app.deps import IdPath, OptionalUser, SessionDep
-from app.episodes import service
+from app.competitions import phases
+from app.competitions.schemas import PhasePublic
+from app.deps import (
+    CurrentUser,
+    HostedCompetitionDep,
+    IdPath,
+    OptionalUser,
+    SessionDep,
+    SettingsDep,
+)
+from app.episodes import hosting, service
 from app.episodes.schemas import EpisodePublic
 from app.errors import error_responses
 
@@ -35,3 +44,33 @@ def episode_log(
     """One agent's log of the episode (per step: duration, stdout, stderr; and its process's
     own output): its team's and the hosts' only."""
     return service.seat_log(session, episode_id=episode_id, position=int(agent), user=user)
+
+
+@router.put(
+    "/competitions/{slug}/phases/{phase}/environment",
+    response_model=PhasePublic,
+    responses=error_responses(403, 409, 413, 422),
+)
+def upload_environment(
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
+    phase: Annotated[str, Path(max_length=64)],
+    file: UploadFile,
+    session: SessionDep,
+    settings: SettingsDep,
+    configuration: Annotated[str | None, Form(max_length=20_000)] = None,
+) -> PhasePublic:
+    """A host's own environment for a simulation phase: a zip of ``<name>.json`` (the
+    specification), ``<name>.py`` (interpreter, renderer) and optionally ``<name>.js``, written
+    to kaggle-environments' interface; made in the jail before the phase takes it."""
+    updated = hosting.upload_environment(
+        session,
+        competition=competition,
+        phase=phases.get_phase(competition, phase),
+        source=file.file,
+        filename=file.filename or "environment.zip",
+        configuration=configuration,
+        actor=user,
+        settings=settings,
+    )
+    return phases.to_public(updated)

@@ -58,12 +58,21 @@ from app.models.simulation import (
     EPISODE_VALIDATION,
 )
 from app.simulation.agents import unpack_agent
-from app.simulation.environments import EnvironmentConfig, EnvironmentError_, make, players
+from app.simulation.environments import (
+    EnvironmentConfig,
+    EnvironmentError_,
+    make,
+    players,
+    stored_config,
+    upload_of,
+)
 from app.simulation.episode import EpisodeOutcome, run_episode
+from app.simulation.hosted import InvalidEnvironment, read_environment
 from app.simulation.jailed import AgentLimits
 from app.simulation.ladder import Entrant, choose
 from app.simulation.ratings import MU0, SIGMA0, Skill, rate
 from app.simulation.settings import SimulationSettings
+from app.simulation.tables import EnvironmentFailed
 from app.storage import local_file
 
 log = logging.getLogger(__name__)
@@ -99,16 +108,31 @@ class Seat:
     path: str
 
 
+def seats_of(stored: dict[str, Any]) -> int:
+    """How many agents play one episode of the phase's environment."""
+    if stored.get("players"):
+        return int(stored["players"])  # a host's own: counted when it was uploaded
+    return players_of(str(stored["name"]))
+
+
 def _play(
-    environment: EnvironmentConfig,
+    stored: dict[str, Any],
     seats: list[Seat],
     sim: SimulationSettings,
     server: Settings,
 ) -> EpisodeOutcome:
-    """Unpack each distinct agent once (world-readable: the jail's user reads it) and play."""
+    """Unpack each distinct agent once (world-readable: the jail's user reads it), and a host's
+    own environment, and play."""
+    environment = stored_config(stored)
+    upload = upload_of(stored)
     with tempfile.TemporaryDirectory(prefix="podium-episode-") as tmp:
         root = Path(tmp)
         root.chmod(0o755)
+        hosted = None
+        if upload is not None:
+            hosted = root / "environment"
+            hosted.mkdir(mode=0o755)
+            read_environment(local_file(upload["ref"], settings=server).read_bytes(), hosted)
         folders: dict[int, Path] = {}
         for seat in seats:
             if seat.submission_id in folders:
@@ -123,6 +147,7 @@ def _play(
             [folders[s.submission_id] for s in seats],
             _limits(sim, server),
             overage_seconds=sim.overage_seconds,
+            hosted=hosted,
         )
 
 
@@ -171,19 +196,26 @@ def validate_agent(
         lease = claim_run(session, submission, seconds=settings.scoring_lease_seconds)
         if lease is None:
             return []
-        environment = EnvironmentConfig.model_validate(phase.environment)
+        stored = dict(phase.environment or {})
         sim = SimulationSettings.model_validate(phase.simulation or {})
         seat = Seat(submission.id, submission.team_id, submission.filename, submission.path)
         phase_id, competition_id = phase.id, submission.competition_id
-    run_for = float(environment.configuration.get("runTimeout", 1200)) + 120
+    run_for = float(stored_config(stored).configuration.get("runTimeout", 1200)) + 120
     error = host_error = None
     outcome: EpisodeOutcome | None = None
     with renewing(factory, lease, until=run_for):
         try:
-            outcome = _play(environment, [seat] * players_of(environment.name), sim, settings)
+            outcome = _play(stored, [seat] * seats_of(stored), sim, settings)
         except InvalidCode as exc:
             error = f"Validation Episode failed: {exc}"
-        except (JailUnavailable, EnvironmentError_, OSError, ValueError) as exc:
+        except (
+            JailUnavailable,
+            EnvironmentError_,
+            EnvironmentFailed,
+            InvalidEnvironment,
+            OSError,
+            ValueError,
+        ) as exc:
             log.error("submission %s: the validation episode failed: %r", submission_id, exc)
             host_error = f"the validation episode could not be played: {exc}"
     with unit_of_work(factory) as session:
@@ -333,7 +365,7 @@ def schedule(
         if room <= 0:
             return []
         entrants = _entrants(session, phase_id)
-        seats_per_episode = players_of(str(phase.environment["name"]))
+        seats_per_episode = seats_of(dict(phase.environment))
         made = []
         for _ in range(room):
             seats = choose(entrants, seats_per_episode, rng, explore=sim.explore)
@@ -469,7 +501,7 @@ def play_episode(factory: sessionmaker[Session], episode_id: int, settings: Sett
             return []
         phase = session.get(Phase, episode.phase_id)
         assert phase is not None
-        environment = EnvironmentConfig.model_validate(phase.environment)
+        stored = dict(phase.environment or {})
         sim = SimulationSettings.model_validate(phase.simulation or {})
         rows = session.execute(
             select(EpisodeAgent.position, Submission)
@@ -479,13 +511,21 @@ def play_episode(factory: sessionmaker[Session], episode_id: int, settings: Sett
         ).all()
         seats = [Seat(s.id, s.team_id, s.filename, s.path) for _, s in rows]
         phase_id = phase.id
-    run_for = float(environment.configuration.get("runTimeout", 1200)) + 120
+    run_for = float(stored_config(stored).configuration.get("runTimeout", 1200)) + 120
     outcome: EpisodeOutcome | None = None
     error = None
     with _renewing_episode(factory, episode_id, attempt, seconds, run_for):
         try:
-            outcome = _play(environment, seats, sim, settings)
-        except (JailUnavailable, EnvironmentError_, InvalidCode, OSError, ValueError) as exc:
+            outcome = _play(stored, seats, sim, settings)
+        except (
+            JailUnavailable,
+            EnvironmentError_,
+            EnvironmentFailed,
+            InvalidEnvironment,
+            InvalidCode,
+            OSError,
+            ValueError,
+        ) as exc:
             log.error("episode %s could not be played: %r", episode_id, exc)
             error = f"the episode could not be played: {exc}"
     if not finish_episode(factory, episode_id, attempt, seats, outcome, error):

@@ -62,6 +62,12 @@ def check(config: EnvironmentConfig) -> dict[str, Any]:
     :class:`EnvironmentError_` naming what is wrong or past the server's bounds."""
     env = make(config)
     configuration = dict(env.configuration)
+    check_bounds(config.name, configuration)
+    return configuration
+
+
+def check_bounds(name: str, configuration: dict[str, Any]) -> None:
+    """:class:`EnvironmentError_` naming each setting past the server's bounds."""
     problems = []
     if float(configuration.get("actTimeout", 0)) > MAX_ACT_TIMEOUT:
         problems.append(f"actTimeout may be at most {MAX_ACT_TIMEOUT:g} s")
@@ -70,8 +76,7 @@ def check(config: EnvironmentConfig) -> dict[str, Any]:
     if int(configuration.get("episodeSteps", 0)) > MAX_EPISODE_STEPS:
         problems.append(f"episodeSteps may be at most {MAX_EPISODE_STEPS}")
     if problems:
-        raise EnvironmentError_(f"environment '{config.name}': " + "; ".join(problems))
-    return configuration
+        raise EnvironmentError_(f"environment '{name}': " + "; ".join(problems))
 
 
 def players(env: Any) -> int:
@@ -79,3 +84,17 @@ def players(env: Any) -> int:
     ConnectX; 4 for Halite, as Kaggle's ladder plays it)."""
     counts = [int(n) for n in env.specification.agents]
     return max(counts)
+
+
+def stored_config(stored: dict[str, Any]) -> EnvironmentConfig:
+    """A phase's stored environment as the config it was made from (a host's upload's own
+    fields, ``upload`` and ``players``, left aside)."""
+    return EnvironmentConfig(
+        name=str(stored.get("name", "")), configuration=dict(stored.get("configuration") or {})
+    )
+
+
+def upload_of(stored: dict[str, Any]) -> dict[str, Any] | None:
+    """A host's own environment: ``{"ref", "sha256", "filename"}`` of its stored zip, else None."""
+    upload = stored.get("upload")
+    return dict(upload) if isinstance(upload, dict) else None

@@ -17,7 +17,8 @@ from fastapi.responses import HTMLResponse
 
 from app.deps import IdPath, SessionDep
 from app.episodes.service import replay
-from app.simulation.environments import EnvironmentConfig, make
+from app.errors import Conflict
+from app.simulation.environments import BUILT_IN, EnvironmentConfig, make
 from app.web.docs import with_docs_policy
 from app.web.session import WebUser
 
@@ -69,4 +70,10 @@ def player_page(document: dict[str, Any]) -> str:
 @router.get("/episodes/{episode_id}", response_class=HTMLResponse)
 def episode_page(episode_id: IdPath, session: SessionDep, user: WebUser) -> HTMLResponse:
     document = replay(session, episode_id=episode_id, user=user)
+    if document.get("name") not in BUILT_IN:
+        # A host's own renderer is their code: it would run on this site's pages, as the viewer.
+        raise Conflict(
+            f"episode {episode_id} is of a host's own environment, whose renderer this page does "
+            f"not run; its replay is at /api/v1/episodes/{episode_id}"
+        )
     return with_docs_policy(HTMLResponse(player_page(document)))

@@ -41,6 +41,12 @@ HOST_ROUTES = [
     ),
     ("GET", "/competitions/churn/phases/main/answer-key/versions", {}),
     ("PATCH", "/competitions/churn/phases/main", {"json": {"title": "Main"}}),
+    # 409 for the hosts: not a simulation phase
+    (
+        "PUT",
+        "/competitions/churn/phases/main/environment",
+        {"files": {"file": ("env.zip", b"PK", "application/zip")}},
+    ),
     (
         "PUT",
         "/competitions/churn/custom-metric",
