@@ -13,3 +13,7 @@ def jail() -> None:
         check_jail()
     except JailUnavailable as exc:
         skip_or_fail(f"the jail cannot start here: {exc}")
+
+
+# The pages' signed-in browsers, for an agent's page.
+from tests.web.conftest import browser, with_password  # noqa: E402, F401

@@ -160,3 +160,17 @@ def test_each_team_keeps_its_newest_agents_and_the_end_stops_new_ones(
     assert active == {first["id"]: False, second["id"]: True, late["id"]: False}
     board = _board(client, "one-active")
     assert [row["team"] for row in board] == ["alice"] and board[0]["episodes"] == 0
+
+
+def test_an_agents_page_shows_its_skill_over_time_and_its_episodes(
+    jail, client, host, alice, bob, browser, with_password
+):
+    _competition(client, host)
+    mine = _submit(client, alice, RANDOM)
+    _submit(client, bob, RANDOM)
+    assert client.app.state.scoring_queue.play_episodes(2) == 2
+    with_password("alice")
+    page = browser("alice").get(f"/c/connectx/submissions/{mine['id']}")
+    assert page.status_code == 200, page.text
+    assert "after 2 episodes" in page.text and "<svg" in page.text
+    assert page.text.count('href="/episodes/') == 2
