@@ -13,25 +13,15 @@ server's.
 
 import json
 import os
-import resource
 import sys
 import traceback
 from typing import Any
 
+# The runners' shared half, bound beside this file in the jail (app.jail.bwrap.RUNNER_CODE).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from app.jail import inside as jail  # noqa: E402
+
 _MESSAGE_CHARS = 4000
-
-
-def _limit_self(job: dict[str, Any]) -> None:
-    limits = [(resource.RLIMIT_CORE, 0)]
-    if job.get("max_processes"):
-        limits.append((resource.RLIMIT_NPROC, job["max_processes"]))
-    if job.get("address_space"):
-        limits.append((resource.RLIMIT_AS, job["address_space"]))
-    for limit, value in limits:
-        _, hard = resource.getrlimit(limit)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        resource.setrlimit(limit, (value, value))
 
 
 def _send(fd: int, message: dict[str, Any]) -> None:
@@ -116,7 +106,7 @@ def _serve(env: Any, request: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str]) -> int:
     job = json.loads(argv[1])
     inbox, outbox = job["observation_fd"], job["action_fd"]
-    _limit_self(job)
+    jail.lower(jail.job_limits(job))
     try:
         env = _load(job["env_dir"], job["name"], job.get("configuration") or {})
         players = max(int(n) for n in env.specification.agents)

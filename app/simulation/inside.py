@@ -17,10 +17,13 @@ characters); what it writes past Python's streams reaches the host's bounded log
 
 import json
 import os
-import resource
 import sys
 import traceback
 from typing import Any
+
+# The runners' shared half, bound beside this file in the jail (app.jail.bwrap.RUNNER_CODE).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from app.jail import inside as jail  # noqa: E402
 
 _MESSAGE_CHARS = 2000
 
@@ -72,20 +75,6 @@ class _Capped:
 
     def value(self) -> str:
         return "".join(self.parts)
-
-
-def _limit_self(job: dict[str, Any]) -> None:
-    limits = [(resource.RLIMIT_CORE, 0)]
-    if job.get("max_processes"):
-        limits.append((resource.RLIMIT_NPROC, job["max_processes"]))
-    if job.get("address_space"):
-        limits.append((resource.RLIMIT_AS, job["address_space"]))
-    for limit, value in limits:
-        _, hard = resource.getrlimit(limit)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        # The hard limit too: the agent cannot raise the soft one again.
-        resource.setrlimit(limit, (value, value))
 
 
 def load_agent(path: str) -> Any:
@@ -149,7 +138,7 @@ def _act(agent: Any, message: dict[str, Any], log_chars: int | None) -> dict[str
 def main(argv: list[str]) -> int:
     job = json.loads(argv[1])
     inbox, outbox = job["observation_fd"], job["action_fd"]
-    _limit_self(job)
+    jail.lower(jail.job_limits(job))
     log_chars = job.get("log_chars")
     try:
         os.chdir(job["agent_dir"])

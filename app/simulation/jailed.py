@@ -30,6 +30,7 @@ from app.coderun.outcome import RunLog
 from app.jail.bwrap import (
     APP_ROOT,
     CODE_DIR,
+    RUNNER_CODE,
     TMP_BYTES,
     check_jail,
     jail_command,
@@ -108,7 +109,7 @@ class JailedPipe:
                 [sys.executable, "-I", code[1], json.dumps(job)],
                 files=files,
                 env=env,
-                code=(code,),
+                code=(code, *RUNNER_CODE),
                 dirs=dirs,
                 chdir=chdir,
                 hostname=hostname,
@@ -119,7 +120,7 @@ class JailedPipe:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 pass_fds=(obs_read, act_write),
-                user=jail_user(code=(code,)),
+                user=jail_user(code=(code, *RUNNER_CODE)),
             )
         except BaseException:
             for fd in (self._obs_write, self._act_read):
