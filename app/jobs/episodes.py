@@ -599,22 +599,34 @@ def _settle(session: Session, episode_id: int, seats: list[Seat], outcome: Episo
 # --- the sweep -----------------------------------------------------------------------------------
 
 
-def sweep_episodes(factory: sessionmaker[Session]) -> list[int]:
-    """Episodes to hand out again: queued ones (their delivery may have been lost) and running
-    ones whose lease lapsed (their worker died; the claim takes them back), plus each
-    simulation phase's ladder topped up."""
+def sweep_episodes(factory: sessionmaker[Session], *, grace_seconds: float = 0.0) -> list[int]:
+    """Episodes to hand out again, and each simulation phase's ladder topped up: queued ones
+    whose delivery is overdue (waiting ``grace_seconds`` since they were queued or last handed
+    out: the broker was down, the server died before its thread got to them) and running ones
+    whose lease lapsed (their worker died; the claim takes them back)."""
     at = _now()
+    grace = timedelta(seconds=grace_seconds)
     with unit_of_work(factory) as session:
-        ids = list(
-            session.scalars(
-                select(Episode.id).where(
-                    or_(
-                        Episode.status == EPISODE_QUEUED,
-                        and_(Episode.status == EPISODE_RUNNING, Episode.lease_expires_at < at),
-                    )
-                )
-            )
+        overdue = or_(
+            and_(
+                Episode.status == EPISODE_QUEUED,
+                or_(
+                    and_(Episode.lease_expires_at.is_(None), Episode.created_at <= at - grace),
+                    Episode.lease_expires_at <= at,
+                ),
+            ),
+            and_(Episode.status == EPISODE_RUNNING, Episode.lease_expires_at < at),
         )
+        ids = list(session.scalars(select(Episode.id).where(overdue).order_by(Episode.id)))
+        if ids:
+            # A queued episode's next delivery is due after another grace period, not at every
+            # pass (a running one keeps its lapsed lease: the claim looks at it).
+            session.execute(
+                update(Episode)
+                .where(Episode.id.in_(ids), Episode.status == EPISODE_QUEUED)
+                .values(lease_expires_at=at + grace)
+                .execution_options(synchronize_session=False)
+            )
         phases = list(
             session.scalars(select(Phase.id).where(Phase.submission_kind == "simulation"))
         )

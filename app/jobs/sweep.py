@@ -102,7 +102,7 @@ def sweep(
     if enqueue_episode is not None:
         from app.jobs.episodes import sweep_episodes  # the simulation lane's own imports
 
-        for episode_id in sweep_episodes(factory):
+        for episode_id in sweep_episodes(factory, grace_seconds=grace.total_seconds()):
             try:
                 enqueue_episode(episode_id)
             except Exception:  # noqa: BLE001 - the broker is down: the next pass tries again
