@@ -606,7 +606,14 @@ def _simulation_board(
             score=r.score,
             entries=r.entries,
             last_submission_at=r.last_submission_at,
-            interval={"low": r.mu - r.sigma, "high": r.mu + r.sigma, "level": 0.6827},
+            interval={
+                "low": r.mu - r.sigma,
+                "high": r.mu + r.sigma,
+                # The page shows these bounds: here the same, μ ± σ (no bootstrap on a skill).
+                "bca_low": r.mu - r.sigma,
+                "bca_high": r.mu + r.sigma,
+                "level": 0.6827,
+            },
             band=r.band,
             scores={"skill": r.score},
             mu=r.mu,

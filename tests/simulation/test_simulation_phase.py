@@ -174,3 +174,6 @@ def test_an_agents_page_shows_its_skill_over_time_and_its_episodes(
     assert page.status_code == 200, page.text
     assert "after 2 episodes" in page.text and "<svg" in page.text
     assert page.text.count('href="/episodes/') == 2
+    board = browser().get("/c/connectx/leaderboard")  # the Leaderboard tab, to anyone
+    assert board.status_code == 200, board.text
+    assert "alice" in board.text and "bob" in board.text and "μ ± σ" in board.text
