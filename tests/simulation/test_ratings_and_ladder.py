@@ -9,7 +9,7 @@ import pytest
 
 from app.simulation.hosted import InvalidEnvironment, read_environment
 from app.simulation.ladder import Entrant, choose
-from app.simulation.ratings import MU0, SIGMA0, Skill, rate, ranks
+from app.simulation.ratings import MU0, SIGMA0, Skill, ranks, rate
 
 
 def test_rewards_rank_higher_first_ties_shared_and_failures_last():
