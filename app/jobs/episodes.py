@@ -96,7 +96,7 @@ def players_of(name: str) -> int:
     return players(make(EnvironmentConfig(name=name)))
 
 
-def _limits(settings: SimulationSettings, server: Settings) -> AgentLimits:
+def _limits(settings: SimulationSettings) -> AgentLimits:
     return AgentLimits(memory_mb=settings.memory_mb, cpus=settings.cpus)
 
 
@@ -145,7 +145,7 @@ def _play(
         return run_episode(
             environment,
             [folders[s.submission_id] for s in seats],
-            _limits(sim, server),
+            _limits(sim),
             overage_seconds=sim.overage_seconds,
             hosted=hosted,
         )

@@ -49,9 +49,10 @@ _CHUNK = 65536
 
 @dataclass(frozen=True)
 class AgentLimits:
-    """What one agent may use for one episode (``PODIUM_SIMULATION_*``): memory (the agent's
-    processes together where a memory group holds it), CPUs, processes, the bytes of one
-    answer, the time to load (Kaggle's ``agentTimeout``, spent before the first step)."""
+    """What one agent may use for one episode (memory and CPUs: the phase's ``simulation``
+    settings): memory (the agent's processes together where a memory group holds it), CPUs,
+    processes, the bytes of one answer, the time to load (Kaggle's ``agentTimeout``, spent
+    before the first step)."""
 
     memory_mb: int = 1024
     cpus: float = 1.0
