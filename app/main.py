@@ -32,6 +32,7 @@ from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
+from app.episodes.router import router as simulation_router
 from app.errors import error_responses
 from app.honest.analysis.router import router as stats_router
 from app.http.board_gate import BoardGate
@@ -96,6 +97,7 @@ def _api_router() -> APIRouter:
         stats_router,
         kaggle_router,
         runtime_router,
+        simulation_router,
     ):
         api.include_router(router)
     return api
@@ -189,6 +191,7 @@ def create_app(
                 settings=settings,
                 grace_seconds=0 if embedded else None,
                 enqueue_code=enqueue_code,
+                enqueue_episode=getattr(queue, "enqueue_episode", None),
             )
         except Exception:  # noqa: BLE001 - the database is away: the periodic sweep catches up
             log.warning("start-up sweep failed", exc_info=True)
@@ -209,7 +212,13 @@ def create_app(
             mail_sender.start()
         sweeper = None
         if settings.scoring_backend == "thread":
-            sweeper = Sweeper(session_factory, queue.enqueue, settings, enqueue_code)
+            sweeper = Sweeper(
+                session_factory,
+                queue.enqueue,
+                settings,
+                enqueue_code,
+                getattr(queue, "enqueue_episode", None),
+            )
             sweeper.start()
         yield
         if sweeper is not None:

@@ -78,6 +78,10 @@ SLOW_MODULES = frozenset(
         "ops/test_ops.py",
         "security/test_abuse.py",
         "shared/test_three_processes.py",
+        "simulation/test_agent_jail.py",
+        "simulation/test_episode_crash.py",
+        "simulation/test_host_environment.py",
+        "simulation/test_simulation_phase.py",
         # Statistical simulations of the honest boards' engine (coverage of intervals, the
         # level of a test, the boosting attack over many boards): 60 s of the fast tier's
         # worker time between them, for code that seldom changes.

@@ -19,6 +19,9 @@ ID_ROUTES = [
     ("POST", "/invitations/{id}/accept"),
     ("POST", "/invitations/{id}/decline"),
     ("DELETE", "/auth/tokens/{id}"),
+    ("GET", "/submissions/{id}/episodes"),
+    ("GET", "/episodes/{id}"),
+    ("GET", "/episodes/{id}/logs/0"),
 ]
 # The site admin's routes (a participant or host is 403 there before any id is looked up).
 ADMIN_ID_ROUTES = [("DELETE", "/admin/invitations/{id}")]

@@ -20,36 +20,16 @@ import resource
 import stat
 import sys
 
+# The runners' shared half, bound beside this file in the jail (app.jail.bwrap.RUNNER_CODE).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from app.jail import inside as jail  # noqa: E402
+
 # typing imports re and collections: the checker's names only, never imported at run time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 _FULL_BYTES = 1024 * 1024  # less free space than this in /kaggle/working: it filled up
 _MESSAGE_CHARS = 2000
-
-
-def _undumpable() -> None:
-    try:
-        import ctypes
-
-        pr_set_dumpable = 4
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _limit_self(job: dict[str, Any]) -> None:
-    limits = [(resource.RLIMIT_CORE, 0)]
-    if job.get("max_processes"):
-        limits.append((resource.RLIMIT_NPROC, job["max_processes"]))
-    if job.get("address_space"):
-        limits.append((resource.RLIMIT_AS, job["address_space"]))
-    for limit, value in limits:
-        _, hard = resource.getrlimit(limit)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        # The hard limit too: the participant's code cannot raise the soft one again.
-        resource.setrlimit(limit, (value, value))
 
 
 def _run_script(job: dict[str, Any]) -> dict[str, Any]:
@@ -186,8 +166,8 @@ def main(argv: list[str]) -> int:
     status_fd, output_fd = job["status_fd"], job["output_fd"]
     for fd in (status_fd, output_fd):
         os.set_inheritable(fd, False)
-    _undumpable()
-    _limit_self(job)
+    jail.undumpable()
+    jail.lower(jail.job_limits(job))
     try:
         ran = _run_notebook(job) if job["kind"] == "notebook" else _run_script(job)
     except Exception as exc:  # noqa: BLE001 - our own failure still reaches the host
@@ -198,9 +178,7 @@ def main(argv: list[str]) -> int:
         result["code"] = 0
     os.close(output_fd)
     result["working_full"] = _working_full(job)
-    data = _json(result).encode("ascii")
-    while data:
-        data = data[os.write(status_fd, data) :]
+    jail.write_all(status_fd, _json(result).encode("ascii"))
     os.close(status_fd)
     return 0
 

@@ -45,6 +45,7 @@ from app.coderun.verdict import Facts, read_status, verdict
 from app.jail.bwrap import (
     APP_ROOT,
     CODE_DIR,
+    RUNNER_CODE,
     TMP_BYTES,
     check_jail,
     jail_command,
@@ -63,7 +64,7 @@ CODE_INSIDE = "/kaggle/code"
 MAX_PROCESSES = 256  # processes and threads at once (a fork bomb stops here)
 _STATUS_BYTES = 64 * 1024
 _WRAPPER = f"{CODE_DIR}/run.py"
-_CODE = ((str(APP_ROOT / "app" / "coderun" / "inside.py"), _WRAPPER),)
+_CODE = ((str(APP_ROOT / "app" / "coderun" / "inside.py"), _WRAPPER), *RUNNER_CODE)
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,254}$")  # as app.datafiles allows
 

@@ -5,6 +5,7 @@ end): the deadline is when the competition ends, after which submissions are lat
 """
 
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import false, update
 from sqlalchemy.orm import Session
@@ -16,8 +17,16 @@ from app.config import get_settings
 from app.errors import Conflict, NotFound, Unprocessable
 from app.evaluation.columns import check_columns, columns_for
 from app.models import Competition, Phase, Submission, User
-from app.models.phase import LEGACY_PHASE
+from app.models.phase import KIND_SIMULATION, LEGACY_PHASE
 from app.scoring.columns import Column, ColumnError, is_program, reading_metric, shape
+from app.simulation.environments import (
+    EnvironmentConfig,
+    EnvironmentError_,
+    stored_config,
+    upload_of,
+)
+from app.simulation.environments import check as check_environment
+from app.simulation.settings import SimulationSettings
 
 
 class PhaseClosed(Conflict):
@@ -119,6 +128,9 @@ def configure_phase(
     phase.entry_fields = [f.model_dump(exclude_none=True) for f in config.entry_fields]
     phase.submission_kind = config.submission_kind
     phase.code_limits = config.code_limits.model_dump() if config.code_limits else None
+    phase.environment, phase.simulation = simulation_fields(
+        config.submission_kind, config.environment, config.simulation, f"phases[{index}]"
+    )
 
 
 def sync_window(competition: Competition) -> None:
@@ -260,6 +272,45 @@ def to_public(phase: Phase, now: datetime | None = None) -> PhasePublic:
         has_answer_key=phase.board_key is not None,
         submission_kind=phase.submission_kind,  # type: ignore[arg-type]
         code_limits=code_limits(phase) if phase.takes_code else None,
+        environment=stored_config(phase.environment) if phase.environment else None,
+        simulation=simulation_settings(phase) if phase.takes_agents else None,
+    )
+
+
+def simulation_settings(phase: Phase) -> SimulationSettings:
+    return SimulationSettings.model_validate(phase.simulation or {})
+
+
+def simulation_fields(
+    kind: str,
+    environment: EnvironmentConfig | None,
+    settings: SimulationSettings | None,
+    field: str,
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """A simulation phase's environment (checked by making it, its defaults filled in) and
+    settings as stored; a 422 naming the field where the environment cannot be made, is missing
+    or is given to another kind of phase."""
+    if kind != KIND_SIMULATION:
+        if environment is not None or settings is not None:
+            raise Unprocessable(
+                f"{field}: 'environment' and 'simulation' belong to a simulation phase "
+                "(submission_kind: simulation)",
+                extra={"field": f"{field}.environment"},
+            )
+        return None, None
+    if environment is None:
+        raise Unprocessable(
+            f"{field}.environment: a simulation phase needs an environment, e.g. "
+            '{"name": "connectx", "configuration": {}}',
+            extra={"field": f"{field}.environment"},
+        )
+    try:
+        configuration = check_environment(environment)
+    except EnvironmentError_ as exc:
+        raise Unprocessable(str(exc), extra={"field": f"{field}.environment"}) from None
+    return (
+        {"name": environment.name, "configuration": configuration},
+        (settings or SimulationSettings()).model_dump(),
     )
 
 
@@ -306,6 +357,26 @@ def update_phase(
     if data.code_limits is not None:
         check_code_limits(data.code_limits, "code_limits")
         changes["code_limits"] = data.code_limits.model_dump()
+    hosted = bool(phase.environment and upload_of(phase.environment))
+    kind = changes.get("submission_kind", phase.submission_kind)
+    if hosted and kind == KIND_SIMULATION and "environment" not in changes:
+        # The host's own environment stays (replaced only by another upload, or a named one).
+        if "simulation" in changes:
+            changes["simulation"] = (data.simulation or simulation_settings(phase)).model_dump()
+    elif {"environment", "simulation", "submission_kind"} & set(changes):
+        given = data.environment or (
+            stored_config(phase.environment) if phase.environment else None
+        )
+        if kind != KIND_SIMULATION and "environment" not in changes:
+            given = None
+        settings = data.simulation or (
+            SimulationSettings.model_validate(phase.simulation)
+            if phase.simulation and kind == KIND_SIMULATION
+            else None
+        )
+        changes["environment"], changes["simulation"] = simulation_fields(
+            kind, given, settings, "phase"
+        )
     before = snapshot(phase, list(changes))
     for name, value in changes.items():
         setattr(phase, name, value)

@@ -6,6 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from app.coderun.limits import CodeLimits
 from app.competitions.dates import EndInstant, StartInstant
 from app.models.types import MAX_INT
+from app.simulation.environments import EnvironmentConfig
+from app.simulation.settings import SimulationSettings
 
 # A single-label classification competition's label set, as the host gives it.
 Label = Annotated[str, Field(min_length=1, max_length=200)]
@@ -39,7 +41,7 @@ ColumnKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")]
 PhaseName = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]{0,62}$")]
 BoardRule = Literal["public", "hidden", "blind"]
 CountingRule = Literal["best", "last", "chosen"]
-SubmissionKind = Literal["predictions", "code"]
+SubmissionKind = Literal["predictions", "code", "simulation"]
 MAX_PHASES = 20
 
 
@@ -114,6 +116,9 @@ class PhaseConfig(BaseModel):
     # "code": participants send a script, notebook or zip that runs in the jail on the data files.
     submission_kind: SubmissionKind = "predictions"
     code_limits: CodeLimits | None = None
+    # "simulation": participants send agents that play episodes of this environment.
+    environment: EnvironmentConfig | None = None
+    simulation: SimulationSettings | None = None
 
     @model_validator(mode="after")
     def _end_after_start(self) -> "PhaseConfig":
@@ -140,6 +145,8 @@ class PhaseUpdate(BaseModel):
     counts: CountingRule | None = None
     submission_kind: SubmissionKind | None = None
     code_limits: CodeLimits | None = None
+    environment: EnvironmentConfig | None = None
+    simulation: SimulationSettings | None = None
 
 
 class PhasePublic(BaseModel):
@@ -159,6 +166,9 @@ class PhasePublic(BaseModel):
     submission_kind: SubmissionKind = "predictions"
     # A code phase's limits, the defaults filled in; None for a predictions phase.
     code_limits: CodeLimits | None = None
+    # A simulation phase's environment and ladder settings (defaults filled in); None elsewhere.
+    environment: EnvironmentConfig | None = None
+    simulation: SimulationSettings | None = None
 
 
 class CompetitionCreate(BaseModel):

@@ -18,6 +18,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+# The runners' shared half (app.jail.bwrap.RUNNER_CODE binds it beside this package in the jail).
+from app.jail import inside as jail
+
 PARTICIPANT_ERROR_NAME = "ParticipantVisibleError"
 _MESSAGE_CAP = 10_000  # the parent cuts further; this only bounds the result file
 _reserve: bytearray | None = None  # freed on MemoryError so the failure can still be reported
@@ -42,19 +45,15 @@ def _limit_self(job: dict[str, Any]) -> None:
     global _reserve
     if job["parent_pid"] is not None:  # in the jail, bubblewrap's --die-with-parent does this
         _die_with_parent(job["parent_pid"])
-    for limit, value in (
-        (resource.RLIMIT_AS, job["memory_bytes"]),
-        (resource.RLIMIT_CPU, job["cpu_seconds"]),
-        (resource.RLIMIT_FSIZE, job["output_bytes"]),
-        (resource.RLIMIT_CORE, 0),
-    ):
-        # The hard limit is lowered too, so the organiser's code cannot raise the soft one again.
-        # RLIMIT_CPU's hard limit is one second later: SIGXCPU first, then SIGKILL.
-        hard = value + 1 if limit == resource.RLIMIT_CPU else value
-        _, current_hard = resource.getrlimit(limit)
-        if current_hard != resource.RLIM_INFINITY:  # the server's own limit is the ceiling
-            value, hard = min(value, current_hard), min(hard, current_hard)
-        resource.setrlimit(limit, (value, hard))
+    # RLIMIT_CPU's hard limit is one second later: SIGXCPU first, then SIGKILL.
+    jail.lower(
+        [
+            (resource.RLIMIT_AS, job["memory_bytes"], job["memory_bytes"]),
+            (resource.RLIMIT_CPU, job["cpu_seconds"], job["cpu_seconds"] + 1),
+            (resource.RLIMIT_FSIZE, job["output_bytes"], job["output_bytes"]),
+            (resource.RLIMIT_CORE, 0, 0),
+        ]
+    )
     if job.get("max_processes"):
         # Processes and threads of this uid in the jail's user namespace; enforced because the
         # jail's uid is not root outside it (app.jail.bwrap.jail_user).

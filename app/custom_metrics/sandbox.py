@@ -28,6 +28,7 @@ from app.jail.bwrap import (
     APP_ROOT,
     CODE_DIR,
     JOB_DIR,
+    RUNNER_CODE,
     JailUnavailable,
     base_env,
     check_jail,
@@ -48,7 +49,7 @@ _CHILD_ENV_PASSED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 _APP_ROOT = APP_ROOT
 # The child's own code, read-only in the jail: the package file and this package, nothing else.
 _CODE = (
-    (str(_APP_ROOT / "app" / "__init__.py"), f"{CODE_DIR}/app/__init__.py"),
+    *RUNNER_CODE,  # app/__init__.py and the runners' shared half, app.jail.inside
     (str(_APP_ROOT / "app" / "custom_metrics"), f"{CODE_DIR}/app/custom_metrics"),
 )
 _RESULT_BYTES = 1 << 20  # the child's result is a few KB; more than this is not a result

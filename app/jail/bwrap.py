@@ -51,6 +51,12 @@ APP_ROOT = Path(app.__file__).resolve().parent.parent
 _SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime")
 _SELF_TEST_SECONDS = 20
+# The runners' shared half (app.jail.inside), bound into every jail beside each kind's runner and
+# imported there as app.jail.inside (with CODE_DIR on the path).
+RUNNER_CODE = tuple(
+    (str(APP_ROOT / "app" / part), f"{CODE_DIR}/app/{part}")
+    for part in ("__init__.py", "jail/__init__.py", "jail/inside.py")
+)
 
 
 class JailUnavailable(RuntimeError):

@@ -17,7 +17,14 @@ from sqlalchemy.orm import Session, sessionmaker
 import app.leaderboard.standings  # noqa: F401  (its session events keep the standings true)
 from app.config import Settings, get_settings
 from app.db import make_engine, make_session_factory
-from app.jobs.names import CODE_QUEUE, CODE_TASK, DEFAULT_QUEUE, SCORE_TASK, SWEEP_TASK
+from app.jobs.names import (
+    CODE_QUEUE,
+    CODE_TASK,
+    DEFAULT_QUEUE,
+    EPISODE_TASK,
+    SCORE_TASK,
+    SWEEP_TASK,
+)
 
 __all__ = ["CODE_QUEUE", "CODE_TASK", "DEFAULT_QUEUE", "SCORE_TASK", "SWEEP_TASK", "make_celery"]
 
@@ -37,7 +44,7 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
         # The job stops itself at its competition's limit; this only catches a stuck worker.
         task_time_limit=int(settings.scoring_time_limit_seconds * 2 + 60),
         task_default_queue=DEFAULT_QUEUE,
-        task_routes={CODE_TASK: {"queue": CODE_QUEUE}},
+        task_routes={CODE_TASK: {"queue": CODE_QUEUE}, EPISODE_TASK: {"queue": CODE_QUEUE}},
         worker_hijack_root_logger=False,
         beat_schedule={
             "podium-sweep": {"task": SWEEP_TASK, "schedule": settings.sweep_interval_seconds}
@@ -69,10 +76,23 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
         from app.jobs.turns import next_in_line
 
         factory = session_factory()
-        run_job(factory, submission_id, key_id, settings)
+        for episode_id in run_job(factory, submission_id, key_id, settings):
+            play_episode_task.apply_async(args=[episode_id])
         following = next_in_line(factory, submission_id)
         if following is not None:  # the team's next run, waiting for this one to end
             run_code_task.apply_async(args=[following, None])
+
+    # A simulation episode: the ladder's next ones are queued by the one that settles.
+    @celery.task(
+        name=EPISODE_TASK,
+        shared=False,
+        time_limit=int(3600 + settings.scoring_time_limit_seconds + 120),
+    )
+    def play_episode_task(episode_id: int) -> None:
+        from app.jobs.episodes import play_episode
+
+        for following in play_episode(session_factory(), episode_id, settings):
+            play_episode_task.apply_async(args=[following])
 
     @celery.task(name=SWEEP_TASK, shared=False)
     def sweep_task() -> dict[str, int]:
@@ -85,6 +105,7 @@ def make_celery(settings: Settings, factory: sessionmaker[Session] | None = None
             enqueue_code=lambda submission_id: run_code_task.apply_async(
                 args=[submission_id, None]
             ),
+            enqueue_episode=lambda episode_id: play_episode_task.apply_async(args=[episode_id]),
         )
         return vars(report)
 

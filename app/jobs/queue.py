@@ -4,43 +4,72 @@ A job is a submission id, plus an answer-key id when it rescored against a given
 A code submission's run (``code=True``) has its own lane: ``PODIUM_CODE_CONCURRENCY`` threads in
 the server, Celery's queue ``code`` on workers, so that a long run never holds up the scoring of
 uploaded files. A run that settles hands its team's next waiting run to the lane
-(:func:`app.jobs.turns.next_in_line`).
+(:func:`app.jobs.turns.next_in_line`). A simulation phase's episodes are jobs of the code lane
+too (:mod:`app.jobs.episodes`): each one that settles queues the ladder's next.
 """
 
 import logging
 import queue
 import threading
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.jobs.names import CODE_TASK, SCORE_TASK
+from app.jobs.names import CODE_TASK, EPISODE_TASK, SCORE_TASK
 from app.jobs.score import run_job, score_submissions
 from app.jobs.turns import next_in_line
 
 log = logging.getLogger(__name__)
 
-Job = tuple[int, int | None] | None  # (submission id, key id); None stops a thread
+
+class EpisodeJob(NamedTuple):
+    """A simulation episode to play, on the code lane."""
+
+    episode_id: int
+
+
+Job = tuple[int, int | None] | EpisodeJob | None  # (submission id, key id); None stops a thread
 
 
 class ScoringQueue(Protocol):
     def enqueue(
         self, submission_id: int, key_id: int | None = None, *, code: bool = False
     ) -> None: ...
+    def enqueue_episode(self, episode_id: int) -> None: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...
 
 
 class EagerQueue:
-    """Scores during the enqueue call itself: deterministic, for tests and one-shot tools."""
+    """Scores during the enqueue call itself: deterministic, for tests and one-shot tools.
+
+    Simulation episodes are kept in ``episodes`` instead of played at once (each one played
+    queues the next: the ladder would never return); :meth:`play_episodes` plays them."""
 
     def __init__(self, factory: sessionmaker[Session], settings: Settings | None = None) -> None:
         self.factory = factory
         self.settings = settings
+        self.episodes: list[int] = []
+
+    def enqueue_episode(self, episode_id: int) -> None:
+        self.episodes.append(episode_id)
+
+    def play_episodes(self, limit: int) -> int:
+        """Play up to ``limit`` waiting episodes in order (those they queue join the end)."""
+        from app.jobs.episodes import play_episode
+
+        played = 0
+        while self.episodes and played < limit:
+            episode_id = self.episodes.pop(0)
+            self.episodes.extend(
+                play_episode(self.factory, episode_id, self.settings or Settings())
+            )
+            played += 1
+        return played
 
     def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
-        run_job(self.factory, submission_id, key_id, self.settings)
+        self.episodes.extend(run_job(self.factory, submission_id, key_id, self.settings))
         if code and (following := next_in_line(self.factory, submission_id)) is not None:
             self.enqueue(following, code=True)
 
@@ -70,6 +99,9 @@ class ThreadQueue:
 
     def enqueue(self, submission_id: int, key_id: int | None = None, *, code: bool = False) -> None:
         (self._code_jobs if code else self._jobs).put((submission_id, key_id))
+
+    def enqueue_episode(self, episode_id: int) -> None:
+        self._code_jobs.put(EpisodeJob(episode_id))
 
     def start(self) -> None:
         lanes = [(self._jobs, False, "podium-scorer")] + [
@@ -111,8 +143,21 @@ class ThreadQueue:
                 return
 
     def _work(
-        self, batch: list[tuple[int, int | None]], code: bool, jobs: "queue.Queue[Job]"
+        self,
+        batch: list[tuple[int, int | None] | EpisodeJob],
+        code: bool,
+        jobs: "queue.Queue[Job]",
     ) -> None:
+        for episode in [job for job in batch if isinstance(job, EpisodeJob)]:
+            try:
+                from app.jobs.episodes import play_episode
+
+                settings = self.settings or Settings()
+                for following in play_episode(self.factory, episode.episode_id, settings):
+                    jobs.put(EpisodeJob(following))
+            except Exception:  # noqa: BLE001 - the thread must outlive any one episode
+                log.exception("episode %s failed", episode.episode_id)
+        batch = [job for job in batch if not isinstance(job, EpisodeJob)]
         new = [submission_id for submission_id, key_id in batch if key_id is None]
         if len(new) > 1:
             try:
@@ -122,7 +167,8 @@ class ThreadQueue:
             batch = [job for job in batch if job[1] is not None]
         for job in batch:
             try:
-                run_job(self.factory, job[0], job[1], self.settings)
+                for episode_id in run_job(self.factory, job[0], job[1], self.settings):
+                    jobs.put(EpisodeJob(episode_id))
                 if code and (following := next_in_line(self.factory, job[0])) is not None:
                     jobs.put((following, None))
             except Exception:  # noqa: BLE001 - the thread must outlive any one job
@@ -153,6 +199,12 @@ class CeleryQueue:
             self.celery.send_task(task, args=[submission_id, key_id])
         except Exception:  # noqa: BLE001 - any broker failure: the sweep delivers it later
             log.warning("could not hand submission %s to the broker; the sweep will", submission_id)
+
+    def enqueue_episode(self, episode_id: int) -> None:
+        try:
+            self.celery.send_task(EPISODE_TASK, args=[episode_id])
+        except Exception:  # noqa: BLE001 - any broker failure: the sweep delivers it later
+            log.warning("could not hand episode %s to the broker; the sweep will", episode_id)
 
     def start(self) -> None:
         pass

@@ -78,7 +78,7 @@ from app.models import (
     Submission,
     SubmissionStatus,
 )
-from app.models.phase import KIND_CODE
+from app.models.phase import KIND_CODE, KIND_SIMULATION
 from app.ops.logs import request_id_context
 from app.ops.telemetry import SCORING_FAILURES, SCORING_SECONDS, size_class
 from app.scoring.columns import resolve_columns
@@ -1136,8 +1136,25 @@ def run_job(
     submission_id: int,
     key_id: int | None,
     settings: Settings | None,
-) -> None:
+) -> list[int]:
+    """One job of either lane; the ids of simulation episodes it queued, for the code lane."""
     if key_id is None:
+        if _plays_episodes(factory, submission_id):
+            from app.jobs.episodes import validate_agent  # the simulation lane's own imports
+
+            return validate_agent(factory, submission_id, settings or Settings())
         score_submission(factory, submission_id, settings)
     else:
         rescore_submission(factory, submission_id, key_id, settings)
+    return []
+
+
+def _plays_episodes(factory: sessionmaker[Session], submission_id: int) -> bool:
+    """Whether the submission is an agent of a simulation phase (validated, never scored)."""
+    with factory() as session:
+        kind = session.scalar(
+            select(Phase.submission_kind)
+            .join(Submission, Submission.phase_id == Phase.id)
+            .where(Submission.id == submission_id)
+        )
+    return kind == KIND_SIMULATION

@@ -24,7 +24,7 @@ from app.config import Settings
 from app.db import unit_of_work
 from app.jobs.lease import give_up, now
 from app.models import Phase, Submission, SubmissionStatus
-from app.models.phase import KIND_CODE
+from app.models.phase import KIND_CODE, KIND_SIMULATION
 from app.models.submission import HELD_STATUSES
 from app.ops.telemetry import SWEEP_ACTIONS
 
@@ -45,10 +45,13 @@ def sweep(
     settings: Settings,
     grace_seconds: float | None = None,
     enqueue_code: Callable[[int], None] | None = None,
+    enqueue_episode: Callable[[int], None] | None = None,
 ) -> SweepReport:
     """One pass. ``grace_seconds``: how long a queued submission may wait for its delivery
     (0 at a thread backend's start-up, when nothing queued can be in its memory).
-    ``enqueue_code``: where code submissions go (their own lane), when not to ``enqueue``."""
+    ``enqueue_code``: where code submissions go (their own lane), when not to ``enqueue``.
+    ``enqueue_episode``: where simulation episodes go; with it, queued and lapsed episodes are
+    handed out again and each simulation phase's ladder is topped up."""
     at = now()
     grace = timedelta(
         seconds=settings.sweep_grace_seconds if grace_seconds is None else grace_seconds
@@ -87,11 +90,23 @@ def sweep(
             submission.lease_expires_at = at + timedelta(seconds=settings.sweep_grace_seconds)
             todo.append(submission.id)
         code_phases = (
-            set(session.scalars(select(Phase.id).where(Phase.submission_kind == KIND_CODE)))
+            set(
+                session.scalars(
+                    select(Phase.id).where(Phase.submission_kind.in_((KIND_CODE, KIND_SIMULATION)))
+                )
+            )
             if todo and enqueue_code is not None
             else set()
         )
         lanes = {row.id: enqueue_code for row in rows if row.phase_id in code_phases}
+    if enqueue_episode is not None:
+        from app.jobs.episodes import sweep_episodes  # the simulation lane's own imports
+
+        for episode_id in sweep_episodes(factory, grace_seconds=grace.total_seconds()):
+            try:
+                enqueue_episode(episode_id)
+            except Exception:  # noqa: BLE001 - the broker is down: the next pass tries again
+                log.warning("sweep could not enqueue episode %s", episode_id, exc_info=True)
     for action in ("requeued", "expired", "failed"):
         if getattr(report, action):
             SWEEP_ACTIONS.labels(action).inc(getattr(report, action))
@@ -119,9 +134,11 @@ class Sweeper:
         enqueue: Callable[[int], None],
         settings: Settings,
         enqueue_code: Callable[[int], None] | None = None,
+        enqueue_episode: Callable[[int], None] | None = None,
     ) -> None:
         self.factory, self.enqueue, self.settings = factory, enqueue, settings
         self.enqueue_code = enqueue_code
+        self.enqueue_episode = enqueue_episode
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -142,6 +159,7 @@ class Sweeper:
                     self.enqueue,
                     settings=self.settings,
                     enqueue_code=self.enqueue_code,
+                    enqueue_episode=self.enqueue_episode,
                 )
             except Exception:  # noqa: BLE001 - the database is away: try at the next interval
                 log.warning(

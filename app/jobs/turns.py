@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from app.jobs.lease import Lease, now, try_claim
 from app.models import Phase, Submission, SubmissionStatus
-from app.models.phase import KIND_CODE
+from app.models.phase import KIND_CODE, KIND_SIMULATION
 
 # pg_advisory_xact_lock(key, team id): the key names this lock among the app's.
 _TURN_LOCK = 0x434F  # "CO"
@@ -64,7 +64,7 @@ def next_in_line(factory: sessionmaker[Session], submission_id: int) -> int | No
                 Submission.team_id == done.team_id,
                 Submission.id != submission_id,
                 Submission.status == SubmissionStatus.queued,
-                Phase.submission_kind == KIND_CODE,
+                Phase.submission_kind.in_((KIND_CODE, KIND_SIMULATION)),
             )
             .order_by(Submission.id)
             .limit(1)

@@ -23,8 +23,8 @@ from app.deps import SessionDep, SettingsDep, auth_limiter
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
 from app.http.headers import content_disposition
 from app.http.request_body import upload_source
+from app.kaggle import episodes, service
 from app.kaggle import schemas as k
-from app.kaggle import service
 from app.models import User
 from app.storage import save_blob
 
@@ -49,6 +49,16 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
     "GetSubmissionLimits": (k.CompetitionRequest, service.get_submission_limits_call),
     "GetLeaderboard": (k.GetLeaderboardRequest, service.get_leaderboard_call),
     "DownloadLeaderboard": (k.CompetitionRequest, service.leaderboard_zip),
+    "ListSubmissionEpisodes": (
+        k.ListSubmissionEpisodesRequest,
+        episodes.list_submission_episodes_call,
+    ),
+    "GetEpisodeReplay": (k.EpisodeRequest, episodes.episode_replay_call),
+    "GetEpisodeAgentLogs": (k.EpisodeAgentLogsRequest, episodes.episode_agent_logs_call),
+    "ListTeamPublicSubmissions": (
+        k.ListTeamPublicSubmissionsRequest,
+        episodes.list_team_public_submissions_call,
+    ),
 }
 
 
@@ -125,10 +135,10 @@ def _call(
         return JSONResponse(result.to_json())
     if isinstance(result, str):  # a signed URL to follow
         return RedirectResponse(result, status_code=302)
-    name, content = result
+    name, content, *media = result  # a file: a zip unless the handler names its type
     return Response(
         content,
-        media_type="application/zip",
+        media_type=media[0] if media else "application/zip",
         headers={"Content-Disposition": content_disposition(name)},
     )
 

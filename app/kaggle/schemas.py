@@ -157,3 +157,54 @@ class ApiSubmissionLimits(Message):
     num_total: int
     num_allowed_now: int
     limited_by_total: bool
+
+
+# --- simulation competitions: episodes, replays, agent logs, a team's public submissions ------
+
+
+class ListSubmissionEpisodesRequest(Message):
+    submission_id: int = Field(ge=1, le=2**31 - 1)
+
+
+class EpisodeRequest(Message):
+    episode_id: int = Field(ge=1, le=2**31 - 1)
+
+
+class EpisodeAgentLogsRequest(EpisodeRequest):
+    agent_index: int = Field(default=0, ge=0, le=64)
+
+
+class ApiEpisodeAgent(Message):
+    submission_id: int
+    index: int
+    reward: float | None = None
+    state: str  # kagglesdk EpisodeAgentState's name
+    team_name: str | None = None
+    team_id: int
+
+
+class ApiEpisode(Message):
+    id: int
+    create_time: KaggleTime
+    end_time: KaggleTime | None = None
+    state: str  # kagglesdk EpisodeState: CREATED, COMPLETED, ERRORED
+    type: str  # kagglesdk EpisodeType: EPISODE_TYPE_PUBLIC or EPISODE_TYPE_VALIDATION
+    agents: list[ApiEpisodeAgent]
+
+
+class ListSubmissionEpisodesResponse(Message):
+    episodes: list[ApiEpisode]
+
+
+class ListTeamPublicSubmissionsRequest(Message):
+    team_id: int = Field(ge=1, le=2**31 - 1)
+
+
+class ApiPublicSubmission(Message):
+    id: int
+    date_submitted: KaggleTime
+    public_score: str
+
+
+class ListTeamPublicSubmissionsResponse(Message):
+    submissions: list[ApiPublicSubmission]

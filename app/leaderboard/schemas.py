@@ -22,6 +22,11 @@ class LeaderboardRow(BaseModel):
     scores: dict[str, float | None] = Field(default_factory=dict)
     # The entry details the phase shows on its board (method name, ...): participants' words.
     details: dict[str, Any] = Field(default_factory=dict)
+    # A simulation phase's row: the agent's skill (μ, σ) and the episodes it played; its score is
+    # the conservative skill μ − kσ and its interval μ ± σ.
+    mu: float | None = None
+    sigma: float | None = None
+    episodes: int | None = None
 
 
 class Leaderboard(BaseModel):

@@ -40,7 +40,7 @@ from sqlalchemy.orm import Session, aliased
 
 from app.auth.hosts import is_host
 from app.competitions.entry_fields import on_board
-from app.competitions.phases import board_phase
+from app.competitions.phases import board_phase, simulation_settings
 from app.errors import Forbidden, Unauthorized, Unprocessable
 from app.evaluation.columns import columns_for, public_column, stored_values
 from app.evaluation.metric import metric_for
@@ -54,6 +54,8 @@ from app.honest.board.board import (
 )
 from app.leaderboard.cache import BoardView, RenderedBoards
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
+from app.leaderboard.simulation import SimRow
+from app.leaderboard.simulation import standings as simulation_standings
 from app.leaderboard.spreadsheet import safe_row
 from app.leaderboard.standings import apply_pending, wrote_standings
 from app.models import (
@@ -540,6 +542,8 @@ def leaderboard(
     row of its own). ``sort`` ranks by another column, then the others in order."""
     phase = readable_phase(session, competition, phase_name, user)
     check_board_access(session, competition, board, user, phase)
+    if phase.takes_agents:
+        return _simulation_board(session, competition, phase, board, user, limit, offset)
     metric = metric_for(competition)
     key = phase.board_key
     host = _is_host(session, competition, user)
@@ -607,6 +611,63 @@ def leaderboard(
         own_row=row(own) if own else None,
         public_board_mode=competition.public_board_mode,
         bands_cover=bands_cover,
+    )
+
+
+def _simulation_board(
+    session: Session,
+    competition: Competition,
+    phase: Phase,
+    board: Board,
+    user: User | None,
+    limit: int,
+    offset: int,
+) -> Leaderboard:
+    """A simulation phase's board (:mod:`app.leaderboard.simulation`), in the boards' one shape."""
+    ranked = simulation_standings(session, phase)
+    own_team_id = _own_team_id(session, competition, user)
+    own = next((r for r in ranked if r.team_id == own_team_id), None)
+    k = simulation_settings(phase).k
+
+    def row(r: SimRow) -> LeaderboardRow:
+        return LeaderboardRow(
+            rank=r.rank,
+            team=r.team,
+            score=r.score,
+            entries=r.entries,
+            last_submission_at=r.last_submission_at,
+            interval={
+                "low": r.mu - r.sigma,
+                "high": r.mu + r.sigma,
+                # The page shows these bounds: here the same, μ ± σ (no bootstrap on a skill).
+                "bca_low": r.mu - r.sigma,
+                "bca_high": r.mu + r.sigma,
+                "level": 0.6827,
+            },
+            band=r.band,
+            scores={"skill": r.score},
+            mu=r.mu,
+            sigma=r.sigma,
+            episodes=r.episodes,
+        )
+
+    return Leaderboard(
+        competition=competition.slug,
+        phase=phase.name,
+        board=board,
+        metric=f"skill (mu - {k:g} sigma)",
+        direction="maximize",
+        columns=[{"key": "skill", "title": f"μ − {k:g}σ", "direction": "maximize"}],
+        sort="skill",
+        answer_key_version=None,
+        score_decimals=None,
+        tie_break="equal skill: more episodes, then the older agent ranks higher",
+        total=len(ranked),
+        limit=limit,
+        offset=offset,
+        rows=[row(r) for r in ranked[offset : offset + limit]],
+        own_row=row(own) if own else None,
+        bands_cover=len(ranked),
     )
 
 

@@ -7,6 +7,7 @@ from app.models.counter import SharedCounter
 from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, FormerHost, HostRole
 from app.models.phase import Phase
+from app.models.simulation import AgentRating, Episode, EpisodeAgent
 from app.models.standing import BoardRevision, Standing
 from app.models.stats import BoardBands, ScoreStats
 from app.models.submission import Score, Submission, SubmissionStatus
@@ -14,6 +15,9 @@ from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, 
 from app.models.user import ApiToken, Role, User, UserState, WebSession
 
 __all__ = [
+    "AgentRating",
+    "Episode",
+    "EpisodeAgent",
     "AnswerKey",
     "LinkSecret",
     "OidcIdentity",

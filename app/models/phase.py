@@ -25,8 +25,9 @@ COUNTING_RULES = (COUNTS_BEST, COUNTS_LAST, COUNTS_CHOSEN)
 LEGACY_PHASE = "main"
 # What a phase takes: a predictions file (scored as uploaded), or code run in the jail on the
 # competition's data files (hidden ones included) whose submission.csv is then scored alike.
-KIND_PREDICTIONS, KIND_CODE = "predictions", "code"
-SUBMISSION_KINDS = (KIND_PREDICTIONS, KIND_CODE)
+# Or an agent that plays episodes against others in an environment (a simulation phase).
+KIND_PREDICTIONS, KIND_CODE, KIND_SIMULATION = "predictions", "code", "simulation"
+SUBMISSION_KINDS = (KIND_PREDICTIONS, KIND_CODE, KIND_SIMULATION)
 
 
 class Phase(Base):
@@ -62,6 +63,10 @@ class Phase(Base):
     )
     # A code phase's limits (app.coderun.limits.CodeLimits as a dict); None: the defaults.
     code_limits: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # A simulation phase's environment ({"name", "configuration"}) and its ladder's settings
+    # (app.simulation.settings.SimulationSettings as a dict); None elsewhere.
+    environment: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    simulation: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
     # By name: app.models.competition imports this module, never the other way round.
     competition: Mapped["Competition"] = relationship(back_populates="phases")  # noqa: F821
@@ -78,6 +83,10 @@ class Phase(Base):
     @property
     def takes_code(self) -> bool:
         return self.submission_kind == KIND_CODE
+
+    @property
+    def takes_agents(self) -> bool:
+        return self.submission_kind == KIND_SIMULATION
 
     def state(self, now: datetime) -> str:
         if now < self.start:

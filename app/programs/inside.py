@@ -24,7 +24,6 @@ One JSON status goes back over its own pipe; the program's output goes to the lo
 import base64
 import json
 import os
-import resource
 import shutil
 import stat
 import subprocess
@@ -32,22 +31,12 @@ import sys
 import traceback
 from typing import Any
 
+# The runners' shared half, bound beside this file in the jail (app.jail.bwrap.RUNNER_CODE).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from app.jail import inside as jail  # noqa: E402
+
 _SCORE_FILES = ("scores.json", "scores.txt")
 _MESSAGE_CHARS = 2000
-
-
-def _limit_self(job: dict[str, Any]) -> None:
-    limits = [(resource.RLIMIT_CORE, 0)]
-    if job.get("max_processes"):
-        limits.append((resource.RLIMIT_NPROC, job["max_processes"]))
-    if job.get("address_space"):
-        limits.append((resource.RLIMIT_AS, job["address_space"]))
-    for limit, value in limits:
-        _, hard = resource.getrlimit(limit)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        # The hard limit too: the program cannot raise the soft one again.
-        resource.setrlimit(limit, (value, value))
 
 
 def _plain(value: Any) -> Any:
@@ -145,18 +134,6 @@ def _coda(job: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _undumpable() -> None:
-    """The participant's code runs as this process's user: without this it could open the
-    status and output pipes through ``/proc/<this pid>/fd`` and speak for the runner."""
-    try:
-        import ctypes
-
-        pr_set_dumpable = 4
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
 def _zip_output(folder: str, output_fd: int, limit: int) -> dict[str, Any]:
     """The output folder, regular files only (no link is followed, no FIFO read), as a zip
     written to the output pipe: what the scoring step finds in ``/app/input/res``."""
@@ -201,8 +178,8 @@ def main(argv: list[str]) -> int:
         if fd is not None:
             os.set_inheritable(fd, False)
     if job["kind"] == "ingestion":
-        _undumpable()
-    _limit_self(job)
+        jail.undumpable()
+    jail.lower(jail.job_limits(job))
     try:
         if job["kind"] == "ingestion":
             result = _ingestion(job)

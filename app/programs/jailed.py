@@ -44,7 +44,15 @@ from app.bundles.errors import BundleError
 from app.bundles.model import BundleFile, Ingestion, Program
 from app.bundles.runner import MAX_SCORES_BYTES, coda_layout, ingestion_layout, materialise
 from app.coderun.outcome import LOG_HEAD_BYTES, LOG_TAIL_BYTES, RunLog
-from app.jail.bwrap import APP_ROOT, CODE_DIR, TMP_BYTES, check_jail, jail_command, jail_user
+from app.jail.bwrap import (
+    APP_ROOT,
+    CODE_DIR,
+    RUNNER_CODE,
+    TMP_BYTES,
+    check_jail,
+    jail_command,
+    jail_user,
+)
 from app.jail.cgroups import Cgroup, run_cgroup
 from app.jail.process import BoundedReader, FileSink, HeadTailReader, start, wait_then_kill
 
@@ -55,7 +63,7 @@ MAX_PROCESSES = 256
 _STATUS_BYTES = 8 * MIB  # evaluate()'s whole return value comes back this way
 _SHARED_BYTES = 16 * MIB
 _RUNNER = f"{CODE_DIR}/program.py"
-_CODE = ((str(APP_ROOT / "app" / "programs" / "inside.py"), _RUNNER),)
+_CODE = ((str(APP_ROOT / "app" / "programs" / "inside.py"), _RUNNER), *RUNNER_CODE)
 _PROGRAM_SOURCE = f"{CODE_DIR}/program-source"
 _CODE_SOURCE = f"{CODE_DIR}/code-source"  # the participant's code, before it is copied
 _BARE_PYTHON = re.compile(r"python(3(\.\d+)?)?")

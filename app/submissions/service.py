@@ -28,7 +28,13 @@ from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
-from app.submissions.kinds import checked_code, is_code, refuse_other_kind, wrong_kind
+from app.submissions.kinds import (
+    checked_agent,
+    checked_code,
+    is_code,
+    refuse_other_kind,
+    wrong_kind,
+)
 from app.submissions.quota import charge, check_upload_rate, uncount_refused, upload_counts
 from app.submissions.schemas import RunLogPublic
 from app.teams.service import locked_team_for
@@ -74,7 +80,7 @@ def create_submission(
     # Checked before anything is stored or counted: a bad detail is the uploader's to fix.
     entry = parse_details(details, list(phase.entry_fields or [])) if not baseline else {}
     key = phase.board_key
-    if key is None:
+    if key is None and not phase.takes_agents:  # agents are rated by episodes, not a key
         which = f"its phase '{phase.name}'" if len(competition.phases) > 1 else "it"
         raise Conflict(
             f"this competition does not accept submissions yet: {which} has no answer key"
@@ -131,7 +137,9 @@ def create_submission(
             source,
             prefix=f"submissions/{competition.id}/{team.id}",
             settings=settings,
-            max_bytes=settings.code_max_bytes if phase.takes_code else settings.max_upload_bytes,
+            max_bytes=settings.code_max_bytes
+            if phase.takes_code or phase.takes_agents
+            else settings.max_upload_bytes,
         )
     except (PayloadTooLarge, Unprocessable) as exc:
         submission.path, submission.size_bytes, submission.sha256 = "", 0, ""
@@ -143,6 +151,14 @@ def create_submission(
     )
     if program:
         return _queued(session, submission, queue)
+    if phase.takes_agents:
+        # Checked (not run) here; its validation episode runs on the code lane.
+        try:
+            checked_agent(stored.path, filename, max_bytes=settings.code_max_bytes)
+        except Unprocessable as refusal:
+            _discard(session, stored.ref, settings)
+            return _failed(session, submission, refusal, now=now)
+        return _queued(session, submission, queue, code=True)
     if phase.takes_code:
         # Code is checked (not run) here; its submission.csv meets intake when the run wrote it.
         try:

@@ -9,6 +9,7 @@ from app.accounts.sso import providers as sso_providers
 from app.web import (
     account,
     bundles,
+    episodes,
     host,
     join,
     launch,
@@ -38,6 +39,7 @@ def install_web(app: FastAPI) -> None:
         wizard_phases,
         bundles,
         sso,
+        episodes,
     ):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=Path(__file__).parent / "static"), name="static")

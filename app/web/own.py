@@ -11,16 +11,18 @@ from sqlalchemy.orm import Session
 
 from app.coderun.outcome import KAGGLE_WORDS
 from app.competitions.phases import board_phase
+from app.episodes.service import submission_episodes
 from app.errors import NotFound
 from app.evaluation.columns import columns_for
 from app.evaluation.rounding import shown_decimals
-from app.models import Competition, Phase, Team, User
+from app.models import AgentRating, Competition, Phase, Submission, Team, User
 from app.models.phase import COUNTS_BEST, COUNTS_CHOSEN
 from app.submissions import service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import QuotaPublic
 from app.teams.service import find_team
 from app.web.boards import digits, phase_tabs
+from app.web.charts import score_over_time
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,23 @@ def submissions_page(
     }
 
 
+def _agent(session: Session, submission: Submission, user: User) -> dict[str, Any]:
+    """A simulation agent's rating, its μ over its ladder episodes, and its episodes."""
+    episodes = submission_episodes(session, submission_id=submission.id, user=user)
+    points = [
+        (e.finished_at, seat.mu_after)
+        for e in reversed(episodes)
+        if e.kind == "ladder" and e.finished_at is not None
+        for seat in e.agents
+        if seat.submission_id == submission.id and seat.mu_after is not None
+    ]
+    return {
+        "rating": session.get(AgentRating, submission.id),
+        "episodes": episodes,
+        "chart": score_over_time({"μ": points}, maximize=True, metric="μ") if points else "",
+    }
+
+
 def submission_page(
     session: Session, *, competition: Competition, submission_id: int, user: User
 ) -> dict[str, Any]:
@@ -100,6 +119,7 @@ def submission_page(
         except NotFound:
             run = None  # an ingestion log the bundle keeps from the team
     return {
+        "agent": _agent(session, submission, user) if submission.phase.takes_agents else None,
         "submission": visibility.view(
             session, submission=submission, competition=competition, user=user
         ),

@@ -41,6 +41,12 @@ HOST_ROUTES = [
     ),
     ("GET", "/competitions/churn/phases/main/answer-key/versions", {}),
     ("PATCH", "/competitions/churn/phases/main", {"json": {"title": "Main"}}),
+    # 409 for the hosts: not a simulation phase
+    (
+        "PUT",
+        "/competitions/churn/phases/main/environment",
+        {"files": {"file": ("env.zip", b"PK", "application/zip")}},
+    ),
     (
         "PUT",
         "/competitions/churn/custom-metric",
@@ -110,6 +116,29 @@ OPEN_ROUTES = {
     ("GET", "/competitions/{slug}/invitations"),
     ("POST", "/invitations/{invitation_id}/accept"),
     ("POST", "/invitations/{invitation_id}/decline"),
+    # Simulation episodes: replays anyone's, a seat's log its team's and the hosts' (tested in
+    # tests/simulation/test_simulation_phase.py).
+    ("GET", "/submissions/{submission_id}/episodes"),
+    ("GET", "/episodes/{episode_id}"),
+    ("GET", "/episodes/{episode_id}/logs/{agent}"),
+    # Accounts: joining and one's own account (no competition, no host); the site admin's
+    # routes are for admins, tested with participants and organisers in tests/accounts.
+    ("POST", "/auth/signup"),
+    ("POST", "/auth/verify-email"),
+    ("POST", "/auth/password-reset"),
+    ("POST", "/auth/password-reset/confirm"),
+    ("GET", "/me/account"),
+    ("POST", "/me/email"),
+    ("POST", "/me/email/verification"),
+    ("POST", "/me/password"),
+    ("GET", "/me/data"),
+    ("POST", "/me/delete"),
+    ("GET", "/admin/users"),
+    ("PATCH", "/admin/users/{name}"),
+    ("GET", "/admin/invitations"),
+    ("POST", "/admin/invitations"),
+    ("DELETE", "/admin/invitations/{invitation_id}"),
+    ("GET", "/admin/audit"),
 }
 
 

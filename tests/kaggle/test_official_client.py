@@ -312,3 +312,81 @@ def test_http_proxy_reaches_a_podium_elsewhere(server, tmp_path, parser):
     assert "test.csv" in log  # it reached the server the proxy named
     if parser == "h11":
         assert "POST http" in log  # it did arrive in proxy form
+
+
+def test_simulation_commands_list_episodes_download_replays_and_logs(server, tmp_path):
+    """``competitions episodes``, ``replay``, ``logs`` and ``team-submissions`` on a ConnectX
+    phase whose two agents played their validation and at least one ladder episode."""
+    import json
+
+    from app.models import AgentRating, Episode, Team
+    from tests.simulation.agents import RANDOM
+
+    slug = f"sim-{uuid.uuid4().hex[:10]}"
+    headers = {"Authorization": f"Bearer {server.tokens['host']}"}
+    phase = {
+        "name": "main",
+        "submission_kind": "simulation",
+        "environment": {"name": "connectx"},
+        "simulation": {"episodes_in_flight": 1},
+    }
+    body = {"slug": slug, "title": "Sim", "metric": {"name": "accuracy"}, "phases": [phase]}
+    with httpx.Client(base_url=f"{server.url}/api/v1", headers=headers, timeout=30) as api:
+        assert api.post("/competitions", json=body).status_code == 201
+    mine = submitted(server, slug, "alice", "main.py", RANDOM)
+    theirs = submitted(server, slug, "bob", "main.py", RANDOM)
+    assert (mine.status, theirs.status) == (SubmissionStatus.scored, SubmissionStatus.scored)
+    deadline = time.monotonic() + 120
+    while True:  # the ladder plays in the server's code lane
+        with server.session() as session:
+            done = session.scalar(
+                select(Episode.id).where(Episode.kind == "ladder", Episode.status == "done")
+            )
+        if done is not None:
+            break
+        assert time.monotonic() < deadline, "no ladder episode was played"
+        time.sleep(0.2)
+    with httpx.Client(base_url=f"{server.url}/api/v1", headers=headers, timeout=30) as api:
+        # The phase ends: the ladder stops playing for the rest of the module.
+        ended = api.patch(f"/competitions/{slug}/phases/main", json={"end": _now_iso()})
+        assert ended.status_code == 200, ended.text
+
+    listed = kaggle(server, "competitions", "episodes", str(mine.id), "-v")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    rows = list(csv.DictReader(io.StringIO(listed.stdout)))
+    assert rows, listed.stdout
+    assert {"VALIDATION", "PUBLIC"} <= {str(r["type"]).rsplit("_", 1)[-1] for r in rows}, (
+        listed.stdout
+    )
+    assert str(done) in {r["id"] for r in rows}
+
+    replay = kaggle(server, "competitions", "replay", str(done), "-p", str(tmp_path))
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    document = json.loads((tmp_path / f"episode-{done}-replay.json").read_text())
+    assert document["name"] == "connectx" and document["steps"]
+
+    with server.session() as session:
+        seats = session.get(Episode, done).agents
+        own = next(s.position for s in seats if s.submission_id == mine.id)
+        alice_team = session.scalar(select(Team.id).where(Team.id == mine.team_id))
+        rating = session.get(AgentRating, mine.id)
+    logs = kaggle(server, "competitions", "logs", str(done), str(own), "-p", str(tmp_path))
+    assert logs.returncode == 0, logs.stdout + logs.stderr
+    steps = json.loads((tmp_path / f"episode-{done}-agent-{own}-logs.json").read_text())
+    assert any("duration" in step for step in steps)
+    refused = kaggle(
+        server, "competitions", "logs", str(done), str(own), "-p", str(tmp_path), user="bob"
+    )
+    assert refused.returncode == 1
+
+    team = kaggle(server, "competitions", "team-submissions", str(alice_team), "-v")
+    assert team.returncode == 0, team.stdout + team.stderr
+    [row] = list(csv.DictReader(io.StringIO(team.stdout)))
+    assert int(row["id"]) == mine.id
+    assert float(row["publicScore"]) == pytest.approx(rating.mu - 3 * rating.sigma)
+
+
+def _now_iso() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat()
