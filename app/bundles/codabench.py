@@ -25,6 +25,7 @@ from app.bundles.extension import apply_extension
 from app.bundles.fields import Fields, column_key, slugify, unique_column_keys, unique_slugs
 from app.bundles.html import page_from_bytes, sanitise_html
 from app.bundles.model import (
+    NO_DAILY_LIMIT,
     BundleFile,
     Column,
     Competition,
@@ -187,8 +188,18 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
         )
         if limit_s is None and limit_ms is not None:
             limit_s = max(1, limit_ms // 1000)
-        daily = row.get("max_submissions_per_day", 5)
-        total = row.get("max_submissions", 100)
+        daily = f.integer(row.get("max_submissions_per_day", 5), f"{at}.max_submissions_per_day")
+        total = f.integer(row.get("max_submissions", 100), f"{at}.max_submissions")
+        # Codabench counts only a truthy quota (Phase.can_user_make_submissions): 0 or null is
+        # no limit, as its iris example's final phase has it.
+        if not daily:
+            warnings.append(
+                f"phase {name!r}: max_submissions_per_day {daily} is no daily limit on Codabench; "
+                f"imported as {NO_DAILY_LIMIT:,} a day (Podium's most); set the phase's daily "
+                "limit to change it"
+            )
+            daily = NO_DAILY_LIMIT
+        total = total or None
         phases.append(
             Phase(
                 name=names[n],
@@ -200,8 +211,8 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                         row.get("description"), f"{at}.description", required=False, max_len=200_000
                     )
                 ),
-                daily_submission_limit=f.integer(daily, f"{at}.max_submissions_per_day"),
-                total_submission_limit=f.integer(total, f"{at}.max_submissions"),
+                daily_submission_limit=daily,
+                total_submission_limit=total,
                 board="hidden" if hidden_board else "public",
                 counts=counts,
                 final_selection_limit=limit,

@@ -160,10 +160,8 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
                 f"phase {label!r} hides its results (hide_results) until its hosts reveal them: its board is hidden"
             )
         daily = f.integer(row.get("max_submissions_per_day", 999), f"{at}.max_submissions_per_day")
-        if daily == 0:
-            warnings.append(
-                f"phase {label!r} allows no submission a day (max_submissions_per_day: 0), as CodaLab read it"
-            )
+        # 0 stays 0: CodaLab refuses every upload then (web/models.py, "... == 0"), and so
+        # does the phase here (app.bundles.as_came names it with its fix).
         phases.append(
             Phase(
                 name=names[n],

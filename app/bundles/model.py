@@ -22,6 +22,8 @@ FieldType = Literal["text", "boolean", "choice"]
 ProgramKind = Literal["evalai", "codabench", "codalab"]
 PageKind = Literal["terms", "evaluation", "data", "page"]
 PageFormat = Literal["html", "markdown"]
+# The most submissions a day a phase holds: "no daily limit" (Codabench's 0, EvalAI's 100,000).
+NO_DAILY_LIMIT = 10_000
 
 
 @dataclass(frozen=True)

@@ -344,6 +344,57 @@ def files(
             typer.echo(f"uploaded {stored['name']} ({stored['size_bytes']:,} bytes)")
 
 
+# --- a phase's window and quotas ----------------------------------------------------------
+
+
+@competitions_app.command("phase")
+def phase_command(
+    slug: Slug,
+    name: Annotated[str, typer.Argument(help="The phase's name.")],
+    start: Annotated[
+        str | None, typer.Option(help="Its start (a date, or a date and time; UTC if no zone).")
+    ] = None,
+    end: Annotated[
+        str | None, typer.Option(help="Its end (a bare date ends at 23:59:59 UTC).")
+    ] = None,
+    open_ended: Annotated[
+        bool, typer.Option("--open-ended", help="No end: open until a host ends it.")
+    ] = False,
+    daily_limit: Annotated[
+        int | None, typer.Option(min=0, help="Submissions a team may make a day (0: none).")
+    ] = None,
+    total_limit: Annotated[
+        int | None, typer.Option(min=1, help="Submissions a team may make in the phase.")
+    ] = None,
+) -> None:
+    """Change a phase's window or quotas (the fixes an import's warnings name), then show it."""
+    if open_ended and end is not None:
+        _fail("give --end or --open-ended, not both")
+    body: dict[str, Any] = {}
+    if start is not None:
+        body["start"] = start
+    if end is not None:
+        body["end"] = end
+    if open_ended:
+        body["end"] = None
+    if daily_limit is not None:
+        body["daily_submission_limit"] = daily_limit
+    if total_limit is not None:
+        body["total_submission_limit"] = total_limit
+    if not body:
+        _fail(
+            "nothing to change: give --start, --end, --open-ended, --daily-limit or --total-limit"
+        )
+    with _client() as client:
+        found = client.update_phase(slug, name, body)
+    total = found["total_submission_limit"]
+    typer.echo(
+        f"phase {found['name']} of {slug}: {found['start']} to {found['end'] or 'open-ended'} "
+        f"({found['state']}), {found['daily_submission_limit']} a day, "
+        f"{'no limit' if total is None else total} in all"
+    )
+
+
 # --- checklist, publish, archive, delete ----------------------------------------------------
 
 

@@ -216,6 +216,11 @@ class PodiumClient:
     def archive(self, slug: str) -> dict[str, Any]:
         return self._call("POST", f"/competitions/{slug}/archive")  # type: ignore[no-any-return]
 
+    def update_phase(self, slug: str, phase: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._call(  # type: ignore[no-any-return]
+            "PATCH", f"/competitions/{slug}/phases/{phase}", json=body
+        )
+
     def delete_competition(self, slug: str) -> None:
         self._call("DELETE", f"/competitions/{slug}")
 

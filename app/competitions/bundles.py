@@ -44,6 +44,7 @@ from app.bundles import (
     read_bundle,
     to_api_body,
 )
+from app.bundles.as_came import as_came
 from app.bundles.export import slugify_file
 from app.bundles.markdown import description_markdown
 from app.bundles.scan import scan_program
@@ -96,12 +97,16 @@ def import_bundle(
     settings: Settings,
     slug: str | None = None,
     dry_run: bool = False,
+    start_now: bool = False,
 ) -> CompetitionImported:
     """Make the competition a bundle describes (a draft, for its hosts to check and publish),
-    or with ``dry_run`` say what would be made and keep nothing."""
+    or with ``dry_run`` say what would be made and keep nothing. Its dates stay as they came
+    (a past competition publishes as ended) unless ``start_now`` moves them all by one offset
+    so that its first phase opens now."""
     model = read_bundle(
         bundle, limits=Limits(max_total_bytes=settings.bundle_max_unpacked_bytes), name=name
     )
+    model = as_came(model, now=datetime.now(UTC), slug=slug or model.slug, start_now=start_now)
     body = to_api_body(model, slug=slug)
     body["status"] = "draft"
     body["description"] = description_markdown(model)

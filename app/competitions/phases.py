@@ -103,7 +103,9 @@ def configure_phase(
     phase.start = start
     phase.end = config.end
     phase.daily_submission_limit = (
-        config.daily_submission_limit or competition.daily_submission_limit
+        config.daily_submission_limit
+        if config.daily_submission_limit is not None
+        else competition.daily_submission_limit
     )
     phase.total_submission_limit = (
         config.total_submission_limit

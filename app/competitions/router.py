@@ -60,10 +60,13 @@ def import_competition(
     slug: Annotated[str | None, Form(max_length=64)] = None,
     dry_run: Annotated[bool, Form()] = False,
     owner: Annotated[str | None, Form(max_length=64)] = None,
+    start_now: Annotated[bool, Form()] = False,
 ) -> CompetitionImported:
     """A competition from an EvalAI, Codabench v2 or CodaLab v1.5 bundle (a zip), made as a
     draft; ``dry_run`` answers the same report and keeps nothing; ``owner`` (site admins) makes
-    it another organiser's. 422 names the bundle's file and field at fault."""
+    it another organiser's; ``start_now`` moves every date by one offset so that the first
+    phase opens now (else past dates stay: it publishes as ended). 422 names the bundle's file
+    and field at fault."""
     return bundles.import_bundle(
         session,
         bundle=bundles.read_upload(file.file, max_bytes=settings.bundle_max_bytes),
@@ -72,6 +75,7 @@ def import_competition(
         settings=settings,
         slug=slug or None,
         dry_run=dry_run,
+        start_now=start_now,
     )
 
 

@@ -103,8 +103,9 @@ class PhaseConfig(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=200)
     start: StartInstant | None = None
     end: EndInstant | None = None
-    # Quotas left out take the competition's (its daily_submission_limit, ...).
-    daily_submission_limit: int | None = Field(default=None, ge=1, le=10_000)
+    # Quotas left out take the competition's (its daily_submission_limit, ...). A phase's daily
+    # limit of 0 takes no upload of its own (CodaLab's reading of 0; migrated entries only).
+    daily_submission_limit: int | None = Field(default=None, ge=0, le=10_000)
     total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
     board: BoardRule = "public"
@@ -133,7 +134,7 @@ class PhaseUpdate(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=200)
     start: StartInstant | None = None
     end: EndInstant | None = None
-    daily_submission_limit: int | None = Field(default=None, ge=1, le=10_000)
+    daily_submission_limit: int | None = Field(default=None, ge=0, le=10_000)
     total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
     board: BoardRule | None = None

@@ -16,8 +16,8 @@ from app.audit.service import entries
 from app.auth import hosts
 from app.competitions import service as competitions
 from app.competitions.dates import parse_instant
-from app.competitions.phases import board_phase, get_phase, only_phase
-from app.competitions.schemas import CompetitionUpdate
+from app.competitions.phases import board_phase, get_phase, only_phase, update_phase
+from app.competitions.schemas import CompetitionUpdate, PhaseUpdate
 from app.config import Settings
 from app.datafiles import service as datafiles
 from app.deps import IdPath, SettingsDep
@@ -142,6 +142,43 @@ async def save_settings(form: HostForm) -> Response:
         for value in [getattr(form.competition, name)]
     ]
     return form.done(f"Saved: {', '.join(saved)}.")
+
+
+@form_post(router, "/c/{slug}/host/phases/{name}", back="/host")
+async def save_phase(form: HostForm, name: str) -> Response:
+    """One phase's window and daily quota from its row of the Settings tab: an empty end is
+    open-ended (open until a host ends it), as an imported Codabench phase that never ends."""
+    phase = get_phase(form.competition, name[:64])
+    posted = await form.request.form()
+    changes: dict[str, Any] = {}
+    for field in ("start", "end"):
+        raw = posted.get(field)
+        if isinstance(raw, str):
+            value = _parse_time(field, raw)
+            if field == "start" and value is None:
+                raise Unprocessable(f"phase '{phase.name}': a start is needed")
+            current = getattr(phase, field)
+            if (value is None) != (current is None) or (
+                value is not None and abs((value - current).total_seconds()) >= 60
+            ):
+                changes[field] = value
+    raw = posted.get("daily_submission_limit")
+    if isinstance(raw, str) and raw.strip():
+        daily = _parse_int("daily_submission_limit", raw)
+        if daily != phase.daily_submission_limit:
+            changes["daily_submission_limit"] = daily
+    if not changes:
+        return form.done("Nothing changed.")
+    try:
+        data = PhaseUpdate(**changes)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise Unprocessable(problems) from None
+    update_phase(
+        form.session, competition=form.competition, phase=phase, data=data, actor=form.user
+    )
+    end = phase.end.isoformat() if phase.end is not None else "open-ended"
+    return form.done(f"Phase {phase.name} saved (UTC): {phase.start.isoformat()} to {end}.")
 
 
 # --- Answer keys and the metric file ------------------------------------------------------------
