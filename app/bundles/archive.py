@@ -182,7 +182,29 @@ def read_zip(data: bytes, *, budget: Budget, origin: str, depth: int = 0) -> Tre
             if info.file_size > budget.bytes_left:
                 budget.take_bytes(info.file_size, origin)
             files[path] = _read_entry(archive, info, budget, origin)
+        folders = {clean_path(i.filename, origin=origin) for i in infos if i.is_dir()}
+    _refuse_file_as_folder(files, folders, origin)
     return Tree(files=files, origin=origin, budget=budget, depth=depth)
+
+
+def _refuse_file_as_folder(files: Mapping[str, bytes], folders: set[str], origin: str) -> None:
+    """A file ``a`` beside an entry ``a/b`` (or a folder entry ``a/``) cannot both be written
+    out: whichever comes second fails where the files are laid out for a run. Refused here,
+    naming both, so a bundle is a 422 and a submission the participant's own failure."""
+    for path in sorted(files):
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent in files:
+                raise BundleError(
+                    f"entry {path!r} is inside {parent!r}, which is also a file: a zip cannot "
+                    "hold both",
+                    file=origin,
+                )
+        if path in folders:
+            raise BundleError(
+                f"entry {path!r} is both a file and a folder: a zip cannot hold both", file=origin
+            )
 
 
 def _read_entry(
