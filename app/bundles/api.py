@@ -30,7 +30,8 @@ def column_body(column: Column) -> dict[str, Any]:
         body["scorer"] = "program"
         body["source_key"] = column.program_key
         body["direction"] = column.direction
-    body["precision"] = column.precision
+    if column.precision is not None:
+        body["precision"] = column.precision
     body["hidden"] = column.hidden
     return body
 

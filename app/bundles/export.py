@@ -109,9 +109,10 @@ def _column_yaml(column: Column, index: int, positions: dict[str, int]) -> dict[
         "key": column.key if column.metric is not None or column.computed else column.program_key,
         "index": index,
         "sorting": "asc" if column.direction == "minimize" else "desc",
-        "precision": column.precision,
         "hidden": column.hidden,
     }
+    if column.precision is not None:  # unset: Codabench shows 2, Podium reads it back unset
+        body["precision"] = column.precision
     if column.computed is not None:
         body["computation"] = COMPUTATION[column.computed.op]
         body["computation_indexes"] = [positions[k] for k in column.computed.of]
@@ -242,6 +243,29 @@ def export_codabench(competition: Competition) -> Export:
     )
     extension["terms_position"] = terms_position
     extension["docker_image"] = competition.docker_image
+    data_files = []
+    for datafile in competition.data_files:
+        path = f"podium_data/{slugify_file(datafile.name) or 'data'}"
+        while path in files:
+            path += "_"
+        files[path] = datafile.data
+        data_files.append(
+            {
+                "name": datafile.name,
+                "file": path,
+                "visibility": datafile.visibility,
+                "sha256": datafile.sha256,
+            }
+        )
+    extension["data_files"] = data_files
+    extension["origin"] = competition.origin
+    if competition.missing:
+        # Listed where a host unpacking the bundle sees it, not only in the config.
+        extension["missing"] = list(competition.missing)
+        files["MISSING.txt"] = (
+            "Files this export could not carry (their stored copy is missing):\n"
+            + "".join(f"- {m}\n" for m in competition.missing)
+        ).encode()
     config["podium"] = extension
     files["competition.yaml"] = yaml.safe_dump(config, sort_keys=False, allow_unicode=True).encode()
 

@@ -14,16 +14,17 @@ Export: the competition as that same model, written by ``app.bundles``' Codabenc
 with every submission and its scores added for archiving when asked.
 """
 
+import hashlib
 import io
 import json
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, object_session, selectinload
 
 from app.auth.service import user_named
 from app.bundles import (
@@ -32,6 +33,7 @@ from app.bundles import (
     Column,
     Competition,
     Computed,
+    DataFile,
     EntryField,
     Ingestion,
     Limits,
@@ -51,14 +53,23 @@ from app.bundles.scan import scan_program
 from app.competitions.schemas import CompetitionCreate, CompetitionImported
 from app.competitions.service import create_competition, to_public, upload_answer_key
 from app.config import Settings
-from app.errors import Conflict, Forbidden, PayloadTooLarge, Unprocessable
+from app.datafiles.service import put_file
+from app.errors import AppError, Conflict, Forbidden, PayloadTooLarge, Unprocessable
 from app.evaluation.columns import column_defs, columns_for
 from app.evaluation.metric import is_custom, is_program
 from app.models import AnswerKey, Submission, User
 from app.models import Competition as CompetitionRow
+from app.models import DataFile as DataFileRow
 from app.models import Phase as PhaseRow
 from app.scoring.columns import Column as ResolvedColumn
-from app.storage import StoredFile, open_stored, remove_stored, store_stream
+from app.storage import (
+    StoredFile,
+    delete_blob,
+    open_blob,
+    open_stored,
+    remove_stored,
+    store_stream,
+)
 from app.storage.base import CHUNK
 
 # A stored zip's entries carry this time, so the same files always make the same bytes (and the
@@ -119,9 +130,17 @@ def import_bundle(
     _refuse_python2(model.phases)
     warnings = list(model.warnings)
     stored: list[str] = []
+    blobs: list[str] = []  # data files' blobs, removed again like ``stored``
+    origin = model.origin or {
+        "format": model.source_format,
+        "file": name,
+        "sha256": hashlib.sha256(bundle).hexdigest(),
+        "imported_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+    }
     savepoint = session.begin_nested()
     try:
         competition = create_competition(session, data=data, owner=owner)
+        competition.origin = origin
         for index, (phase, row) in enumerate(zip(model.phases, competition.phases, strict=True)):
             if phase.scorer is not None or is_program(competition):
                 _store_program(session, competition, phase, row, owner, settings, stored)
@@ -137,22 +156,34 @@ def import_bundle(
                     f"phase '{phase.name}' has no reference data: upload its answer key before "
                     "it takes submissions"
                 )
+        for datafile in model.data_files:
+            row, _ = put_file(
+                session,
+                competition=competition,
+                name=datafile.name,
+                source=io.BytesIO(datafile.data),
+                user=owner,
+                settings=settings,
+                visibility=datafile.visibility,
+            )
+            blobs.append(row.storage_key)
         session.flush()
         session.refresh(competition, ["phases", "answer_keys"])
         report = CompetitionImported(
             **to_public(competition).model_dump(),
             warnings=list(dict.fromkeys(warnings)),
             dry_run=dry_run,
+            origin=origin,
         )
         if dry_run:
             savepoint.rollback()
-            _remove(stored, settings)
+            _remove(stored, settings, blobs)
         else:
             savepoint.commit()
     except BaseException:
         if savepoint.is_active:
             savepoint.rollback()
-        _remove(stored, settings)
+        _remove(stored, settings, blobs)
         raise
     return report
 
@@ -297,9 +328,11 @@ def _store_program(
     }
 
 
-def _remove(refs: list[str], settings: Settings) -> None:
+def _remove(refs: list[str], settings: Settings, blobs: Sequence[str] = ()) -> None:
     for ref in refs:
         remove_stored(ref, settings=settings)
+    for key in blobs:
+        delete_blob(key, settings=settings)
 
 
 # --- export ---------------------------------------------------------------------------------
@@ -323,7 +356,8 @@ def competition_model(competition: CompetitionRow, settings: Settings) -> Compet
             "carry yet; it cannot be exported"
         )
     columns = _columns(column_defs(competition), columns_for(competition))
-    phases = tuple(_phase(competition, row, settings) for row in competition.phases)
+    missing: list[str] = []
+    phases = tuple(_phase(competition, row, settings, missing) for row in competition.phases)
     kinds = [p.scorer.kind for p in phases if p.scorer is not None]
     return Competition(
         title=competition.title,
@@ -335,7 +369,42 @@ def competition_model(competition: CompetitionRow, settings: Settings) -> Compet
         phases=phases,
         source_format=kinds[0] if kinds else "codabench",
         docker_image=next((p.scorer.docker_image for p in phases if p.scorer), None),
+        data_files=_data_files(competition, settings, missing),
+        origin=competition.origin,
+        missing=tuple(missing),
     )
+
+
+def _data_files(
+    competition: CompetitionRow, settings: Settings, missing: list[str]
+) -> tuple[DataFile, ...]:
+    """The competition's data files with their visibility; one whose stored copy is gone is
+    listed in ``missing`` (and so in the bundle), the rest exported whole."""
+    session = object_session(competition)
+    if session is None:
+        return ()
+    rows = session.scalars(
+        select(DataFileRow)
+        .where(DataFileRow.competition_id == competition.id)
+        .order_by(DataFileRow.name)
+    ).all()
+    out = []
+    for row in rows:
+        data = _read_or_none(lambda row=row: open_blob(row.storage_key, settings=settings))
+        if data is None:
+            missing.append(f"data file {row.name!r} ({row.visibility})")
+            continue
+        out.append(DataFile(name=row.name, data=data, visibility=row.visibility))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def _read_or_none(opener: Callable[[], BinaryIO]) -> bytes | None:
+    """A stored file's bytes, or None when its copy is gone or cannot be read now."""
+    try:
+        with opener() as stream:
+            return stream.read()
+    except (AppError, OSError):
+        return None
 
 
 def _columns(defs: list[dict[str, Any]], resolved: list[ResolvedColumn]) -> tuple[Column, ...]:
@@ -348,7 +417,7 @@ def _columns(defs: list[dict[str, Any]], resolved: list[ResolvedColumn]) -> tupl
                 key=column.key,
                 title=column.title,
                 direction=column.direction,  # type: ignore[arg-type]
-                precision=2 if precision is None else int(precision),
+                precision=None if precision is None else int(precision),
                 hidden=column.hidden,
                 source_key=column.source_key if column.program else None,
                 metric=None
@@ -363,7 +432,9 @@ def _columns(defs: list[dict[str, Any]], resolved: list[ResolvedColumn]) -> tupl
     return tuple(out)
 
 
-def _phase(competition: CompetitionRow, row: PhaseRow, settings: Settings) -> Phase:
+def _phase(
+    competition: CompetitionRow, row: PhaseRow, settings: Settings, missing: list[str]
+) -> Phase:
     own = None
     if row.columns:
         own = _columns(column_defs(competition, row), columns_for(competition, row))
@@ -396,8 +467,11 @@ def _phase(competition: CompetitionRow, row: PhaseRow, settings: Settings) -> Ph
         key = row.board_key
         answer_key = ()
         if key is not None:
-            with open_stored(key.path, settings=settings) as stream:
-                answer_key = (BundleFile("answer_key.csv", stream.read()),)
+            data = _read_or_none(lambda: open_stored(key.path, settings=settings))
+            if data is None:
+                missing.append(f"phase {row.name!r}: answer key version {key.version}")
+            else:
+                answer_key = (BundleFile("answer_key.csv", data),)
         return Phase(**common, answer_key=answer_key)
     return _program_phase(row, common, settings)
 
@@ -489,6 +563,7 @@ def _add_submissions(
     ).all()
     out = io.BytesIO(data)
     index = []
+    missing: list[str] = []
     with zipfile.ZipFile(out, "a", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for sub in rows:
             entry: dict[str, Any] = {
@@ -512,11 +587,29 @@ def _add_submissions(
                 ],
                 "file": None,
             }
-            if sub.path:
+            ref = sub.path
+            content = (
+                _read_or_none(lambda ref=ref: open_stored(ref, settings=settings)) if ref else None
+            )
+            if content is not None:
                 path = f"submissions/{sub.id}-{slugify_file(sub.filename) or 'submission'}"
-                with open_stored(sub.path, settings=settings) as stream:
-                    archive.writestr(path, stream.read())
+                archive.writestr(path, content)
                 entry["file"] = path
+            else:
+                # A file refused at upload is not kept; another may have gone missing since.
+                entry["missing"] = missing_reason(sub)
+                missing.append(f"submission {sub.id} ({sub.filename}): {entry['missing']}")
             index.append(entry)
         archive.writestr("submissions/index.json", json.dumps(index, indent=1))
+        if missing:
+            archive.writestr("submissions/MISSING.txt", "".join(f"{m}\n" for m in missing))
     return out.getvalue()
+
+
+def missing_reason(submission: Submission) -> str:
+    if (
+        submission.refunded
+        and str(getattr(submission.status, "value", submission.status)) == "failed"
+    ):
+        return "refused at upload, its file not kept"
+    return "its stored file is missing"

@@ -301,6 +301,8 @@ class CompetitionImported(CompetitionPublic):
 
     warnings: list[str]
     dry_run: bool = False
+    # The bundle it came from (format, file, sha256, imported_at); kept through export.
+    origin: dict[str, Any] | None = None
 
 
 class ChecklistItem(BaseModel):
