@@ -445,9 +445,12 @@ def _fact_sheet(f: Fields, sheet: Any) -> tuple[EntryField, ...]:
             field_type, options = "boolean", ()
         elif kind == "select":
             opts = f.sequence(selection, f"{at}.selection")
+            # Codabench shows each choice as its text: [True, False] is "True" and "False"; an
+            # empty choice is its "nothing chosen yet" (competition_v2_multi_task_fact_sheet).
+            texts = [str(o) if isinstance(o, bool | int | float) else o for o in opts]
             field_type, options = (
                 "choice",
-                tuple(f.text(o, f"{at}.selection", max_len=200) for o in opts),
+                tuple(f.text(o, f"{at}.selection", max_len=200) for o in texts if o != ""),
             )
             if not options:
                 raise f.fail("must list the choices", f"{at}.selection")

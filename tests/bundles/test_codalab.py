@@ -122,10 +122,30 @@ def test_a_dataset_kept_on_a_codalab_server_is_named() -> None:
         "reference_data: reference.zip\n        color",
         "reference_data: 4f0c2b0e-dataset-key\n        color",
     )
-    with pytest.raises(BundleError) as caught:
-        read(config)
-    assert caught.value.field == "phases.1.reference_data"
-    assert "CodaLab server" in caught.value.detail
+    # CodaLab imports it on the server that keeps the dataset (the coopetition and video
+    # forecasting hackathons' bundles): here the phase comes without it, named with the fix.
+    competition = read(config)
+    assert competition.phases[0].answer_key == ()
+    (warning,) = [w for w in competition.warnings if "CodaLab server" in w]
+    assert "'4f0c2b0e-dataset-key'" in warning and "upload its answer key" in warning
+
+
+def test_a_scoring_program_kept_on_a_codalab_server_leaves_the_phase_without_one() -> None:
+    config = CODALAB_CONFIG.replace("scoring_program: program.zip", "scoring_program: 0a1b-key")
+    competition = read(config)
+    assert [p.scorer for p in competition.phases] == [None, None]
+    assert any(
+        "'0a1b-key' is a dataset kept on a CodaLab server" in w for w in competition.warnings
+    )
+
+
+def test_phases_starting_together_run_side_by_side() -> None:
+    # Codabench's competition_18.zip: CodaLab 1.8 children phases with one start date.
+    config = CODALAB_CONFIG.replace("start_date: 2013-09-30", "start_date: 2013-06-30")
+    competition = read(config)
+    dev, final = competition.phases
+    assert dev.start == final.start and dev.end == final.end  # both until end_date
+    assert any("open side by side" in w for w in competition.warnings)
 
 
 def test_parallel_phases_of_codalab_18_drop_the_parent() -> None:
