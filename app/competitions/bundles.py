@@ -222,8 +222,8 @@ def _upload_key(
 
 
 def _refuse_python2(phases: Sequence[Phase]) -> None:
-    """A Python 2 program cannot run on the scorer runtime (Python 3): the import is refused,
-    naming the file and the line, so the host converts it (2to3) and imports again."""
+    """A Python 2 program the reader could not convert (app.bundles.py2) cannot run on the
+    scorer runtime (Python 3): the import is refused, naming the file and the line."""
     for index, phase in enumerate(phases):
         program = phase.scorer
         if program is None or not program.python2:
@@ -231,8 +231,9 @@ def _refuse_python2(phases: Sequence[Phase]) -> None:
         report = scan_program({f.path: f.data for f in program.files}, label="the program")
         where = report.python2[0] if report.python2 else "a Python 2 construct"
         raise BundleError(
-            f"the scoring program of phase '{phase.name}' is Python 2 ({where}); Podium runs "
-            "Python 3 only: convert it (for example with 2to3) and import the bundle again",
+            f"the scoring program of phase '{phase.name}' is Python 2 ({where}) and could not be "
+            "converted at import (it does not parse as Python 2); Podium runs Python 3 only: fix "
+            "or convert it and import the bundle again",
             file=where.split(" line ", 1)[0] if report.python2 else None,
             field=f"phases[{index}].scoring_program",
         )

@@ -55,11 +55,29 @@ def test_the_python3_scorer_is_not_flagged() -> None:
     assert competition.phases[0].scorer is not None and not competition.phases[0].scorer.python2
 
 
-def test_a_python2_scorer_is_flagged_with_file_and_line() -> None:
+def test_a_python2_scorer_is_converted_at_import_and_named() -> None:
     competition = read_bundle(make_zip(codalab_files(evaluate=CODALAB_EVALUATE_PY2)))
+    scorer = competition.phases[0].scorer
+    assert scorer is not None and not scorer.python2
+    program = scorer.file("evaluate.py")
+    assert program is not None
+    text = program.data.decode()
+    # print became a function, and the text written to a file opened 'wb' is written as text.
+    assert 'print("%s doesn\'t exist" % submit_dir)' in text
+    assert "open(output_filename, 'w')" in text
+    assert any(
+        "the program is Python 2 and was converted to Python 3 at import by fissix" in w
+        and "evaluate.py" in w
+        for w in competition.warnings
+    )
+
+
+def test_a_python2_scorer_that_does_not_parse_is_flagged_with_file_and_line() -> None:
+    unparseable = 'print "scoring"\nif True\n    pass\n'
+    competition = read_bundle(make_zip(codalab_files(evaluate=unparseable)))
     assert competition.phases[0].scorer is not None and competition.phases[0].scorer.python2
     assert any(
-        "is Python 2 (evaluate.py line 11: a print statement" in w for w in competition.warnings
+        "is Python 2 (evaluate.py line 1: a print statement" in w for w in competition.warnings
     )
 
 
