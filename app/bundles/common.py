@@ -10,6 +10,7 @@ from typing import Any
 from app.bundles.archive import Tree
 from app.bundles.errors import BundleError
 from app.bundles.fields import Fields
+from app.bundles.legacy import rewrite_legacy_calls
 from app.bundles.model import BundleFile, Column, Ingestion, Program, ProgramKind
 from app.bundles.py2 import convert_files
 from app.bundles.safe_yaml import load_yaml
@@ -118,9 +119,10 @@ def coda_program(
 def as_python3(
     files: Mapping[str, bytes], label: str, warnings: list[str]
 ) -> tuple[Mapping[str, bytes], bool]:
-    """A program's files, converted when they are Python 2 (app.bundles.py2), and whether they
-    are Python 2 still (what could not be converted: refused at import with its file and line).
-    The scan's warnings (modules the runtime lacks, ...) are of the files that will run."""
+    """A program's files, converted when they are Python 2 (app.bundles.py2) and with library
+    calls today's libraries removed rewritten (app.bundles.legacy), and whether they are Python 2
+    still (what could not be converted: refused at import with its file and line). The scan's
+    warnings (modules the runtime lacks, ...) are of the files that will run."""
     report = scan_program(files, label=label)
     if report.is_python2:
         conversion = convert_files(files)
@@ -128,8 +130,10 @@ def as_python3(
         if conversion.converted and not conversion.failed and not again.is_python2:
             warnings.append(conversion.sentence(label))
             files, report = conversion.files, again
+    legacy = rewrite_legacy_calls(files)
+    warnings.extend(legacy.sentences(label))
     warnings.extend(report.warnings)
-    return files, report.is_python2
+    return legacy.files, report.is_python2
 
 
 def ingestion_members(

@@ -28,7 +28,7 @@ _BINARY_WORK = re.compile(
     r"\b(pickle|cPickle|np\.save|np\.load|numpy\.save|numpy\.load|struct|tobytes|PIL|Image|cv2|"
     r"h5py|joblib|marshal|tostring|bytearray|gzip|zipfile|tarfile)\b"
 )
-_BINARY_MODE = re.compile(r"""(\bopen\s*\([^()\n]*?,\s*)(['"])([rwa])b(\+?)\2""")
+_BINARY_MODE = re.compile(r"""(\bopen\s*\((?:[^()\n]|\([^()\n]*\))*?,\s*)(['"])([rwa])b(\+?)\2""")
 DIVISION_HELPER = (
     "def _podium_py2_div(a, b):  # Python 2's `/` (Podium converted this program at import)\n"
     "    import numbers as _numbers\n"
