@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 
 # np.float, numpy.int, ... but not np.float64 or np.int_ (the lookahead keeps names whole).
 _NUMPY_ALIAS = re.compile(r"\b(?:np|numpy)\.(float|int|bool|object|str|complex|long)\b(?![\w(])")
