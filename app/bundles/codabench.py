@@ -176,9 +176,13 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                 row.get("hide_prediction_output"), f"{at}.hide_prediction_output", default=False
             )
             ingestion = replace(ingestion, hide_log=hide)
-        if row.get("auto_migrate_to_this_phase"):
+        migrate = None
+        if row.get("auto_migrate_to_this_phase") and n > 0:
+            # Codabench carries what stands on the previous phase's board (apply_phase_migration).
+            migrate = (names[n - 1], "selected")
             warnings.append(
-                f"phase {name!r}: submissions are not carried over automatically (auto_migrate_to_this_phase)"
+                f"phase {name!r}: when it opens, each team's selected submissions of phase "
+                f"'{names[n - 1]}' are scored on it (auto_migrate_to_this_phase), charged to no quota"
             )
         limit_s = f.integer(
             row.get("execution_time_limit"), f"{at}.execution_time_limit", minimum=1
@@ -221,6 +225,7 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                 scorer=program,
                 execution_time_limit=limit_s,
                 ingestion=ingestion,
+                migrate=migrate,
             )
         )
     warnings.extend(direction_warnings(columns, where="leaderboards[0]"))

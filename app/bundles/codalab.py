@@ -160,9 +160,12 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
                 )
             )
         ingestion = _ingestion(tree, f, row, at, label, warnings)
-        if row.get("auto_migration"):
+        migrate = None
+        if row.get("auto_migration") and n > 0:  # forced off on the first phase (Codabench too)
+            migrate = (names[n - 1], "selected")
             warnings.append(
-                f"phase {label!r}: submissions are not carried over automatically (auto_migration)"
+                f"phase {label!r}: when it opens, each team's selected submissions of phase "
+                f"'{names[n - 1]}' are scored on it (auto_migration), charged to no quota"
             )
         counts: Counts
         limit: int | None = None
@@ -210,6 +213,7 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
                     row.get("execution_time_limit"), f"{at}.execution_time_limit", minimum=1
                 ),
                 ingestion=ingestion,
+                migrate=migrate,
             )
         )
     warnings.extend(direction_warnings(columns, where="leaderboard"))

@@ -207,6 +207,12 @@ def export_codabench(competition: Competition) -> Export:
             body["execution_time_limit"] = phase.execution_time_limit
         if phase.ingestion is not None and phase.ingestion.hide_log:
             body["hide_prediction_output"] = True
+        if (
+            phase.migrate is not None
+            and i > 0
+            and competition.phases[i - 1].name == phase.migrate[0]
+        ):
+            body["auto_migrate_to_this_phase"] = True
         if phase.board == "blind":
             warnings.append(f"phase {phase.name!r} is blind on Podium; Codabench shows its board")
         phases_yaml.append(body)

@@ -136,6 +136,7 @@ def build_extension(
                 ],
                 "program_phase": p.program_phase,
                 "scorer": scorer,
+                "migrate": None if p.migrate is None else list(p.migrate),
             }
             for p, scorer in zip(competition.phases, scorers, strict=True)
         ],
@@ -253,6 +254,9 @@ def apply_extension(
                 ),
                 program_phase=spec.get("program_phase"),
                 scorer=_scorer(phase.scorer, spec.get("scorer"), tree, f, at),
+                migrate=(str(spec["migrate"][0]), str(spec["migrate"][1]))
+                if spec.get("migrate")
+                else (None if "migrate" in spec else phase.migrate),
             )
         )
     pages = competition.pages

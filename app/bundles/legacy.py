@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
+from app.bundles.py2 import BINARY_WORK
+
 # np.float, numpy.int, ... but not np.float64 or np.int_ (the lookahead keeps names whole).
 _NUMPY_ALIAS = re.compile(r"\b(?:np|numpy)\.(float|int|bool|object|str|complex|long)\b(?![\w(])")
 _NUMPY_BUILTIN = {"long": "int"}
@@ -97,7 +99,12 @@ def rewrite_legacy_calls(files: Mapping[str, bytes]) -> Rewrites:
         if unpipped != changed:
             out.pip.append(path)
             changed = unpipped
-        texted = _BINARY_OPEN.sub(partial(_text_mode, source=changed), changed)
+        # A program that works in bytes (pickle, numpy's files, ...) keeps every mode: its
+        # names are too often shared between a binary and a text file to tell them apart.
+        binary = BINARY_WORK.search(changed)
+        texted = (
+            changed if binary else _BINARY_OPEN.sub(partial(_text_mode, source=changed), changed)
+        )
         if texted != changed:
             out.text.append(path)
             changed = texted

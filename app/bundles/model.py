@@ -155,6 +155,8 @@ class Phase:
     program_phase: str | None = None
     execution_time_limit: int | None = None  # seconds
     ingestion: Ingestion | None = None  # code submissions run it first (Codabench, CodaLab)
+    # Submissions carried in when it opens: (phase name, "last" | "selected").
+    migrate: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

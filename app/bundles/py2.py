@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 _FUTURE_DIVISION = re.compile(r"^\s*from\s+__future__\s+import\s+[^\n]*\bdivision\b", re.M)
-_BINARY_WORK = re.compile(
+BINARY_WORK = re.compile(
     r"\b(pickle|cPickle|np\.save|np\.load|numpy\.save|numpy\.load|struct|tobytes|PIL|Image|cv2|"
     r"h5py|joblib|marshal|tostring|bytearray|gzip|zipfile|tarfile)\b"
 )
@@ -113,7 +113,7 @@ def _insert_helper(source: str) -> str:
 
 
 def _text_modes(source: str) -> tuple[str, bool]:
-    if _BINARY_WORK.search(source):
+    if BINARY_WORK.search(source):
         return source, False
     changed = _BINARY_MODE.sub(lambda m: f"{m[1]}{m[2]}{m[3]}{m[4]}{m[2]}", source)
     return changed, changed != source

@@ -463,6 +463,9 @@ def _phase(
         "entry_fields": fields,
         "columns": own,
         "ranking": own[0].key if own else None,
+        "migrate": None
+        if not row.migrate
+        else (str(row.migrate["from"]), str(row.migrate.get("take", "selected"))),
     }
     if row.scorer is None:
         key = row.board_key

@@ -79,6 +79,7 @@ def make_phases(
         session.add(phase)
         phases.append(phase)
         previous_end = config.end
+    check_migrations(phases)
     session.flush()
     session.refresh(competition, ["phases"])
     sync_window(competition)
@@ -121,6 +122,20 @@ def configure_phase(
     phase.entry_fields = [f.model_dump(exclude_none=True) for f in config.entry_fields]
     phase.submission_kind = config.submission_kind
     phase.code_limits = config.code_limits.model_dump() if config.code_limits else None
+    phase.migrate = config.migrate.model_dump(by_alias=True) if config.migrate else None
+
+
+def check_migrations(phases: list[Phase]) -> None:
+    """A phase migrates from another phase of the same competition."""
+    names = [p.name for p in phases]
+    for i, phase in enumerate(phases):
+        source = (phase.migrate or {}).get("from")
+        if source is not None and (source not in names or source == phase.name):
+            raise Unprocessable(
+                f"phases[{i}].migrate.from: '{source}' is not another phase of the competition "
+                f"({', '.join(n for n in names if n != phase.name) or 'none'})",
+                extra={"field": f"phases[{i}].migrate.from"},
+            )
 
 
 def sync_window(competition: Competition) -> None:
@@ -237,6 +252,8 @@ def to_public(phase: Phase, now: datetime | None = None) -> PhasePublic:
         has_answer_key=phase.board_key is not None,
         submission_kind=phase.submission_kind,  # type: ignore[arg-type]
         code_limits=code_limits(phase) if phase.takes_code else None,
+        migrate=dict(phase.migrate) if phase.migrate else None,
+        migrated_at=phase.migrated_at,
     )
 
 
@@ -283,6 +300,13 @@ def update_phase(
     if data.code_limits is not None:
         check_code_limits(data.code_limits, "code_limits")
         changes["code_limits"] = data.code_limits.model_dump()
+    if "migrate" in changes:
+        changes["migrate"] = data.migrate.model_dump(by_alias=True) if data.migrate else None
+        source = (changes["migrate"] or {}).get("from")
+        if source is not None:
+            get_phase(competition, source)  # 404 naming the phases
+            if source == phase.name:
+                raise Unprocessable("migrate.from: a phase cannot migrate from itself")
     before = snapshot(phase, list(changes))
     for name, value in changes.items():
         setattr(phase, name, value)

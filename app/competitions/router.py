@@ -1,9 +1,9 @@
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Form, Path, Query, Response, UploadFile, status
+from fastapi import APIRouter, Form, Path, Query, Request, Response, UploadFile, status
 
 from app.auth import hosts
-from app.competitions import bundles, lifecycle, phases, service
+from app.competitions import bundles, lifecycle, migration, phases, service
 from app.competitions.schemas import (
     AnswerKeyPublic,
     Checklist,
@@ -209,6 +209,27 @@ def update_phase(
     found = phases.get_phase(competition, phase)
     phases.update_phase(session, competition=competition, phase=found, data=data, actor=user)
     return phases.to_public(found)
+
+
+@router.post("/{slug}/phases/{phase}/migrate", responses=error_responses(403, 404, 409))
+def migrate_phase(
+    request: Request,
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
+    phase: PhaseName,
+    session: SessionDep,
+) -> dict[str, Any]:
+    """Carry the submissions the phase's ``migrate`` names into it now (it also runs by itself
+    the first time the phase is reached after it opens); once per phase."""
+    found = phases.get_phase(competition, phase)
+    ids = migration.migrate_phase(
+        session,
+        competition=competition,
+        phase=found,
+        queue=request.app.state.scoring_queue,
+        actor=user,
+    )
+    return {"phase": found.name, "migrated": len(ids), "submission_ids": ids}
 
 
 @router.get("/{slug}/phases/{phase}/answer-key/versions", response_model=list[AnswerKeyPublic])

@@ -96,6 +96,16 @@ class EntryField(BaseModel):
         return self
 
 
+class MigrateConfig(BaseModel):
+    """Submissions carried into a phase when it opens: each team's last scored one, or the ones
+    it selected (its latest scored when it selected none), from the phase named."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    from_: PhaseName = Field(alias="from")
+    take: Literal["last", "selected"] = "selected"
+
+
 class PhaseConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -115,6 +125,7 @@ class PhaseConfig(BaseModel):
     # "code": participants send a script, notebook or zip that runs in the jail on the data files.
     submission_kind: SubmissionKind = "predictions"
     code_limits: CodeLimits | None = None
+    migrate: MigrateConfig | None = None
 
     @model_validator(mode="after")
     def _end_after_start(self) -> "PhaseConfig":
@@ -141,6 +152,7 @@ class PhaseUpdate(BaseModel):
     counts: CountingRule | None = None
     submission_kind: SubmissionKind | None = None
     code_limits: CodeLimits | None = None
+    migrate: MigrateConfig | None = None
 
 
 class PhasePublic(BaseModel):
@@ -160,6 +172,9 @@ class PhasePublic(BaseModel):
     submission_kind: SubmissionKind = "predictions"
     # A code phase's limits, the defaults filled in; None for a predictions phase.
     code_limits: CodeLimits | None = None
+    # {"from": PHASE, "take": ...} and when it ran (None: not yet).
+    migrate: dict[str, str] | None = None
+    migrated_at: datetime | None = None
 
 
 class CompetitionCreate(BaseModel):

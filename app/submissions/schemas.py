@@ -37,6 +37,9 @@ class SubmissionPublic(BaseModel):
     failure: str | None = None
     # While queued: 1 when it is the next to be scored or run (every queued submission counts).
     queue_position: int | None = None
+    # Carried from another phase when this one opened (app.competitions.migration): the id of
+    # the submission it copies; None: uploaded into this phase.
+    migrated_from: int | None = None
 
 
 class SubmissionRevealed(SubmissionPublic):

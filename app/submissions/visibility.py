@@ -126,6 +126,7 @@ def _view(
         details=submission.details,
         failure=submission.run_failure,
         queue_position=_queue_position(session, submission),
+        migrated_from=submission.migrated_from_id,
     )
     revealed = host or phase.has_ended(now)
     base["scores"] = _column_scores(

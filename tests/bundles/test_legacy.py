@@ -64,3 +64,10 @@ def test_a_wb_file_whose_name_is_a_call_is_found_too() -> None:
     source = b"f = open(os.path.join(d, 'scores.txt'), 'wb')\nf.write('a: 1')\n"
     text = rewrite_legacy_calls({"score.py": source}).files["score.py"].decode()
     assert "open(os.path.join(d, 'scores.txt'), 'w')" in text
+
+
+def test_a_program_that_pickles_keeps_its_modes() -> None:
+    # Codabench's competition_15.zip data_manager.py: `f` is a pickle file in one branch and a
+    # text file (opened 'w') in the other.
+    source = b"import pickle\nwith open(n, 'wb') as f:\n    pickle.dump(x, f)\nf.write('Date')\n"
+    assert rewrite_legacy_calls({"dm.py": source}).files["dm.py"] == source
