@@ -41,6 +41,7 @@ HOST_ROUTES = [
     ),
     ("GET", "/competitions/churn/phases/main/answer-key/versions", {}),
     ("PATCH", "/competitions/churn/phases/main", {"json": {"title": "Main"}}),
+    ("POST", "/competitions/churn/phases/main/migrate", {}),
     (
         "PUT",
         "/competitions/churn/custom-metric",
