@@ -51,6 +51,28 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
 }
 
 
+# The host commands of kaggle 2.2.5 (kagglesdk's CompetitionApiService) not served here, and the
+# way to do the same on Podium, said in the client's error (docs/kaggle-client.md lists them).
+PODIUM_INSTEAD = {
+    "CreateCompetition": "podium competitions init > competition.yaml, then podium competitions create competition.yaml",
+    "UpdateCompetitionSettings": "the Settings tab, PATCH /api/v1/competitions/{slug}, podium competitions phase",
+    "GetCompetitionSettings": "GET /api/v1/competitions/{slug}",
+    "LaunchCompetition": "podium competitions publish SLUG (after podium competitions checklist SLUG)",
+    "CreateCompetitionData": "podium competitions files SLUG FILE...",
+    "CreateCompetitionSolution": "podium competitions key SLUG solution.csv",
+    "GetCompetitionSolutionStatus": "podium competitions checklist SLUG",
+    "CreateCompetitionSampleSubmission": "GET /api/v1/competitions/{slug}/sample-submission (built from the key)",
+    "ListCompetitionHosts": "GET /api/v1/competitions/{slug}/hosts, or the Hosts tab",
+    "AddCompetitionHost": "POST /api/v1/competitions/{slug}/hosts, or the Hosts tab",
+    "ListCompetitionPages": "the description (Markdown) on the Settings tab",
+    "CreateCompetitionPage": "a section of the description (Markdown) on the Settings tab",
+    "UpdateCompetitionPage": "the description (Markdown) on the Settings tab",
+    "DeleteCompetitionPage": "the description (Markdown) on the Settings tab",
+    "ListTeamPublicSubmissions": "a host's Submissions tab, or GET /api/v1/competitions/{slug}/submissions.csv",
+    "DownloadSubmission": "GET /api/v1/submissions/{id}/file, or a phase's submissions.zip (hosts)",
+}
+
+
 def kaggle_error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse(
         status_code=status, content={"code": status, "message": message}, headers=headers
@@ -107,7 +129,11 @@ def _call(
             lambda: _caller(session, authorization, ctx.settings.secret_key),
         )
         if method not in METHODS:
-            raise NotFound(f"Podium does not implement CompetitionApiService/{method}")
+            instead = PODIUM_INSTEAD.get(method)
+            raise NotFound(
+                f"Podium does not implement CompetitionApiService/{method}"
+                + (f"; on Podium: {instead}" if instead else "")
+            )
         request_type, handler = METHODS[method]
         try:
             fields = json.loads(body or b"{}")

@@ -249,6 +249,25 @@ def test_the_daily_quota_applies(server, tmp_path):
             select(Submission.id).join(Competition).where(Competition.slug == slug)
         ).all()
     assert len(ids) == 4  # the faulty one and three accepted; the refused one is not stored
+    # `submission-limits` (GetSubmissionLimits) reads the same quota.
+    limits = kaggle(server, "competitions", "submission-limits", slug)
+    assert limits.returncode == 0, limits.stdout + limits.stderr
+    assert "Submissions today: 3" in limits.stdout
+    assert "Remaining today: 0" in limits.stdout
+
+
+def test_a_host_command_podium_does_not_serve_is_one_message_not_a_traceback(server):
+    slug, _title = own_competition(server)
+    for args, method, instead in (
+        (("competitions", "hosts", slug), "ListCompetitionHosts", "/hosts"),
+        (("competitions", "launch", slug), "LaunchCompetition", "podium competitions publish"),
+    ):
+        done = kaggle(server, *args, user="host")
+        assert done.returncode != 0
+        assert "Traceback" not in done.stderr, done.stderr
+        said = done.stdout + done.stderr
+        assert f"Podium does not implement CompetitionApiService/{method}" in said, said
+        assert instead in said, said
 
 
 def test_leaderboard_show_and_download_match_the_board(server, tmp_path):
