@@ -25,7 +25,7 @@ from app.http.request_body import upload_source
 from app.kaggle import schemas as k
 from app.kaggle import service
 from app.models import User
-from app.storage import save_blob
+from app.storage import iter_chunks, open_stored, save_blob
 
 router = APIRouter(tags=["kaggle client"], include_in_schema=False)
 
@@ -46,6 +46,7 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
     "ListSubmissions": (k.ListSubmissionsRequest, service.list_submissions_call),
     "GetSubmission": (k.GetSubmissionRequest, service.get_submission_call),
     "GetSubmissionLimits": (k.CompetitionRequest, service.get_submission_limits_call),
+    "DownloadSubmission": (k.DownloadSubmissionRequest, service.download_submission_call),
     "GetLeaderboard": (k.GetLeaderboardRequest, service.get_leaderboard_call),
     "DownloadLeaderboard": (k.CompetitionRequest, service.leaderboard_zip),
 }
@@ -69,7 +70,6 @@ PODIUM_INSTEAD = {
     "UpdateCompetitionPage": "the description (Markdown) on the Settings tab",
     "DeleteCompetitionPage": "the description (Markdown) on the Settings tab",
     "ListTeamPublicSubmissions": "a host's Submissions tab, or GET /api/v1/competitions/{slug}/submissions.csv",
-    "DownloadSubmission": "GET /api/v1/submissions/{id}/file, or a phase's submissions.zip (hosts)",
 }
 
 
@@ -207,6 +207,17 @@ def download_signed(
         return StreamingResponse(
             service.zip_stream(files, settings),
             media_type="application/zip",
+            headers={"Content-Disposition": content_disposition(filename)},
+        )
+    submission = service.signed_submission(session, token, settings)
+    if submission is not None:
+        try:
+            source = open_stored(submission.path, settings=settings)
+        except NotFound:
+            raise NotFound("this submission's file is not kept (refused at upload)") from None
+        return StreamingResponse(
+            iter_chunks(source),
+            media_type="application/octet-stream",
             headers={"Content-Disposition": content_disposition(filename)},
         )
     return file_response(service.signed_file(session, token, settings), settings)

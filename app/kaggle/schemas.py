@@ -65,6 +65,10 @@ class GetSubmissionRequest(Message):
     ref: int = Field(ge=1, le=2**31 - 1)
 
 
+class DownloadSubmissionRequest(Message):
+    submission_id: int = Field(ge=1, le=2**31 - 1)
+
+
 class GetLeaderboardRequest(CompetitionRequest):
     page_token: str | None = None
     page_size: int | None = None

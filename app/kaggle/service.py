@@ -3,6 +3,7 @@ permission, quota and deadline rule is the one Podium's API applies, nothing is 
 
 import csv
 import io
+import re
 import time
 import uuid
 import zipfile
@@ -387,6 +388,35 @@ def get_submission_call(
 ) -> k.ApiSubmission:
     submission = submissions.visible_submission(session, submission_id=req.ref, user=user)
     return _submission(session, user, submission)
+
+
+def download_submission_call(
+    session: Session, user: User, req: k.DownloadSubmissionRequest, ctx: Context
+) -> str:
+    """A signed URL for a submission's file: its team's members and its hosts only (anyone
+    else finds no such submission), as ``GET /api/v1/submissions/{id}/file``."""
+    submission = submissions.visible_submission(session, submission_id=req.submission_id, user=user)
+    if not submission.path:
+        raise NotFound(f"submission {submission.id} has no file (refused at upload, not kept)")
+    token = sign(
+        {"p": "submission", "s": submission.id},
+        secret_key=ctx.settings.secret_key,
+        ttl_seconds=DOWNLOAD_TTL,
+    )
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", submission.filename).strip("._") or "submission"
+    return f"{ctx.base_url}api/v1/kaggle/blobs/{token}/{name[:120]}"
+
+
+def signed_submission(session: Session, token: str, settings: Settings) -> Submission | None:
+    """The submission a signed URL stands for; None when the token is not a submission's."""
+    try:
+        payload = verify(token, secret_key=settings.secret_key, purpose="submission")
+    except NotFound:
+        return None
+    submission = session.get(Submission, int(payload["s"]))
+    if submission is None or not submission.path:
+        raise NotFound("this file no longer exists")
+    return submission
 
 
 def get_submission_limits_call(

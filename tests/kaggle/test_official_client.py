@@ -199,6 +199,23 @@ def test_submit_stores_and_scores_the_file(server, tmp_path):
     )
     assert sub.sha256 == hashlib.sha256(PERFECT).hexdigest()
     assert Path(sub.path).read_bytes() == PERFECT
+    # `submission-download`: the team gets its file back; another participant finds nothing.
+    got = kaggle(
+        server, "competitions", "submission-download", str(sub.id), "-p", str(tmp_path / "back")
+    )
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert (tmp_path / "back" / "perfect.csv").read_bytes() == PERFECT
+    other = kaggle(
+        server,
+        "competitions",
+        "submission-download",
+        str(sub.id),
+        "-p",
+        str(tmp_path / "x"),
+        user="bob",
+    )
+    assert other.returncode != 0 and "Traceback" not in other.stderr
+    assert not (tmp_path / "x" / "perfect.csv").exists()
 
 
 def test_format_errors_reach_the_terminal(server, tmp_path):
