@@ -47,6 +47,8 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
     "GetSubmission": (k.GetSubmissionRequest, service.get_submission_call),
     "GetSubmissionLimits": (k.CompetitionRequest, service.get_submission_limits_call),
     "DownloadSubmission": (k.DownloadSubmissionRequest, service.download_submission_call),
+    "ListCompetitionHosts": (k.CompetitionRequest, service.list_competition_hosts_call),
+    "AddCompetitionHost": (k.AddCompetitionHostRequest, service.add_competition_host_call),
     "GetLeaderboard": (k.GetLeaderboardRequest, service.get_leaderboard_call),
     "DownloadLeaderboard": (k.CompetitionRequest, service.leaderboard_zip),
 }
@@ -63,8 +65,6 @@ PODIUM_INSTEAD = {
     "CreateCompetitionSolution": "podium competitions key SLUG solution.csv",
     "GetCompetitionSolutionStatus": "podium competitions checklist SLUG",
     "CreateCompetitionSampleSubmission": "GET /api/v1/competitions/{slug}/sample-submission (built from the key)",
-    "ListCompetitionHosts": "GET /api/v1/competitions/{slug}/hosts, or the Hosts tab",
-    "AddCompetitionHost": "POST /api/v1/competitions/{slug}/hosts, or the Hosts tab",
     "ListCompetitionPages": "the description (Markdown) on the Settings tab",
     "CreateCompetitionPage": "a section of the description (Markdown) on the Settings tab",
     "UpdateCompetitionPage": "the description (Markdown) on the Settings tab",

@@ -65,6 +65,21 @@ class GetSubmissionRequest(Message):
     ref: int = Field(ge=1, le=2**31 - 1)
 
 
+class AddCompetitionHostRequest(CompetitionRequest):
+    user_name: str = Field(min_length=1, max_length=64)
+
+
+class ApiCompetitionHost(Message):
+    id: int
+    user_name: str
+    display_name: str
+    profile_url: str
+
+
+class ApiListCompetitionHostsResponse(Message):
+    hosts: list[ApiCompetitionHost]
+
+
 class DownloadSubmissionRequest(Message):
     submission_id: int = Field(ge=1, le=2**31 - 1)
 

@@ -15,7 +15,8 @@ from typing import TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.auth.hosts import is_host
+from app.auth.hosts import add_host, is_host, require_host
+from app.auth.hosts import hosts as hosts_of
 from app.competitions.phases import ranking_column
 from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
@@ -388,6 +389,36 @@ def get_submission_call(
 ) -> k.ApiSubmission:
     submission = submissions.visible_submission(session, submission_id=req.ref, user=user)
     return _submission(session, user, submission)
+
+
+def list_competition_hosts_call(
+    session: Session, user: User, req: k.CompetitionRequest, ctx: Context
+) -> k.ApiListCompetitionHostsResponse:
+    """``kaggle competitions hosts``: the competition's hosts, for its hosts only (as
+    ``GET /api/v1/competitions/{slug}/hosts``)."""
+    competition = get_competition_by_slug(session, req.competition_name, user)
+    require_host(session, competition, user)
+    return k.ApiListCompetitionHostsResponse(
+        hosts=[
+            k.ApiCompetitionHost(
+                id=h.user.id,
+                user_name=h.user.name,
+                display_name=f"{h.user.name} ({h.role.value})",
+                profile_url=f"{ctx.base_url}c/{competition.slug}/host/hosts",
+            )
+            for h in hosts_of(session, competition=competition)
+        ]
+    )
+
+
+def add_competition_host_call(
+    session: Session, user: User, req: k.AddCompetitionHostRequest, ctx: Context
+) -> k.Message:
+    """``kaggle competitions host-add``: a co-host, added by the owner (as
+    ``POST /api/v1/competitions/{slug}/hosts``, with its refusals)."""
+    competition = get_competition_by_slug(session, req.competition_name, user)
+    add_host(session, competition=competition, name=req.user_name, actor=user)
+    return k.Message()
 
 
 def download_submission_call(

@@ -276,7 +276,6 @@ def test_the_daily_quota_applies(server, tmp_path):
 def test_a_host_command_podium_does_not_serve_is_one_message_not_a_traceback(server):
     slug, _title = own_competition(server)
     for args, method, instead in (
-        (("competitions", "hosts", slug), "ListCompetitionHosts", "/hosts"),
         (("competitions", "launch", slug), "LaunchCompetition", "podium competitions publish"),
     ):
         done = kaggle(server, *args, user="host")
@@ -348,3 +347,18 @@ def test_http_proxy_reaches_a_podium_elsewhere(server, tmp_path, parser):
     assert "test.csv" in log  # it reached the server the proxy named
     if parser == "h11":
         assert "POST http" in log  # it did arrive in proxy form
+
+
+def test_hosts_and_host_add_list_and_add_co_hosts_for_the_owner_only(server):
+    slug, _title = own_competition(server)
+    listed = kaggle(server, "competitions", "hosts", slug, user="host")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "host (owner)" in listed.stdout
+    refused = kaggle(server, "competitions", "hosts", slug, user="alice")
+    assert refused.returncode != 0 and "only the hosts" in refused.stdout + refused.stderr
+    not_owner = kaggle(server, "competitions", "host-add", slug, "-u", "bob", "-y", user="alice")
+    assert not_owner.returncode != 0 and "Traceback" not in not_owner.stderr
+    added = kaggle(server, "competitions", "host-add", slug, "-u", "bob", "-y", user="host")
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert f"User 'bob' added as a host of competition '{slug}'" in added.stdout
+    assert "bob (cohost)" in kaggle(server, "competitions", "hosts", slug, user="host").stdout
