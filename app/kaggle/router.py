@@ -49,6 +49,7 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
     "DownloadSubmission": (k.DownloadSubmissionRequest, service.download_submission_call),
     "ListCompetitionHosts": (k.CompetitionRequest, service.list_competition_hosts_call),
     "AddCompetitionHost": (k.AddCompetitionHostRequest, service.add_competition_host_call),
+    "LaunchCompetition": (k.LaunchCompetitionRequest, service.launch_competition_call),
     "GetLeaderboard": (k.GetLeaderboardRequest, service.get_leaderboard_call),
     "DownloadLeaderboard": (k.CompetitionRequest, service.leaderboard_zip),
 }
@@ -60,7 +61,6 @@ PODIUM_INSTEAD = {
     "CreateCompetition": "podium competitions init > competition.yaml, then podium competitions create competition.yaml",
     "UpdateCompetitionSettings": "the Settings tab, PATCH /api/v1/competitions/{slug}, podium competitions phase",
     "GetCompetitionSettings": "GET /api/v1/competitions/{slug}",
-    "LaunchCompetition": "podium competitions publish SLUG (after podium competitions checklist SLUG)",
     "CreateCompetitionData": "podium competitions files SLUG FILE...",
     "CreateCompetitionSolution": "podium competitions key SLUG solution.csv",
     "GetCompetitionSolutionStatus": "podium competitions checklist SLUG",

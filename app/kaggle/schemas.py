@@ -80,6 +80,10 @@ class ApiListCompetitionHostsResponse(Message):
     hosts: list[ApiCompetitionHost]
 
 
+class LaunchCompetitionRequest(CompetitionRequest):
+    future_time: str | None = Field(default=None, max_length=64)
+
+
 class DownloadSubmissionRequest(Message):
     submission_id: int = Field(ge=1, le=2**31 - 1)
 

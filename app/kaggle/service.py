@@ -17,11 +17,12 @@ from sqlalchemy.orm import Session
 
 from app.auth.hosts import add_host, is_host, require_host
 from app.auth.hosts import hosts as hosts_of
+from app.competitions.lifecycle import publish
 from app.competitions.phases import ranking_column
 from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
 from app.datafiles import service as datafiles
-from app.errors import NotFound, PayloadTooLarge, TooManyRequests
+from app.errors import BadRequest, NotFound, PayloadTooLarge, TooManyRequests
 from app.jobs.queue import ScoringQueue
 from app.kaggle import schemas as k
 from app.kaggle.signing import sign, verify
@@ -418,6 +419,22 @@ def add_competition_host_call(
     ``POST /api/v1/competitions/{slug}/hosts``, with its refusals)."""
     competition = get_competition_by_slug(session, req.competition_name, user)
     add_host(session, competition=competition, name=req.user_name, actor=user)
+    return k.Message()
+
+
+def launch_competition_call(
+    session: Session, user: User, req: k.LaunchCompetitionRequest, ctx: Context
+) -> k.Message:
+    """``kaggle competitions launch``: publish a draft once its launch checklist passes (as
+    ``POST /api/v1/competitions/{slug}/publish``: hosts only, the same refusals)."""
+    competition = get_competition_by_slug(session, req.competition_name, user)
+    require_host(session, competition, user)
+    if req.future_time:
+        raise BadRequest(
+            "Podium has no launch scheduled for later: launch now (without --at), and the "
+            "competition's phases open at their own start dates"
+        )
+    publish(session, competition=competition, actor=user, settings=ctx.settings)
     return k.Message()
 
 

@@ -276,7 +276,7 @@ def test_the_daily_quota_applies(server, tmp_path):
 def test_a_host_command_podium_does_not_serve_is_one_message_not_a_traceback(server):
     slug, _title = own_competition(server)
     for args, method, instead in (
-        (("competitions", "launch", slug), "LaunchCompetition", "podium competitions publish"),
+        (("competitions", "settings", "get", slug), "GetCompetitionSettings", "GET /api/v1"),
     ):
         done = kaggle(server, *args, user="host")
         assert done.returncode != 0
@@ -362,3 +362,30 @@ def test_hosts_and_host_add_list_and_add_co_hosts_for_the_owner_only(server):
     assert added.returncode == 0, added.stdout + added.stderr
     assert f"User 'bob' added as a host of competition '{slug}'" in added.stdout
     assert "bob (cohost)" in kaggle(server, "competitions", "hosts", slug, user="host").stdout
+
+
+def test_launch_publishes_a_draft_whose_checklist_passes_for_its_hosts_only(server):
+    slug = f"draft-{uuid.uuid4().hex[:10]}"
+    headers = {"Authorization": f"Bearer {server.tokens['host']}"}
+    with httpx.Client(base_url=f"{server.url}/api/v1", headers=headers, timeout=30) as api:
+        body = {"slug": slug, "title": "Draft", "metric": {"name": "roc_auc"}, "status": "draft"}
+        assert api.post("/competitions", json=body).status_code == 201
+        not_ready = kaggle(server, "competitions", "launch", slug, user="host")
+        assert not_ready.returncode != 0 and "Traceback" not in not_ready.stderr
+        assert "not ready to publish" in not_ready.stdout + not_ready.stderr
+        assert (
+            api.put(f"/competitions/{slug}/answer-key", files={"file": ("k.csv", KEY)}).status_code
+            == 201
+        )
+        assert api.patch(f"/competitions/{slug}", json={"description": "A task"}).status_code == 200
+        later = kaggle(
+            server, "competitions", "launch", slug, "--at", "2031-01-01T00:00:00Z", user="host"
+        )
+        assert (
+            later.returncode != 0 and "no launch scheduled for later" in later.stdout + later.stderr
+        )
+        assert kaggle(server, "competitions", "launch", slug, user="alice").returncode != 0
+        launched = kaggle(server, "competitions", "launch", slug, user="host")
+        assert launched.returncode == 0, launched.stdout + launched.stderr
+        assert f'Competition "{slug}" launched.' in launched.stdout
+        assert api.get(f"/competitions/{slug}").json()["status"] == "published"
