@@ -50,6 +50,7 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
     "ListCompetitionHosts": (k.CompetitionRequest, service.list_competition_hosts_call),
     "AddCompetitionHost": (k.AddCompetitionHostRequest, service.add_competition_host_call),
     "LaunchCompetition": (k.LaunchCompetitionRequest, service.launch_competition_call),
+    "GetCompetitionSettings": (k.CompetitionRequest, service.get_competition_settings_call),
     "GetLeaderboard": (k.GetLeaderboardRequest, service.get_leaderboard_call),
     "DownloadLeaderboard": (k.CompetitionRequest, service.leaderboard_zip),
 }
@@ -60,7 +61,6 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
 PODIUM_INSTEAD = {
     "CreateCompetition": "podium competitions init > competition.yaml, then podium competitions create competition.yaml",
     "UpdateCompetitionSettings": "the Settings tab, PATCH /api/v1/competitions/{slug}, podium competitions phase",
-    "GetCompetitionSettings": "GET /api/v1/competitions/{slug}",
     "CreateCompetitionData": "podium competitions files SLUG FILE...",
     "CreateCompetitionSolution": "podium competitions key SLUG solution.csv",
     "GetCompetitionSolutionStatus": "podium competitions checklist SLUG",

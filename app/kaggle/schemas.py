@@ -80,6 +80,18 @@ class ApiListCompetitionHostsResponse(Message):
     hosts: list[ApiCompetitionHost]
 
 
+class CompetitionSettings(Message):
+    """kagglesdk's CompetitionSettings, the fields Podium has a meaning for."""
+
+    title: str
+    brief_description: str
+    competition_name: str
+    deadline: KaggleTime | None = None
+    team_merger_explicit_deadline: KaggleTime | None = None
+    disable_submissions: bool = False
+    has_leaderboard: bool = True
+
+
 class LaunchCompetitionRequest(CompetitionRequest):
     future_time: str | None = Field(default=None, max_length=64)
 

@@ -422,6 +422,26 @@ def add_competition_host_call(
     return k.Message()
 
 
+def get_competition_settings_call(
+    session: Session, user: User, req: k.CompetitionRequest, ctx: Context
+) -> k.CompetitionSettings:
+    """``kaggle competitions settings get``: what Kaggle's settings and Podium's share, for
+    the hosts (the rest of Podium's settings: ``GET /api/v1/competitions/{slug}``)."""
+    competition = get_competition_by_slug(session, req.competition_name, user)
+    require_host(session, competition, user)
+    brief = next(
+        (line.strip() for line in competition.description.splitlines() if line.strip()), ""
+    )
+    return k.CompetitionSettings(
+        title=competition.title,
+        brief_description=brief[:200],
+        competition_name=competition.slug,
+        deadline=competition.deadline,
+        team_merger_explicit_deadline=competition.team_merge_deadline,
+        disable_submissions=competition.status == ARCHIVED,
+    )
+
+
 def launch_competition_call(
     session: Session, user: User, req: k.LaunchCompetitionRequest, ctx: Context
 ) -> k.Message:

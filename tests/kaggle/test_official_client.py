@@ -273,10 +273,15 @@ def test_the_daily_quota_applies(server, tmp_path):
     assert "Remaining today: 0" in limits.stdout
 
 
-def test_a_host_command_podium_does_not_serve_is_one_message_not_a_traceback(server):
+def test_a_host_command_podium_does_not_serve_is_one_message_not_a_traceback(server, tmp_path):
     slug, _title = own_competition(server)
+    (tmp_path / "settings.json").write_text('{"title": "New"}')
     for args, method, instead in (
-        (("competitions", "settings", "get", slug), "GetCompetitionSettings", "GET /api/v1"),
+        (
+            ("competitions", "settings", "update", slug, "-f", str(tmp_path / "settings.json")),
+            "UpdateCompetitionSettings",
+            "the Settings tab",
+        ),
     ):
         done = kaggle(server, *args, user="host")
         assert done.returncode != 0
@@ -389,3 +394,12 @@ def test_launch_publishes_a_draft_whose_checklist_passes_for_its_hosts_only(serv
         assert launched.returncode == 0, launched.stdout + launched.stderr
         assert f'Competition "{slug}" launched.' in launched.stdout
         assert api.get(f"/competitions/{slug}").json()["status"] == "published"
+
+
+def test_settings_get_shows_the_title_and_deadline_to_hosts_only(server):
+    slug, title = own_competition(server)
+    shown = kaggle(server, "competitions", "settings", "get", slug, user="host")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"title: {title}" in shown.stdout and f"competition_name: {slug}" in shown.stdout
+    refused = kaggle(server, "competitions", "settings", "get", slug, user="alice")
+    assert refused.returncode != 0 and "only the hosts" in refused.stdout + refused.stderr
