@@ -82,9 +82,10 @@ def rewrite_legacy_calls(files: Mapping[str, bytes]) -> Rewrites:
         lines = []
         for line in changed.splitlines(keepends=True):
             if _YAML_LOAD.search(line) and "Loader" not in line:
-                line = _YAML_LOAD.sub("yaml.full_load(", line)
-                if path not in out.yaml:
+                fixed = _one_argument_loads(line)
+                if fixed != line and path not in out.yaml:
                     out.yaml.append(path)
+                line = fixed
             lines.append(line)
         changed = "".join(lines)
         unpipped = _PIP_IMPORT.sub(
@@ -121,3 +122,27 @@ def _text_mode(match: re.Match[str], *, source: str) -> str:
     mode = match["m"] or match["m2"]
     quote = match["q"] or match["q2"]
     return match[0].replace(f"{quote}{mode}b{quote}", f"{quote}{mode}{quote}", 1)
+
+
+def _one_argument_loads(line: str) -> str:
+    """Each ``yaml.load(x)`` of the line given one argument, closed on the line, as
+    ``yaml.full_load(x)``; a call with a second argument (a Loader) or spanning lines stays."""
+    out, at = [], 0
+    for match in _YAML_LOAD.finditer(line):
+        depth, commas, end = 1, 0, None
+        for i in range(match.end(), len(line)):
+            char = line[i]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+            elif char == "," and depth == 1:
+                commas += 1
+        if end is None or commas:
+            continue
+        out.append(line[at : match.start()] + "yaml.full_load(")
+        at = match.end()
+    return "".join(out) + line[at:]

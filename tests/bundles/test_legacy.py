@@ -71,3 +71,9 @@ def test_a_program_that_pickles_keeps_its_modes() -> None:
     # text file (opened 'w') in the other.
     source = b"import pickle\nwith open(n, 'wb') as f:\n    pickle.dump(x, f)\nf.write('Date')\n"
     assert rewrite_legacy_calls({"dm.py": source}).files["dm.py"] == source
+
+
+def test_a_yaml_load_whose_loader_is_on_the_next_line_is_left_alone() -> None:
+    source = b"import yaml\nm = yaml.load(open(name),\n              yaml.SafeLoader)\nn = yaml.load(open(f))\n"
+    text = rewrite_legacy_calls({"a.py": source}).files["a.py"].decode()
+    assert "m = yaml.load(open(name)," in text and "n = yaml.full_load(open(f))" in text
