@@ -30,7 +30,8 @@ def column_body(column: Column) -> dict[str, Any]:
         body["scorer"] = "program"
         body["source_key"] = column.program_key
         body["direction"] = column.direction
-    body["precision"] = column.precision
+    if column.precision is not None:
+        body["precision"] = column.precision
     body["hidden"] = column.hidden
     return body
 
@@ -70,6 +71,8 @@ def phase_body(competition: Competition, phase: Phase) -> dict[str, Any]:
         body["columns"] = columns_body(phase.columns, phase.ranking or phase.columns[0].key)
     if phase.entry_fields:
         body["entry_fields"] = [_field(e) for e in phase.entry_fields]
+    if phase.migrate is not None:
+        body["migrate"] = {"from": phase.migrate[0], "take": phase.migrate[1]}
     return body
 
 

@@ -38,6 +38,8 @@ class Budget:
         self.limits = limits
         self.bytes_left = limits.max_total_bytes
         self.entries_left = limits.max_entries
+        # What was read other than as written, for the import's warnings.
+        self.notes: list[str] = []
 
     def take_entries(self, n: int, origin: str) -> None:
         self.entries_left -= n
@@ -176,13 +178,40 @@ def read_zip(data: bytes, *, budget: Budget, origin: str, depth: int = 0) -> Tre
             if info.is_dir() or not path or _ignored(path):
                 continue
             if path in files:
-                raise BundleError(f"entry {path!r} appears twice", file=origin)
+                # Python's zipfile (Codabench's unpacker) extracts both, the later one last:
+                # that one is what the platform ran (Codabench's own competition_15.zip).
+                budget.notes.append(
+                    f"{origin}: entry {path!r} appears twice; the later one is used, as "
+                    "unzipping it leaves it"
+                )
             # The header's size is a claim; it is checked first (a cheap early stop) and the
             # bytes actually inflated are counted as they come.
             if info.file_size > budget.bytes_left:
                 budget.take_bytes(info.file_size, origin)
             files[path] = _read_entry(archive, info, budget, origin)
+        folders = {clean_path(i.filename, origin=origin) for i in infos if i.is_dir()}
+    _refuse_file_as_folder(files, folders, origin)
     return Tree(files=files, origin=origin, budget=budget, depth=depth)
+
+
+def _refuse_file_as_folder(files: Mapping[str, bytes], folders: set[str], origin: str) -> None:
+    """A file ``a`` beside an entry ``a/b`` (or a folder entry ``a/``) cannot both be written
+    out: whichever comes second fails where the files are laid out for a run. Refused here,
+    naming both, so a bundle is a 422 and a submission the participant's own failure."""
+    for path in sorted(files):
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent in files:
+                raise BundleError(
+                    f"entry {path!r} is inside {parent!r}, which is also a file: a zip cannot "
+                    "hold both",
+                    file=origin,
+                )
+        if path in folders:
+            raise BundleError(
+                f"entry {path!r} is both a file and a folder: a zip cannot hold both", file=origin
+            )
 
 
 def _read_entry(

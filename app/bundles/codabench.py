@@ -25,6 +25,7 @@ from app.bundles.extension import apply_extension
 from app.bundles.fields import Fields, column_key, slugify, unique_column_keys, unique_slugs
 from app.bundles.html import page_from_bytes, sanitise_html
 from app.bundles.model import (
+    NO_DAILY_LIMIT,
     BundleFile,
     Column,
     Competition,
@@ -175,9 +176,13 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                 row.get("hide_prediction_output"), f"{at}.hide_prediction_output", default=False
             )
             ingestion = replace(ingestion, hide_log=hide)
-        if row.get("auto_migrate_to_this_phase"):
+        migrate = None
+        if row.get("auto_migrate_to_this_phase") and n > 0:
+            # Codabench carries what stands on the previous phase's board (apply_phase_migration).
+            migrate = (names[n - 1], "selected")
             warnings.append(
-                f"phase {name!r}: submissions are not carried over automatically (auto_migrate_to_this_phase)"
+                f"phase {name!r}: when it opens, each team's selected submissions of phase "
+                f"'{names[n - 1]}' are scored on it (auto_migrate_to_this_phase), charged to no quota"
             )
         limit_s = f.integer(
             row.get("execution_time_limit"), f"{at}.execution_time_limit", minimum=1
@@ -187,8 +192,18 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
         )
         if limit_s is None and limit_ms is not None:
             limit_s = max(1, limit_ms // 1000)
-        daily = row.get("max_submissions_per_day", 5)
-        total = row.get("max_submissions", 100)
+        daily = f.integer(row.get("max_submissions_per_day", 5), f"{at}.max_submissions_per_day")
+        total = f.integer(row.get("max_submissions", 100), f"{at}.max_submissions")
+        # Codabench counts only a truthy quota (Phase.can_user_make_submissions): 0 or null is
+        # no limit, as its iris example's final phase has it.
+        if not daily:
+            warnings.append(
+                f"phase {name!r}: max_submissions_per_day {daily} is no daily limit on Codabench; "
+                f"imported as {NO_DAILY_LIMIT:,} a day (Podium's most); set the phase's daily "
+                "limit to change it"
+            )
+            daily = NO_DAILY_LIMIT
+        total = total or None
         phases.append(
             Phase(
                 name=names[n],
@@ -200,8 +215,8 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                         row.get("description"), f"{at}.description", required=False, max_len=200_000
                     )
                 ),
-                daily_submission_limit=f.integer(daily, f"{at}.max_submissions_per_day"),
-                total_submission_limit=f.integer(total, f"{at}.max_submissions"),
+                daily_submission_limit=daily,
+                total_submission_limit=total,
                 board="hidden" if hidden_board else "public",
                 counts=counts,
                 final_selection_limit=limit,
@@ -210,6 +225,7 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                 scorer=program,
                 execution_time_limit=limit_s,
                 ingestion=ingestion,
+                migrate=migrate,
             )
         )
     warnings.extend(direction_warnings(columns, where="leaderboards[0]"))
@@ -434,9 +450,12 @@ def _fact_sheet(f: Fields, sheet: Any) -> tuple[EntryField, ...]:
             field_type, options = "boolean", ()
         elif kind == "select":
             opts = f.sequence(selection, f"{at}.selection")
+            # Codabench shows each choice as its text: [True, False] is "True" and "False"; an
+            # empty choice is its "nothing chosen yet" (competition_v2_multi_task_fact_sheet).
+            texts = [str(o) if isinstance(o, bool | int | float) else o for o in opts]
             field_type, options = (
                 "choice",
-                tuple(f.text(o, f"{at}.selection", max_len=200) for o in opts),
+                tuple(f.text(o, f"{at}.selection", max_len=200) for o in texts if o != ""),
             )
             if not options:
                 raise f.fail("must list the choices", f"{at}.selection")

@@ -76,7 +76,7 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
     if any(r.get("is_parallel_parent") or r.get("parent_phasenumber") for _, _, r in numbered):
         # CodaLab 1.8: the first phase only groups the parallel ones (Codabench drops it too).
         warnings.append(
-            "phases: CodaLab 1.8 parallel phases; the parent phase is dropped and the others are imported one after another"
+            "phases: CodaLab 1.8 parallel phases; the parent phase is dropped (as Codabench does) and the others are imported as phases open side by side"
         )
         numbered = numbered[1:]
     starts = [f.when(r.get("start_date"), f"phases.{k}.start_date") for _, k, r in numbered]
@@ -89,19 +89,28 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
     names = unique_slugs(
         [str(r.get("label") or f"phase {k}") for _, k, r in numbered], fallback="phase"
     )
-    programs: dict[str, Program] = {}
+    programs: dict[str, Program | None] = {}
     phases = []
     for n, (_, key, row) in enumerate(numbered):
         at = f"phases.{key}"
         label = f.text(row.get("label"), f"{at}.label", max_len=200)
         start = starts[n]
-        end: datetime | None = starts[n + 1] if n + 1 < len(starts) else final_end
-        if start is not None and end is not None and end <= start:
-            if n + 1 < len(starts):
+        # Open until the next phase starts (CodaLab); phases starting together (1.8's parallel
+        # ones) run side by side until the next later start, as Codabench accepts them.
+        later = [s for s in starts[n + 1 :] if s is not None and start is not None and s > start]
+        end: datetime | None = min(later) if later else final_end
+        if n + 1 < len(starts) and starts[n + 1] is not None and start is not None:
+            if starts[n + 1] < start:  # type: ignore[operator]
                 raise f.fail(
-                    "is not after the previous phase's start",
+                    "is before the previous phase's start",
                     f"phases.{numbered[n + 1][1]}.start_date",
                 )
+            if starts[n + 1] == start:
+                warnings.append(
+                    f"phase {label!r} starts with the phase after it: both are open side by "
+                    "side, and an upload names its phase"
+                )
+        if start is not None and end is not None and end <= start:
             # A stale end_date, left from an earlier edition of the competition: CodaLab kept
             # the last phase open regardless.
             warnings.append(
@@ -113,7 +122,16 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
         if program_path is None:
             raise f.fail(f"phase {label!r} has no scoring program", f"{at}.scoring_program")
         program_path = f.text(program_path, f"{at}.scoring_program")
-        if program_path not in programs:
+        if _on_server(tree, program_path, f"{at}.scoring_program"):
+            # The hackathons' bundles name datasets uploaded to their CodaLab server: CodaLab
+            # imports them there; here the phase comes without them, named with the fix.
+            warnings.append(
+                f"phase {label!r}: its scoring program {program_path!r} is a dataset kept on a "
+                "CodaLab server, which no bundle carries; the phase takes no submissions until "
+                "the bundle is imported again with the program in it"
+            )
+            programs[program_path] = None
+        elif program_path not in programs:
             programs[program_path] = coda_program(
                 _member(tree, f, program_path, f"{at}.scoring_program"),
                 kind="codalab",
@@ -126,6 +144,12 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
             warnings.append(
                 f"phase {label!r} has no reference_data (CodaLab requires it); it has no answer key"
             )
+        elif _on_server(tree, f.text(row["reference_data"], f"{at}.reference_data"), at):
+            warnings.append(
+                f"phase {label!r}: its reference data {row['reference_data']!r} is a dataset kept "
+                "on a CodaLab server, which no bundle carries; upload its answer key (the phase's "
+                "Answer keys tab) before it takes submissions"
+            )
         else:
             answer_key = files_of(
                 _member(
@@ -136,9 +160,12 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
                 )
             )
         ingestion = _ingestion(tree, f, row, at, label, warnings)
-        if row.get("auto_migration"):
+        migrate = None
+        if row.get("auto_migration") and n > 0:  # forced off on the first phase (Codabench too)
+            migrate = (names[n - 1], "selected")
             warnings.append(
-                f"phase {label!r}: submissions are not carried over automatically (auto_migration)"
+                f"phase {label!r}: when it opens, each team's selected submissions of phase "
+                f"'{names[n - 1]}' are scored on it (auto_migration), charged to no quota"
             )
         counts: Counts
         limit: int | None = None
@@ -160,10 +187,8 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
                 f"phase {label!r} hides its results (hide_results) until its hosts reveal them: its board is hidden"
             )
         daily = f.integer(row.get("max_submissions_per_day", 999), f"{at}.max_submissions_per_day")
-        if daily == 0:
-            warnings.append(
-                f"phase {label!r} allows no submission a day (max_submissions_per_day: 0), as CodaLab read it"
-            )
+        # 0 stays 0: CodaLab refuses every upload then (web/models.py, "... == 0"), and so
+        # does the phase here (app.bundles.as_came names it with its fix).
         phases.append(
             Phase(
                 name=names[n],
@@ -188,6 +213,7 @@ def read_codalab(tree: Tree, config: dict[str, Any]) -> Competition:
                     row.get("execution_time_limit"), f"{at}.execution_time_limit", minimum=1
                 ),
                 ingestion=ingestion,
+                migrate=migrate,
             )
         )
     warnings.extend(direction_warnings(columns, where="leaderboard"))
@@ -251,6 +277,12 @@ def _ingestion(
         ),
         warnings=warnings,
     )
+
+
+def _on_server(tree: Tree, path: str, field: str) -> bool:
+    """A member named by something other than a path of the bundle (a dataset's key on the
+    CodaLab server it was made for)."""
+    return not tree.exists(path, field=field) and not path.endswith(".zip")
 
 
 def _member(tree: Tree, f: Fields, path: str, field: str) -> Tree:

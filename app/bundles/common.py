@@ -4,13 +4,15 @@ warnings about directions that look wrong (kept as the bundle says, but named)."
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.bundles.archive import Tree
 from app.bundles.errors import BundleError
 from app.bundles.fields import Fields
+from app.bundles.legacy import rewrite_legacy_calls
 from app.bundles.model import BundleFile, Column, Ingestion, Program, ProgramKind
+from app.bundles.py2 import convert_files
 from app.bundles.safe_yaml import load_yaml
 from app.bundles.scan import scan_program
 
@@ -103,16 +105,35 @@ def coda_program(
         raise BundleError(
             "has no command: nothing would run", file=f"{inner.origin}/{name}", field="command"
         )
-    report = scan_program(inner.files, label=f"the scoring program ({field})")
-    warnings.extend(report.warnings)
+    files, python2 = as_python3(inner.files, f"the scoring program ({field})", warnings)
     _warn_unknown_variables(command, field, warnings)
     return Program(
         kind=kind,
-        files=files_of(inner),
+        files=tuple(BundleFile(path=p, data=d) for p, d in sorted(files.items())),
         command=command.strip(),
         docker_image=docker_image,
-        python2=report.is_python2,
+        python2=python2,
     )
+
+
+def as_python3(
+    files: Mapping[str, bytes], label: str, warnings: list[str]
+) -> tuple[Mapping[str, bytes], bool]:
+    """A program's files, converted when they are Python 2 (app.bundles.py2) and with library
+    calls today's libraries removed rewritten (app.bundles.legacy), and whether they are Python 2
+    still (what could not be converted: refused at import with its file and line). The scan's
+    warnings (modules the runtime lacks, ...) are of the files that will run."""
+    report = scan_program(files, label=label)
+    if report.is_python2:
+        conversion = convert_files(files)
+        again = scan_program(conversion.files, label=label)
+        if conversion.converted and not conversion.failed and not again.is_python2:
+            warnings.append(conversion.sentence(label))
+            files, report = conversion.files, again
+    legacy = rewrite_legacy_calls(files)
+    warnings.extend(legacy.sentences(label))
+    warnings.extend(report.warnings)
+    return legacy.files, report.is_python2
 
 
 def ingestion_members(
@@ -176,15 +197,17 @@ def coda_ingestion(
             "every code submission; it is not imported, and the phase takes result submissions"
         )
         return None
-    report = scan_program(inner.files, label=f"the ingestion program ({field})")
-    if report.is_python2:
+    notes: list[str] = []
+    converted, python2 = as_python3(inner.files, f"the ingestion program ({field})", notes)
+    if python2:
+        report = scan_program(converted, label=f"the ingestion program ({field})")
         where = report.python2[0] if report.python2 else "a Python 2 construct"
         warnings.append(
             f"{name}: the ingestion program is Python 2 ({where}); Podium runs Python 3 only, so "
             "it is not imported and the phase takes result submissions (convert it and import again)"
         )
         return None
-    warnings.extend(report.warnings)
+    warnings.extend(notes)
     _warn_unknown_variables(command, field, warnings)
     data = files_of(input_data) if input_data is not None else ()
     warnings.append(
@@ -195,7 +218,10 @@ def coda_ingestion(
         "ingestion program in the docker image, which is recorded, not used)"
     )
     return Ingestion(
-        command=command.strip(), files=files_of(inner), input_data=data, hide_log=hide_log
+        command=command.strip(),
+        files=tuple(BundleFile(path=p, data=d) for p, d in sorted(converted.items())),
+        input_data=data,
+        hide_log=hide_log,
     )
 
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.bundles.archive import Tree
-from app.bundles.common import check_columns, direction_warnings, files_of
+from app.bundles.common import as_python3, check_columns, direction_warnings
 from app.bundles.errors import BundleError
 from app.bundles.fields import Fields, column_key, slugify, unique_column_keys, unique_slugs
 from app.bundles.html import page_from_bytes, sanitise_html
@@ -29,7 +29,6 @@ from app.bundles.model import (
     Visibility,
 )
 from app.bundles.safe_yaml import load_yaml
-from app.bundles.scan import scan_program
 
 CONFIG_NAMES = ("challenge_config.yaml", "challenge_config.yml")
 # ChallengePhaseSplit.VISIBILITY_OPTIONS: 1 host only, 2 host and the submitting team, 3 public.
@@ -303,9 +302,12 @@ def _program(tree: Tree, f: Fields, config: dict[str, Any], warnings: list[str])
         warnings.append(
             "evaluation_script: __init__.py neither defines nor imports evaluate(); scoring will fail unless it appears at run time"
         )
-    report = scan_program(inner.files, label="the evaluation script")
-    warnings.extend(report.warnings)
-    return Program(kind="evalai", files=files_of(inner), python2=report.is_python2)
+    files, python2 = as_python3(inner.files, "the evaluation script", warnings)
+    return Program(
+        kind="evalai",
+        files=tuple(BundleFile(path=p, data=d) for p, d in sorted(files.items())),
+        python2=python2,
+    )
 
 
 def _exposes_evaluate(source: bytes) -> bool:

@@ -109,9 +109,10 @@ def _column_yaml(column: Column, index: int, positions: dict[str, int]) -> dict[
         "key": column.key if column.metric is not None or column.computed else column.program_key,
         "index": index,
         "sorting": "asc" if column.direction == "minimize" else "desc",
-        "precision": column.precision,
         "hidden": column.hidden,
     }
+    if column.precision is not None:  # unset: Codabench shows 2, Podium reads it back unset
+        body["precision"] = column.precision
     if column.computed is not None:
         body["computation"] = COMPUTATION[column.computed.op]
         body["computation_indexes"] = [positions[k] for k in column.computed.of]
@@ -206,6 +207,12 @@ def export_codabench(competition: Competition) -> Export:
             body["execution_time_limit"] = phase.execution_time_limit
         if phase.ingestion is not None and phase.ingestion.hide_log:
             body["hide_prediction_output"] = True
+        if (
+            phase.migrate is not None
+            and i > 0
+            and competition.phases[i - 1].name == phase.migrate[0]
+        ):
+            body["auto_migrate_to_this_phase"] = True
         if phase.board == "blind":
             warnings.append(f"phase {phase.name!r} is blind on Podium; Codabench shows its board")
         phases_yaml.append(body)
@@ -242,6 +249,29 @@ def export_codabench(competition: Competition) -> Export:
     )
     extension["terms_position"] = terms_position
     extension["docker_image"] = competition.docker_image
+    data_files = []
+    for datafile in competition.data_files:
+        path = f"podium_data/{slugify_file(datafile.name) or 'data'}"
+        while path in files:
+            path += "_"
+        files[path] = datafile.data
+        data_files.append(
+            {
+                "name": datafile.name,
+                "file": path,
+                "visibility": datafile.visibility,
+                "sha256": datafile.sha256,
+            }
+        )
+    extension["data_files"] = data_files
+    extension["origin"] = competition.origin
+    if competition.missing:
+        # Listed where a host unpacking the bundle sees it, not only in the config.
+        extension["missing"] = list(competition.missing)
+        files["MISSING.txt"] = (
+            "Files this export could not carry (their stored copy is missing):\n"
+            + "".join(f"- {m}\n" for m in competition.missing)
+        ).encode()
     config["podium"] = extension
     files["competition.yaml"] = yaml.safe_dump(config, sort_keys=False, allow_unicode=True).encode()
 

@@ -17,6 +17,7 @@ from app.bundles.model import (
     Column,
     Competition,
     Computed,
+    DataFile,
     EntryField,
     MetricRef,
     Program,
@@ -64,7 +65,7 @@ def _column_from(f: Fields, raw: Any, where: str) -> Column:
         key=f.text(spec.get("key"), f"{where}.key", max_len=100),
         title=f.text(spec.get("title"), f"{where}.title", max_len=100),
         direction=direction,
-        precision=f.integer(spec.get("precision", 2), f"{where}.precision") or 0,
+        precision=f.integer(spec.get("precision", 2), f"{where}.precision"),
         hidden=f.boolean(spec.get("hidden"), f"{where}.hidden", default=False),
         source_key=spec.get("source_key"),
         metric=None
@@ -115,6 +116,8 @@ def build_extension(
             }
             for key in leaderboard_keys
         ],
+        # As set on Podium (None: unset), which the Codabench keys cannot say.
+        "precisions": {key: by_key[key].precision for key in leaderboard_keys},
         "competition_columns": [c.key for c in competition.columns],
         "ranking": competition.ranking,
         "phases": [
@@ -133,6 +136,7 @@ def build_extension(
                 ],
                 "program_phase": p.program_phase,
                 "scorer": scorer,
+                "migrate": None if p.migrate is None else list(p.migrate),
             }
             for p, scorer in zip(competition.phases, scorers, strict=True)
         ],
@@ -152,15 +156,21 @@ def apply_extension(
     if len(specs) != len(competition.columns):
         raise f.fail("does not match leaderboards[0].columns", "podium.columns")
     renamed = {}
+    # Older exports have no precisions: the Codabench keys' are kept.
+    precisions = f.mapping(ext.get("precisions") or {}, "podium.precisions")
     columns: dict[str, Column] = {}
     for i, (column, spec) in enumerate(zip(competition.columns, specs, strict=True)):
         spec = f.mapping(spec, f"podium.columns[{i}]")
         key = f.text(spec.get("key"), f"podium.columns[{i}].key", max_len=100)
         renamed[column.key] = key
         metric = spec.get("metric")
+        precision = column.precision
+        if key in precisions:
+            precision = f.integer(precisions[key], f"podium.precisions.{key}")
         columns[key] = replace(
             column,
             key=key,
+            precision=precision,
             source_key=None if metric is not None or column.computed else spec.get("source_key"),
             metric=None
             if metric is None
@@ -244,6 +254,9 @@ def apply_extension(
                 ),
                 program_phase=spec.get("program_phase"),
                 scorer=_scorer(phase.scorer, spec.get("scorer"), tree, f, at),
+                migrate=(str(spec["migrate"][0]), str(spec["migrate"][1]))
+                if spec.get("migrate")
+                else (None if "migrate" in spec else phase.migrate),
             )
         )
     pages = competition.pages
@@ -282,7 +295,48 @@ def apply_extension(
         phases=tuple(phases),
         logo=competition.logo if ext.get("logo", True) else None,
         docker_image=ext.get("docker_image", competition.docker_image),
+        data_files=_data_files(ext, f, tree, warnings),
+        origin=_origin(ext.get("origin"), f),
     )
+
+
+def _data_files(
+    ext: dict[str, Any], f: Fields, tree: Tree, warnings: list[str]
+) -> tuple[DataFile, ...]:
+    """The data files an export carried, each with its visibility; one the bundle lacks (or
+    whose bytes differ from its checksum) is named in ``warnings`` and left out."""
+    out = []
+    for i, raw in enumerate(f.sequence(ext.get("data_files") or [], "podium.data_files")):
+        at = f"podium.data_files[{i}]"
+        spec = f.mapping(raw, at)
+        name = f.text(spec.get("name"), f"{at}.name", max_len=200)
+        visibility = spec.get("visibility", "public")
+        if visibility not in ("public", "hidden"):
+            raise f.fail("must be public or hidden", f"{at}.visibility")
+        data = tree.get(f.text(spec.get("file"), f"{at}.file"), field=f"{at}.file")
+        if data is None:
+            warnings.append(f"data file {name!r} is not in the bundle: upload it again")
+            continue
+        datafile = DataFile(name=name, data=data, visibility=visibility)
+        if spec.get("sha256") not in (None, datafile.sha256):
+            warnings.append(f"data file {name!r} does not match its checksum: upload it again")
+            continue
+        out.append(datafile)
+    for missing in f.sequence(ext.get("missing") or [], "podium.missing"):
+        warnings.append(f"the export could not carry {missing}")
+    return tuple(out)
+
+
+def _origin(raw: Any, f: Fields) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    origin = f.mapping(raw, "podium.origin")
+    # Plain text values only, bounded: it is shown to the hosts as it came.
+    return {
+        str(k)[:40]: str(v)[:300]
+        for k, v in list(origin.items())[:10]
+        if isinstance(v, str | int | float)
+    }
 
 
 def _scorer(native: Program | None, spec: Any, tree: Tree, f: Fields, at: str) -> Program | None:

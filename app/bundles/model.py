@@ -22,6 +22,8 @@ FieldType = Literal["text", "boolean", "choice"]
 ProgramKind = Literal["evalai", "codabench", "codalab"]
 PageKind = Literal["terms", "evaluation", "data", "page"]
 PageFormat = Literal["html", "markdown"]
+# The most submissions a day a phase holds: "no daily limit" (Codabench's 0, EvalAI's 100,000).
+NO_DAILY_LIMIT = 10_000
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,9 @@ class Column:
     key: str
     title: str
     direction: Direction
-    precision: int = 2
+    # Decimals shown; None: unset (Podium's own competitions), shown at the competition's
+    # score_decimals, and exported and imported back unset.
+    precision: int | None = 2
     hidden: bool = False
     source_key: str | None = None
     metric: MetricRef | None = None
@@ -151,6 +155,22 @@ class Phase:
     program_phase: str | None = None
     execution_time_limit: int | None = None  # seconds
     ingestion: Ingestion | None = None  # code submissions run it first (Codabench, CodaLab)
+    # Submissions carried in when it opens: (phase name, "last" | "selected").
+    migrate: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A data file the hosts published: ``public`` for participants to download, ``hidden`` an
+    input of code runs only. Podium's exports carry them (Codabench's keys cannot)."""
+
+    name: str
+    data: bytes = field(repr=False)
+    visibility: Literal["public", "hidden"] = "public"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -166,6 +186,12 @@ class Competition:
     logo: BundleFile | None = None
     docker_image: str | None = None
     warnings: tuple[str, ...] = ()
+    data_files: tuple[DataFile, ...] = ()
+    # Where the competition came from: {"format", "file", "sha256", "imported_at"} of the
+    # bundle first imported (an export carries it, so export → import keeps it); None: made here.
+    origin: dict[str, Any] | None = field(default=None, compare=False)
+    # What an export could not carry (a stored file gone missing), listed in the bundle.
+    missing: tuple[str, ...] = ()
 
     def phase_columns(self, phase: Phase) -> tuple[tuple[Column, ...], str]:
         if phase.columns is not None:

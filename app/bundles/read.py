@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -70,6 +71,8 @@ def read_bundle(
     """The competition a bundle describes (a zip's bytes, a ``.zip`` path or a directory), with
     its warnings; a BundleError (422) naming the file and field of the first problem."""
     try:
-        return read_tree(open_bundle(source, limits=limits, name=name))
+        tree = open_bundle(source, limits=limits, name=name)
+        model = read_tree(tree)
+        return replace(model, warnings=(*tree.budget.notes, *model.warnings))
     except RecursionError:
         raise BundleError("is nested too deeply to read", file=name) from None

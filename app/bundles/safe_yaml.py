@@ -76,7 +76,11 @@ def load_yaml(data: bytes, *, file: str, max_bytes: int = MAX_YAML_BYTES) -> Any
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BundleError(f"is not UTF-8 text (byte {exc.start})", file=file) from None
-    loader = _Loader(text)
+    try:
+        # PyYAML's reader refuses a control character as the loader is made, before parsing.
+        loader = _Loader(text)
+    except yaml.YAMLError as exc:
+        raise BundleError(f"is not valid YAML: {_reader_problem(exc)}", file=file) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -98,3 +102,12 @@ def load_yaml(data: bytes, *, file: str, max_bytes: int = MAX_YAML_BYTES) -> Any
         raise BundleError(f"is not valid YAML: {problem}{line}", file=file) from None
     finally:
         loader.dispose()
+
+
+def _reader_problem(exc: yaml.YAMLError) -> str:
+    """A reader error as one line: the character and where (PyYAML's own text spans lines)."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        char = exc.character
+        what = f"character #x{char:04x}" if isinstance(char, int) else f"byte {char!r}"
+        return f"{what} is not allowed in YAML (position {exc.position})"
+    return " ".join(str(exc).split())

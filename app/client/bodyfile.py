@@ -107,7 +107,11 @@ def parse(text: str, *, is_json: bool) -> Body:
             raise BodyFileError(f"line {exc.lineno}: {exc.msg}") from None
         lines: dict[tuple[str | int, ...], int] = {}
     else:
-        loader = _BoundedLoader(text)
+        try:
+            # PyYAML's reader refuses a control character as the loader is made.
+            loader = _BoundedLoader(text)
+        except yaml.YAMLError as exc:
+            raise BodyFileError(" ".join(str(exc).split())) from None
         try:
             node = loader.get_single_node()
             if node is None:

@@ -81,6 +81,14 @@ def import_bundle(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Say what would be created; create nothing.")
     ] = False,
+    start_now: Annotated[
+        bool,
+        typer.Option(
+            "--start-now",
+            help="Move every date by one offset so that the first phase opens now (without "
+            "it, past dates stay: the competition publishes as ended).",
+        ),
+    ] = False,
 ) -> None:
     """Make a competition (a draft) from a bundle; its warnings name what could not be
     carried over, or was kept as the bundle says but looks wrong."""
@@ -91,6 +99,8 @@ def import_bundle(
     else:
         _fail(f"{path} is neither a file nor a directory")
     form = {"dry_run": "true" if dry_run else "false"}
+    if start_now:
+        form["start_now"] = "true"
     if slug:
         form["slug"] = slug
     if owner:

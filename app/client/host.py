@@ -503,8 +503,12 @@ def phase(
     end: Annotated[
         str | None, typer.Option(help="When it closes; after its start. " + _DATE_HELP)
     ] = None,
+    open_ended: Annotated[
+        bool, typer.Option("--open-ended", help="No end: open until a host ends it.")
+    ] = False,
     daily_limit: Annotated[
-        int | None, typer.Option(help="Submissions a team may make a day (1 to 10,000).")
+        int | None,
+        typer.Option(help="Submissions a team may make a day (0 to 10,000; 0: none of its own)."),
     ] = None,
     total_limit: Annotated[
         int | None, typer.Option(help="Submissions a team may make in all (at least 1).")
@@ -538,8 +542,11 @@ def phase(
         int | None, typer.Option(help="A code run's /kaggle/working, MB (1 or more).")
     ] = None,
 ) -> None:
-    """Show a phase's settings, or change them (a deadline extension: --end 2026-12-31). Code
-    limits past the server's maxima are refused, naming each."""
+    """Show a phase's settings, or change them (a deadline extension: --end 2026-12-31; the
+    fixes an import's warnings name: --open-ended, --daily-limit 0). Code limits past the
+    server's maxima are refused, naming each."""
+    if open_ended and end is not None:
+        _fail("give --end or --open-ended, not both")
     changes = _changes(
         title=title,
         start=start,
@@ -551,6 +558,8 @@ def phase(
         counts=counts,
         submission_kind=kind,
     )
+    if open_ended:
+        changes["end"] = None
     limits = _changes(
         wall_seconds=wall_seconds, memory_mb=memory_mb, cpus=cpus, working_mb=working_mb
     )
@@ -569,6 +578,13 @@ def phase(
             shown = found[0]
     if changes:
         typer.echo(f"phase {name} of {slug} changed: {', '.join(sorted(changes))}")
+        total = shown["total_submission_limit"]
+        typer.echo(
+            f"phase {shown['name']} of {slug}: {shown['start']} to "
+            f"{shown['end'] or 'open-ended'} ({shown['state']}), "
+            f"{shown['daily_submission_limit']} a day, "
+            f"{'no limit' if total is None else total} in all"
+        )
     _phase_lines(shown)
 
 

@@ -137,6 +137,7 @@ def _read_zip(data: bytes, dest: Path | None) -> Entry:
                     f"the .zip's files unpack to more than {MAX_UNPACKED_BYTES} bytes"
                 )
             files[name] = info
+        _refuse_file_as_folder(files, {_member_name(i).rstrip("/") for i in infos if i.is_dir()})
         entry = _zip_entry(files)
         if entry.kind == "notebook":
             _check_notebook(_member_bytes(archive, files[entry.path]), entry.path)
@@ -145,6 +146,23 @@ def _read_zip(data: bytes, dest: Path | None) -> Entry:
             for name, info in files.items():
                 _extract(archive, info, dest / name, budget)
     return entry
+
+
+def _refuse_file_as_folder(files: dict[str, zipfile.ZipInfo], folders: set[str]) -> None:
+    """A file ``a`` and an entry ``a/b`` cannot both be unpacked: the participant's zip is
+    refused naming both, before anything is written (else the second one fails the run as if
+    it were the platform's fault)."""
+    for name in files:
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent in files:
+                raise InvalidCode(
+                    f"the .zip holds '{parent}' as a file and '{name}' inside it; a file "
+                    "cannot also be a folder"
+                )
+        if name in folders:
+            raise InvalidCode(f"the .zip holds '{name}' as both a file and a folder")
 
 
 def _member_name(info: zipfile.ZipInfo) -> str:

@@ -14,17 +14,18 @@ Export: the competition as that same model, written by ``app.bundles``' Codabenc
 with every submission and its scores added for archiving when asked.
 """
 
+import hashlib
 import io
 import json
 import logging
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 from sqlalchemy import select
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, object_session, selectinload
 
 from app.auth.service import user_named
 from app.bundles import (
@@ -33,6 +34,7 @@ from app.bundles import (
     Column,
     Competition,
     Computed,
+    DataFile,
     EntryField,
     Ingestion,
     Limits,
@@ -45,22 +47,32 @@ from app.bundles import (
     read_bundle,
     to_api_body,
 )
+from app.bundles.as_came import as_came
 from app.bundles.export import slugify_file
 from app.bundles.markdown import description_markdown
 from app.bundles.scan import scan_program
 from app.competitions.schemas import CompetitionCreate, CompetitionImported
 from app.competitions.service import create_competition, to_public, upload_answer_key
 from app.config import Settings
+from app.datafiles.service import put_file
 from app.db import after_rollback
-from app.errors import Conflict, Forbidden, PayloadTooLarge, Unprocessable
+from app.errors import AppError, Conflict, Forbidden, PayloadTooLarge, Unprocessable
 from app.evaluation.columns import column_defs, columns_for
 from app.evaluation.metric import is_custom, is_program
 from app.http.messages import sentence
 from app.models import AnswerKey, Submission, User
 from app.models import Competition as CompetitionRow
+from app.models import DataFile as DataFileRow
 from app.models import Phase as PhaseRow
 from app.scoring.columns import Column as ResolvedColumn
-from app.storage import StoredFile, open_stored, remove_stored, store_stream
+from app.storage import (
+    StoredFile,
+    delete_blob,
+    open_blob,
+    open_stored,
+    remove_stored,
+    store_stream,
+)
 from app.storage.base import CHUNK
 
 # A stored zip's entries carry this time, so the same files always make the same bytes (and the
@@ -101,12 +113,16 @@ def import_bundle(
     settings: Settings,
     slug: str | None = None,
     dry_run: bool = False,
+    start_now: bool = False,
 ) -> CompetitionImported:
     """Make the competition a bundle describes (a draft, for its hosts to check and publish),
-    or with ``dry_run`` say what would be made and keep nothing."""
+    or with ``dry_run`` say what would be made and keep nothing. Its dates stay as they came
+    (a past competition publishes as ended) unless ``start_now`` moves them all by one offset
+    so that its first phase opens now."""
     model = read_bundle(
         bundle, limits=Limits(max_total_bytes=settings.bundle_max_unpacked_bytes), name=name
     )
+    model = as_came(model, now=datetime.now(UTC), slug=slug or model.slug, start_now=start_now)
     body = to_api_body(model, slug=slug)
     body["status"] = "draft"
     body["description"] = description_markdown(model)
@@ -119,9 +135,17 @@ def import_bundle(
     _refuse_python2(model.phases)
     warnings = list(model.warnings)
     stored: list[str] = []
+    blobs: list[str] = []  # data files' blobs, removed again like ``stored``
+    origin = model.origin or {
+        "format": model.source_format,
+        "file": name,
+        "sha256": hashlib.sha256(bundle).hexdigest(),
+        "imported_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+    }
     savepoint = session.begin_nested()
     try:
         competition = create_competition(session, data=data, owner=owner)
+        competition.origin = origin
         for index, (phase, row) in enumerate(zip(model.phases, competition.phases, strict=True)):
             if phase.scorer is not None or is_program(competition):
                 _store_program(session, competition, phase, row, owner, settings, stored)
@@ -137,16 +161,28 @@ def import_bundle(
                     f"phase '{phase.name}' has no reference data: upload its answer key before "
                     "it takes submissions"
                 )
+        for datafile in model.data_files:
+            row, _ = put_file(
+                session,
+                competition=competition,
+                name=datafile.name,
+                source=io.BytesIO(datafile.data),
+                user=owner,
+                settings=settings,
+                visibility=datafile.visibility,
+            )
+            blobs.append(row.storage_key)
         session.flush()
         session.refresh(competition, ["phases", "answer_keys"])
         report = CompetitionImported(
             **to_public(competition).model_dump(),
             warnings=list(dict.fromkeys(warnings)),
             dry_run=dry_run,
+            origin=origin,
         )
         if dry_run:
             savepoint.rollback()
-            _remove(stored, settings)
+            _remove(stored, settings, blobs)
         else:
             savepoint.commit()
             # The request's commit is still to come: if it fails, nothing refers to the files.
@@ -154,7 +190,7 @@ def import_bundle(
     except BaseException:
         if savepoint.is_active:
             savepoint.rollback()
-        _remove(stored, settings)
+        _remove(stored, settings, blobs)
         raise
     return report
 
@@ -193,8 +229,8 @@ def _upload_key(
 
 
 def _refuse_python2(phases: Sequence[Phase]) -> None:
-    """A Python 2 program cannot run on the scorer runtime (Python 3): the import is refused,
-    naming the file and the line, so the host converts it (2to3) and imports again."""
+    """A Python 2 program the reader could not convert (app.bundles.py2) cannot run on the
+    scorer runtime (Python 3): the import is refused, naming the file and the line."""
     for index, phase in enumerate(phases):
         program = phase.scorer
         if program is None or not program.python2:
@@ -202,8 +238,9 @@ def _refuse_python2(phases: Sequence[Phase]) -> None:
         report = scan_program({f.path: f.data for f in program.files}, label="the program")
         where = report.python2[0] if report.python2 else "a Python 2 construct"
         raise BundleError(
-            f"the scoring program of phase '{phase.name}' is Python 2 ({where}); Podium runs "
-            "Python 3 only: convert it (for example with 2to3) and import the bundle again",
+            f"the scoring program of phase '{phase.name}' is Python 2 ({where}) and could not be "
+            "converted at import (it does not parse as Python 2); Podium runs Python 3 only: fix "
+            "or convert it and import the bundle again",
             file=where.split(" line ", 1)[0] if report.python2 else None,
             field=f"phases[{index}].scoring_program",
         )
@@ -299,7 +336,7 @@ def _store_program(
     }
 
 
-def _remove(refs: list[str], settings: Settings) -> None:
+def _remove(refs: list[str], settings: Settings, blobs: Sequence[str] = ()) -> None:
     """Remove each file, the others all the same when one fails (a store down keeps its file;
     the error that undid the import is the one to answer)."""
     for ref in refs:
@@ -307,6 +344,11 @@ def _remove(refs: list[str], settings: Settings) -> None:
             remove_stored(ref, settings=settings)
         except Exception:  # noqa: BLE001 - best effort, named in the log
             log.warning("an import undone left its stored file %s behind", ref, exc_info=True)
+    for key in blobs:
+        try:
+            delete_blob(key, settings=settings)
+        except Exception:  # noqa: BLE001 - best effort, named in the log
+            log.warning("an import undone left its stored blob %s behind", key, exc_info=True)
 
 
 # --- export ---------------------------------------------------------------------------------
@@ -330,7 +372,8 @@ def competition_model(competition: CompetitionRow, settings: Settings) -> Compet
             "carry yet; it cannot be exported"
         )
     columns = _columns(column_defs(competition), columns_for(competition))
-    phases = tuple(_phase(competition, row, settings) for row in competition.phases)
+    missing: list[str] = []
+    phases = tuple(_phase(competition, row, settings, missing) for row in competition.phases)
     kinds = [p.scorer.kind for p in phases if p.scorer is not None]
     return Competition(
         title=competition.title,
@@ -342,7 +385,42 @@ def competition_model(competition: CompetitionRow, settings: Settings) -> Compet
         phases=phases,
         source_format=kinds[0] if kinds else "codabench",
         docker_image=next((p.scorer.docker_image for p in phases if p.scorer), None),
+        data_files=_data_files(competition, settings, missing),
+        origin=competition.origin,
+        missing=tuple(missing),
     )
+
+
+def _data_files(
+    competition: CompetitionRow, settings: Settings, missing: list[str]
+) -> tuple[DataFile, ...]:
+    """The competition's data files with their visibility; one whose stored copy is gone is
+    listed in ``missing`` (and so in the bundle), the rest exported whole."""
+    session = object_session(competition)
+    if session is None:
+        return ()
+    rows = session.scalars(
+        select(DataFileRow)
+        .where(DataFileRow.competition_id == competition.id)
+        .order_by(DataFileRow.name)
+    ).all()
+    out = []
+    for row in rows:
+        data = _read_or_none(lambda row=row: open_blob(row.storage_key, settings=settings))
+        if data is None:
+            missing.append(f"data file {row.name!r} ({row.visibility})")
+            continue
+        out.append(DataFile(name=row.name, data=data, visibility=row.visibility))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def _read_or_none(opener: Callable[[], BinaryIO]) -> bytes | None:
+    """A stored file's bytes, or None when its copy is gone or cannot be read now."""
+    try:
+        with opener() as stream:
+            return stream.read()
+    except (AppError, OSError):
+        return None
 
 
 def _columns(defs: list[dict[str, Any]], resolved: list[ResolvedColumn]) -> tuple[Column, ...]:
@@ -355,7 +433,7 @@ def _columns(defs: list[dict[str, Any]], resolved: list[ResolvedColumn]) -> tupl
                 key=column.key,
                 title=column.title,
                 direction=column.direction,  # type: ignore[arg-type]
-                precision=2 if precision is None else int(precision),
+                precision=None if precision is None else int(precision),
                 hidden=column.hidden,
                 source_key=column.source_key if column.program else None,
                 metric=None
@@ -370,7 +448,9 @@ def _columns(defs: list[dict[str, Any]], resolved: list[ResolvedColumn]) -> tupl
     return tuple(out)
 
 
-def _phase(competition: CompetitionRow, row: PhaseRow, settings: Settings) -> Phase:
+def _phase(
+    competition: CompetitionRow, row: PhaseRow, settings: Settings, missing: list[str]
+) -> Phase:
     own = None
     if row.columns:
         own = _columns(column_defs(competition, row), columns_for(competition, row))
@@ -398,13 +478,19 @@ def _phase(competition: CompetitionRow, row: PhaseRow, settings: Settings) -> Ph
         "entry_fields": fields,
         "columns": own,
         "ranking": own[0].key if own else None,
+        "migrate": None
+        if not row.migrate
+        else (str(row.migrate["from"]), str(row.migrate.get("take", "selected"))),
     }
     if row.scorer is None:
         key = row.board_key
         answer_key = ()
         if key is not None:
-            with open_stored(key.path, settings=settings) as stream:
-                answer_key = (BundleFile("answer_key.csv", stream.read()),)
+            data = _read_or_none(lambda: open_stored(key.path, settings=settings))
+            if data is None:
+                missing.append(f"phase {row.name!r}: answer key version {key.version}")
+            else:
+                answer_key = (BundleFile("answer_key.csv", data),)
         return Phase(**common, answer_key=answer_key)
     return _program_phase(row, common, settings)
 
@@ -496,6 +582,7 @@ def _add_submissions(
     ).all()
     out = io.BytesIO(data)
     index = []
+    missing: list[str] = []
     with zipfile.ZipFile(out, "a", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         for sub in rows:
             entry: dict[str, Any] = {
@@ -519,11 +606,29 @@ def _add_submissions(
                 ],
                 "file": None,
             }
-            if sub.path:
+            ref = sub.path
+            content = (
+                _read_or_none(lambda ref=ref: open_stored(ref, settings=settings)) if ref else None
+            )
+            if content is not None:
                 path = f"submissions/{sub.id}-{slugify_file(sub.filename) or 'submission'}"
-                with open_stored(sub.path, settings=settings) as stream:
-                    archive.writestr(path, stream.read())
+                archive.writestr(path, content)
                 entry["file"] = path
+            else:
+                # A file refused at upload is not kept; another may have gone missing since.
+                entry["missing"] = missing_reason(sub)
+                missing.append(f"submission {sub.id} ({sub.filename}): {entry['missing']}")
             index.append(entry)
         archive.writestr("submissions/index.json", json.dumps(index, indent=1))
+        if missing:
+            archive.writestr("submissions/MISSING.txt", "".join(f"{m}\n" for m in missing))
     return out.getvalue()
+
+
+def missing_reason(submission: Submission) -> str:
+    if (
+        submission.refunded
+        and str(getattr(submission.status, "value", submission.status)) == "failed"
+    ):
+        return "refused at upload, its file not kept"
+    return "its stored file is missing"

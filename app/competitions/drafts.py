@@ -12,7 +12,12 @@ from sqlalchemy import delete, exists, select
 from sqlalchemy.orm import Session
 
 from app.audit.service import record, snapshot
-from app.competitions.phases import configure_phase, relabel_late, sync_window
+from app.competitions.phases import (
+    check_migrations,
+    configure_phase,
+    relabel_late,
+    sync_window,
+)
 from app.competitions.schemas import ColumnConfig, PhaseConfig
 from app.errors import Conflict, Unprocessable
 from app.evaluation.columns import check_columns, columns_for
@@ -95,6 +100,7 @@ def revise_phases(
             _require_empty(session, phase)
     before = [_summary(p) for p in competition.phases]
     previous_end = None
+    revised = []
     for i, config in enumerate(phases):
         phase = existing.get(config.name) or Phase(competition_id=competition.id, name=config.name)
         start = config.start or previous_end or phase.start or competition.start
@@ -102,7 +108,9 @@ def revise_phases(
         # are gone (the competition's columns again, no fields asked).
         configure_phase(phase, config, competition, index=i, start=start)
         session.add(phase)
+        revised.append(phase)
         previous_end = config.end
+    check_migrations(revised)
     gone = [p.id for name, p in existing.items() if name not in wanted]
     if gone:
         session.execute(delete(Phase).where(Phase.id.in_(gone)))

@@ -169,31 +169,23 @@ def _scored(column: Column, value: float | None) -> str:
 
 
 def _dates(competition: Competition, now: datetime) -> ChecklistItem:
-    """Each phase's window, their order, and the team merge deadline within them."""
+    """Each phase's window and the team merge deadline within them: the rules the source
+    platforms enforce (EvalAI, Codabench), no more. Phases start in any order and may overlap
+    (EvalAI runs a test phase beside its dev phase); a phase without an end is open until a host
+    ends it (Codabench's "never ends"); past dates publish as they came, an ended competition
+    whose late entries are scored unranked."""
     phases = list(competition.phases)
     several = len(phases) > 1
     problems = []
-    for i, phase in enumerate(phases):
+    for phase in phases:
         which = f"phase '{phase.name}'" if several else "the competition"
-        if phase.end is None:
-            problems.append(f"{which} has no end" if several else "no deadline")
-            continue
-        if phase.end <= phase.start:
+        if phase.end is not None and phase.end <= phase.start:
             problems.append(f"{which} must end after it starts")
-        if i > 0 and phase.start < phases[i - 1].start:
-            problems.append(
-                f"phase '{phase.name}' starts before phase '{phases[i - 1].name}' (they are in "
-                "order: move a start or reorder them)"
-            )
-        if i > 0 and phases[i - 1].end is not None and phase.end < phases[i - 1].end:  # type: ignore[operator]
-            problems.append(f"phase '{phase.name}' ends before phase '{phases[i - 1].name}' ends")
     start, merge, deadline = (
         competition.start,
         competition.team_merge_deadline,
         competition.deadline,
     )
-    if deadline is not None and deadline <= now:
-        problems.append(f"the deadline {deadline.isoformat()} has passed")
     if merge is not None and not start < merge:
         problems.append("the team merge deadline must come after the start")
     if merge is not None and deadline is not None and merge > deadline:
@@ -201,10 +193,14 @@ def _dates(competition: Competition, now: datetime) -> ChecklistItem:
     if problems:
         return _item("dates", False, "; ".join(problems))
     windows = ", ".join(
-        f"{p.name} {p.start.isoformat()} to {p.end.isoformat()}"  # type: ignore[union-attr]
+        f"{p.name} {p.start.isoformat()} to "
+        + (p.end.isoformat() if p.end is not None else "open-ended")
         for p in phases
     )
-    return _item("dates", True, windows if several else windows.split(" ", 1)[1])
+    detail = windows if several else windows.split(" ", 1)[1]
+    if deadline is not None and deadline <= now:
+        detail += f" (ended {deadline.isoformat()}: it publishes as an ended competition)"
+    return _item("dates", True, detail)
 
 
 def _description(competition: Competition) -> ChecklistItem:

@@ -88,6 +88,7 @@ def make_phases(
         session.add(phase)
         phases.append(phase)
         previous_end = config.end
+    check_migrations(phases)
     session.flush()
     session.refresh(competition, ["phases"])
     sync_window(competition)
@@ -112,7 +113,9 @@ def configure_phase(
     phase.start = start
     phase.end = config.end
     phase.daily_submission_limit = (
-        config.daily_submission_limit or competition.daily_submission_limit
+        config.daily_submission_limit
+        if config.daily_submission_limit is not None
+        else competition.daily_submission_limit
     )
     phase.total_submission_limit = (
         config.total_submission_limit
@@ -131,6 +134,20 @@ def configure_phase(
     phase.environment, phase.simulation = simulation_fields(
         config.submission_kind, config.environment, config.simulation, f"phases[{index}]"
     )
+    phase.migrate = config.migrate.model_dump(by_alias=True) if config.migrate else None
+
+
+def check_migrations(phases: list[Phase]) -> None:
+    """A phase migrates from another phase of the same competition."""
+    names = [p.name for p in phases]
+    for i, phase in enumerate(phases):
+        source = (phase.migrate or {}).get("from")
+        if source is not None and (source not in names or source == phase.name):
+            raise Unprocessable(
+                f"phases[{i}].migrate.from: '{source}' is not another phase of the competition "
+                f"({', '.join(n for n in names if n != phase.name) or 'none'})",
+                extra={"field": f"phases[{i}].migrate.from"},
+            )
 
 
 def sync_window(competition: Competition) -> None:
@@ -272,6 +289,8 @@ def to_public(phase: Phase, now: datetime | None = None) -> PhasePublic:
         has_answer_key=phase.board_key is not None,
         submission_kind=phase.submission_kind,  # type: ignore[arg-type]
         code_limits=code_limits(phase) if phase.takes_code else None,
+        migrate=dict(phase.migrate) if phase.migrate else None,
+        migrated_at=phase.migrated_at,
         environment=stored_config(phase.environment) if phase.environment else None,
         simulation=simulation_settings(phase) if phase.takes_agents else None,
     )
@@ -377,6 +396,13 @@ def update_phase(
         changes["environment"], changes["simulation"] = simulation_fields(
             kind, given, settings, "phase"
         )
+    if "migrate" in changes:
+        changes["migrate"] = data.migrate.model_dump(by_alias=True) if data.migrate else None
+        source = (changes["migrate"] or {}).get("from")
+        if source is not None:
+            get_phase(competition, source)  # 404 naming the phases
+            if source == phase.name:
+                raise Unprocessable("migrate.from: a phase cannot migrate from itself")
     before = snapshot(phase, list(changes))
     for name, value in changes.items():
         setattr(phase, name, value)

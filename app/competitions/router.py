@@ -1,9 +1,9 @@
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Form, Path, Query, Response, UploadFile, status
+from fastapi import APIRouter, Form, Path, Query, Request, Response, UploadFile, status
 
 from app.auth import hosts
-from app.competitions import bundles, lifecycle, phases, service
+from app.competitions import bundles, lifecycle, migration, phases, service
 from app.competitions.schemas import (
     AnswerKeyPublic,
     Checklist,
@@ -72,10 +72,13 @@ def import_competition(
     slug: Annotated[str | None, Form(max_length=64)] = None,
     dry_run: Annotated[bool, Form()] = False,
     owner: Annotated[str | None, Form(max_length=64)] = None,
+    start_now: Annotated[bool, Form()] = False,
 ) -> CompetitionImported:
     """A competition from an EvalAI, Codabench v2 or CodaLab v1.5 bundle (a zip), made as a
     draft; ``dry_run`` answers the same report and keeps nothing; ``owner`` (site admins) makes
-    it another organiser's. 422 names the bundle's file and field at fault."""
+    it another organiser's; ``start_now`` moves every date by one offset so that the first
+    phase opens now (else past dates stay: it publishes as ended). 422 names the bundle's file
+    and field at fault."""
     return bundles.import_bundle(
         session,
         bundle=bundles.read_upload(file.file, max_bytes=settings.bundle_max_bytes),
@@ -84,6 +87,7 @@ def import_competition(
         settings=settings,
         slug=slug or None,
         dry_run=dry_run,
+        start_now=start_now,
     )
 
 
@@ -217,6 +221,27 @@ def update_phase(
     found = phases.get_phase(competition, phase)
     phases.update_phase(session, competition=competition, phase=found, data=data, actor=user)
     return phases.to_public(found)
+
+
+@router.post("/{slug}/phases/{phase}/migrate", responses=error_responses(403, 404, 409))
+def migrate_phase(
+    request: Request,
+    user: CurrentUser,
+    competition: HostedCompetitionDep,
+    phase: PhaseName,
+    session: SessionDep,
+) -> dict[str, Any]:
+    """Carry the submissions the phase's ``migrate`` names into it now (it also runs by itself
+    the first time the phase is reached after it opens); once per phase."""
+    found = phases.get_phase(competition, phase)
+    ids = migration.migrate_phase(
+        session,
+        competition=competition,
+        phase=found,
+        queue=request.app.state.scoring_queue,
+        actor=user,
+    )
+    return {"phase": found.name, "migrated": len(ids), "submission_ids": ids}
 
 
 @router.get("/{slug}/phases/{phase}/answer-key/versions", response_model=list[AnswerKeyPublic])

@@ -98,6 +98,16 @@ class EntryField(BaseModel):
         return self
 
 
+class MigrateConfig(BaseModel):
+    """Submissions carried into a phase when it opens: each team's last scored one, or the ones
+    it selected (its latest scored when it selected none), from the phase named."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    from_: PhaseName = Field(alias="from")
+    take: Literal["last", "selected"] = "selected"
+
+
 class PhaseConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -105,8 +115,9 @@ class PhaseConfig(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=200)
     start: StartInstant | None = None
     end: EndInstant | None = None
-    # Quotas left out take the competition's (its daily_submission_limit, ...).
-    daily_submission_limit: int | None = Field(default=None, ge=1, le=10_000)
+    # Quotas left out take the competition's (its daily_submission_limit, ...). A phase's daily
+    # limit of 0 takes no upload of its own (CodaLab's reading of 0; migrated entries only).
+    daily_submission_limit: int | None = Field(default=None, ge=0, le=10_000)
     total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
     board: BoardRule = "public"
@@ -119,6 +130,7 @@ class PhaseConfig(BaseModel):
     # "simulation": participants send agents that play episodes of this environment.
     environment: EnvironmentConfig | None = None
     simulation: SimulationSettings | None = None
+    migrate: MigrateConfig | None = None
 
     @model_validator(mode="after")
     def _end_after_start(self) -> "PhaseConfig":
@@ -138,7 +150,7 @@ class PhaseUpdate(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=200)
     start: StartInstant | None = None
     end: EndInstant | None = None
-    daily_submission_limit: int | None = Field(default=None, ge=1, le=10_000)
+    daily_submission_limit: int | None = Field(default=None, ge=0, le=10_000)
     total_submission_limit: int | None = Field(default=None, ge=1, le=MAX_INT)
     final_selection_limit: int | None = Field(default=None, ge=1, le=100)
     board: BoardRule | None = None
@@ -147,6 +159,7 @@ class PhaseUpdate(BaseModel):
     code_limits: CodeLimits | None = None
     environment: EnvironmentConfig | None = None
     simulation: SimulationSettings | None = None
+    migrate: MigrateConfig | None = None
 
 
 class PhasePublic(BaseModel):
@@ -169,6 +182,9 @@ class PhasePublic(BaseModel):
     # A simulation phase's environment and ladder settings (defaults filled in); None elsewhere.
     environment: EnvironmentConfig | None = None
     simulation: SimulationSettings | None = None
+    # {"from": PHASE, "take": ...} and when it ran (None: not yet).
+    migrate: dict[str, str] | None = None
+    migrated_at: datetime | None = None
 
 
 class CompetitionCreate(BaseModel):
@@ -310,6 +326,8 @@ class CompetitionImported(CompetitionPublic):
 
     warnings: list[str]
     dry_run: bool = False
+    # The bundle it came from (format, file, sha256, imported_at); kept through export.
+    origin: dict[str, Any] | None = None
 
 
 class ChecklistItem(BaseModel):

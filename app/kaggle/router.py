@@ -26,7 +26,7 @@ from app.http.request_body import upload_source
 from app.kaggle import episodes, service
 from app.kaggle import schemas as k
 from app.models import User
-from app.storage import save_blob
+from app.storage import iter_chunks, open_stored, save_blob
 
 router = APIRouter(tags=["kaggle client"], include_in_schema=False)
 
@@ -47,6 +47,11 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
     "ListSubmissions": (k.ListSubmissionsRequest, service.list_submissions_call),
     "GetSubmission": (k.GetSubmissionRequest, service.get_submission_call),
     "GetSubmissionLimits": (k.CompetitionRequest, service.get_submission_limits_call),
+    "DownloadSubmission": (k.DownloadSubmissionRequest, service.download_submission_call),
+    "ListCompetitionHosts": (k.CompetitionRequest, service.list_competition_hosts_call),
+    "AddCompetitionHost": (k.AddCompetitionHostRequest, service.add_competition_host_call),
+    "LaunchCompetition": (k.LaunchCompetitionRequest, service.launch_competition_call),
+    "GetCompetitionSettings": (k.CompetitionRequest, service.get_competition_settings_call),
     "GetLeaderboard": (k.GetLeaderboardRequest, service.get_leaderboard_call),
     "DownloadLeaderboard": (k.CompetitionRequest, service.leaderboard_zip),
     "ListSubmissionEpisodes": (
@@ -59,6 +64,23 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
         k.ListTeamPublicSubmissionsRequest,
         episodes.list_team_public_submissions_call,
     ),
+}
+
+
+# The host commands of kaggle 2.2.5 (kagglesdk's CompetitionApiService) not served here, and the
+# way to do the same on Podium, said in the client's error (docs/kaggle-client.md lists them).
+PODIUM_INSTEAD = {
+    "CreateCompetition": "podium competitions init > competition.yaml, then podium competitions create competition.yaml",
+    "UpdateCompetitionSettings": "the Settings tab, PATCH /api/v1/competitions/{slug}, podium competitions phase",
+    "CreateCompetitionData": "podium competitions files SLUG FILE...",
+    "CreateCompetitionSolution": "podium competitions key SLUG solution.csv",
+    "GetCompetitionSolutionStatus": "podium competitions checklist SLUG",
+    "CreateCompetitionSampleSubmission": "GET /api/v1/competitions/{slug}/sample-submission (built from the key)",
+    "ListCompetitionPages": "the description (Markdown) on the Settings tab",
+    "CreateCompetitionPage": "a section of the description (Markdown) on the Settings tab",
+    "UpdateCompetitionPage": "the description (Markdown) on the Settings tab",
+    "DeleteCompetitionPage": "the description (Markdown) on the Settings tab",
+    "ListTeamPublicSubmissions": "a host's Submissions tab, or GET /api/v1/competitions/{slug}/submissions.csv",
 }
 
 
@@ -118,7 +140,11 @@ def _call(
             lambda: _caller(session, authorization, ctx.settings.secret_key),
         )
         if method not in METHODS:
-            raise NotFound(f"Podium does not implement CompetitionApiService/{method}")
+            instead = PODIUM_INSTEAD.get(method)
+            raise NotFound(
+                f"Podium does not implement CompetitionApiService/{method}"
+                + (f"; on Podium: {instead}" if instead else "")
+            )
         request_type, handler = METHODS[method]
         try:
             fields = json.loads(body or b"{}")
@@ -192,6 +218,17 @@ def download_signed(
         return StreamingResponse(
             service.zip_stream(files, settings),
             media_type="application/zip",
+            headers={"Content-Disposition": content_disposition(filename)},
+        )
+    submission = service.signed_submission(session, token, settings)
+    if submission is not None:
+        try:
+            source = open_stored(submission.path, settings=settings)
+        except NotFound:
+            raise NotFound("this submission's file is not kept (refused at upload)") from None
+        return StreamingResponse(
+            iter_chunks(source),
+            media_type="application/octet-stream",
             headers={"Content-Disposition": content_disposition(filename)},
         )
     return file_response(service.signed_file(session, token, settings), settings)

@@ -65,6 +65,41 @@ class GetSubmissionRequest(Message):
     ref: int = Field(ge=1, le=2**31 - 1)
 
 
+class AddCompetitionHostRequest(CompetitionRequest):
+    user_name: str = Field(min_length=1, max_length=64)
+
+
+class ApiCompetitionHost(Message):
+    id: int
+    user_name: str
+    display_name: str
+    profile_url: str
+
+
+class ApiListCompetitionHostsResponse(Message):
+    hosts: list[ApiCompetitionHost]
+
+
+class CompetitionSettings(Message):
+    """kagglesdk's CompetitionSettings, the fields Podium has a meaning for."""
+
+    title: str
+    brief_description: str
+    competition_name: str
+    deadline: KaggleTime | None = None
+    team_merger_explicit_deadline: KaggleTime | None = None
+    disable_submissions: bool = False
+    has_leaderboard: bool = True
+
+
+class LaunchCompetitionRequest(CompetitionRequest):
+    future_time: str | None = Field(default=None, max_length=64)
+
+
+class DownloadSubmissionRequest(Message):
+    submission_id: int = Field(ge=1, le=2**31 - 1)
+
+
 class GetLeaderboardRequest(CompetitionRequest):
     page_token: str | None = None
     page_size: int | None = None

@@ -3,6 +3,7 @@ permission, quota and deadline rule is the one Podium's API applies, nothing is 
 
 import csv
 import io
+import re
 import time
 import uuid
 import zipfile
@@ -14,12 +15,14 @@ from typing import TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.auth.hosts import is_host
+from app.auth.hosts import add_host, is_host, require_host
+from app.auth.hosts import hosts as hosts_of
+from app.competitions.lifecycle import publish
 from app.competitions.phases import ranking_column
 from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
 from app.datafiles import service as datafiles
-from app.errors import NotFound, PayloadTooLarge, TooManyRequests
+from app.errors import BadRequest, NotFound, PayloadTooLarge, TooManyRequests
 from app.jobs.queue import ScoringQueue
 from app.kaggle import schemas as k
 from app.kaggle.signing import sign, verify
@@ -406,6 +409,101 @@ def get_submission_call(
 ) -> k.ApiSubmission:
     submission = submissions.visible_submission(session, submission_id=req.ref, user=user)
     return _submission(session, user, submission)
+
+
+def list_competition_hosts_call(
+    session: Session, user: User, req: k.CompetitionRequest, ctx: Context
+) -> k.ApiListCompetitionHostsResponse:
+    """``kaggle competitions hosts``: the competition's hosts, for its hosts only (as
+    ``GET /api/v1/competitions/{slug}/hosts``)."""
+    competition = get_competition_by_slug(session, req.competition_name, user)
+    require_host(session, competition, user)
+    return k.ApiListCompetitionHostsResponse(
+        hosts=[
+            k.ApiCompetitionHost(
+                id=h.user.id,
+                user_name=h.user.name,
+                display_name=f"{h.user.name} ({h.role.value})",
+                profile_url=f"{ctx.base_url}c/{competition.slug}/host/hosts",
+            )
+            for h in hosts_of(session, competition=competition)
+        ]
+    )
+
+
+def add_competition_host_call(
+    session: Session, user: User, req: k.AddCompetitionHostRequest, ctx: Context
+) -> k.Message:
+    """``kaggle competitions host-add``: a co-host, added by the owner (as
+    ``POST /api/v1/competitions/{slug}/hosts``, with its refusals)."""
+    competition = get_competition_by_slug(session, req.competition_name, user)
+    add_host(session, competition=competition, name=req.user_name, actor=user)
+    return k.Message()
+
+
+def get_competition_settings_call(
+    session: Session, user: User, req: k.CompetitionRequest, ctx: Context
+) -> k.CompetitionSettings:
+    """``kaggle competitions settings get``: what Kaggle's settings and Podium's share, for
+    the hosts (the rest of Podium's settings: ``GET /api/v1/competitions/{slug}``)."""
+    competition = get_competition_by_slug(session, req.competition_name, user)
+    require_host(session, competition, user)
+    brief = next(
+        (line.strip() for line in competition.description.splitlines() if line.strip()), ""
+    )
+    return k.CompetitionSettings(
+        title=competition.title,
+        brief_description=brief[:200],
+        competition_name=competition.slug,
+        deadline=competition.deadline,
+        team_merger_explicit_deadline=competition.team_merge_deadline,
+        disable_submissions=competition.status == ARCHIVED,
+    )
+
+
+def launch_competition_call(
+    session: Session, user: User, req: k.LaunchCompetitionRequest, ctx: Context
+) -> k.Message:
+    """``kaggle competitions launch``: publish a draft once its launch checklist passes (as
+    ``POST /api/v1/competitions/{slug}/publish``: hosts only, the same refusals)."""
+    competition = get_competition_by_slug(session, req.competition_name, user)
+    require_host(session, competition, user)
+    if req.future_time:
+        raise BadRequest(
+            "Podium has no launch scheduled for later: launch now (without --at), and the "
+            "competition's phases open at their own start dates"
+        )
+    publish(session, competition=competition, actor=user, settings=ctx.settings)
+    return k.Message()
+
+
+def download_submission_call(
+    session: Session, user: User, req: k.DownloadSubmissionRequest, ctx: Context
+) -> str:
+    """A signed URL for a submission's file: its team's members and its hosts only (anyone
+    else finds no such submission), as ``GET /api/v1/submissions/{id}/file``."""
+    submission = submissions.visible_submission(session, submission_id=req.submission_id, user=user)
+    if not submission.path:
+        raise NotFound(f"submission {submission.id} has no file (refused at upload, not kept)")
+    token = sign(
+        {"p": "submission", "s": submission.id},
+        secret_key=ctx.settings.secret_key,
+        ttl_seconds=DOWNLOAD_TTL,
+    )
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", submission.filename).strip("._") or "submission"
+    return f"{ctx.base_url}api/v1/kaggle/blobs/{token}/{name[:120]}"
+
+
+def signed_submission(session: Session, token: str, settings: Settings) -> Submission | None:
+    """The submission a signed URL stands for; None when the token is not a submission's."""
+    try:
+        payload = verify(token, secret_key=settings.secret_key, purpose="submission")
+    except NotFound:
+        return None
+    submission = session.get(Submission, int(payload["s"]))
+    if submission is None or not submission.path:
+        raise NotFound("this file no longer exists")
+    return submission
 
 
 def get_submission_limits_call(

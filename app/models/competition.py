@@ -65,6 +65,9 @@ class Competition(Base):
     score_intervals: Mapped[bool] = mapped_column(Boolean, default=True)
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # The bundle it was first imported from (app.competitions.bundles): {"format", "file",
+    # "sha256", "imported_at"}; None: made on Podium. Export → import keeps it.
+    origin: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
 
     answer_keys: Mapped[list["AnswerKey"]] = relationship(
         back_populates="competition", order_by="AnswerKey.id"

@@ -67,6 +67,10 @@ class Phase(Base):
     # (app.simulation.settings.SimulationSettings as a dict); None elsewhere.
     environment: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     simulation: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    # Submissions carried into this phase when it opens (Codabench's auto_migrate_to_this_phase):
+    # {"from": PHASE, "take": "last" | "selected"}; None: none. ``migrated_at``: when it was done.
+    migrate: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    migrated_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
 
     # By name: app.models.competition imports this module, never the other way round.
     competition: Mapped["Competition"] = relationship(back_populates="phases")  # noqa: F821

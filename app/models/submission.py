@@ -68,6 +68,10 @@ class Submission(Base):
     error: Mapped[str | None] = mapped_column(Text, default=None)
     host_error: Mapped[str | None] = mapped_column(Text, default=None)
     selected: Mapped[bool] = mapped_column(Boolean, default=False)
+    # A submission carried from another phase (app.competitions.migration): the one it copies.
+    migrated_from_id: Mapped[int | None] = mapped_column(
+        ForeignKey("submissions.id", ondelete="SET NULL"), default=None
+    )
     # Made after the deadline: scored and shown to its team, never ranked or selectable.
     late: Mapped[bool] = mapped_column(Boolean, default=False)
     # Failed through our fault (a crash, our timeout): it does not count against the quota.

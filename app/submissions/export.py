@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
 from app.config import Settings
+from app.errors import AppError
 from app.evaluation.columns import columns_for, stored_values
 from app.leaderboard.spreadsheet import safe_row
 from app.models import Competition, Phase, Score, Submission
@@ -132,22 +133,38 @@ def member_name(submission: Submission) -> str:
 
 def submissions_zip(session: Session, *, phase: Phase, settings: Settings) -> Iterator[bytes]:
     """The phase's stored submission files as a zip, yielded as it is written. Submissions
-    whose file was refused at upload (never stored) are left out. The list is read now, while
+    whose file was refused at upload (not kept) are listed in ``MISSING.txt``. The list is read now, while
     the request's session is open; the files are read as the response is sent."""
-    stored = [(member_name(s), s.path) for s in _phase_submissions(session, phase) if s.path]
+    stored = [
+        (member_name(s), s.path, _gone(s)) for s in _phase_submissions(session, phase) if s.path
+    ]
     return _zipped(stored, settings)
 
 
-def _zipped(stored: list[tuple[str, str]], settings: Settings) -> Iterator[bytes]:
+def _gone(submission: Submission) -> str:
+    """Why a submission's file may not be there, said now (the session is gone by then)."""
+    if submission.refunded and submission.status.value == "failed":
+        return "refused at upload, its file not kept"
+    return "its stored file is missing"
+
+
+def _zipped(stored: list[tuple[str, str, str]], settings: Settings) -> Iterator[bytes]:
+    """The files as a zip; one whose stored copy cannot be opened (a refused upload's, never
+    kept) is listed in ``MISSING.txt`` at the end instead of breaking the archive."""
     pipe = _Pipe()
+    missing: list[str] = []
     with zipfile.ZipFile(pipe, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        for name, ref in stored:
-            with (
-                open_stored(ref, settings=settings) as source,
-                archive.open(name, "w", force_zip64=True) as member,
-            ):
+        for name, ref, reason in stored:
+            try:
+                source = open_stored(ref, settings=settings)
+            except (AppError, OSError):
+                missing.append(f"{name}: {reason}")
+                continue
+            with source, archive.open(name, "w", force_zip64=True) as member:
                 while chunk := source.read(CHUNK):
                     member.write(chunk)
                     yield pipe.drain()
             yield pipe.drain()
+        if missing:
+            archive.writestr("MISSING.txt", "".join(f"{m}\n" for m in missing))
     yield pipe.drain()

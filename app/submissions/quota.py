@@ -144,6 +144,12 @@ def charge(
     if total is not None and quota.used_total >= total:
         where = f"phase '{phase.name}'" if len(competition.phases) > 1 else "this competition"
         raise TooManyRequests(f"your team has used all {total} submissions of {where}")
+    if quota.daily_limit == 0:
+        # CodaLab's max_submissions_per_day: 0: the phase takes no upload of its own (its
+        # entries come from the phase before it, migrated).
+        raise TooManyRequests(
+            f"phase '{phase.name}' takes no submissions of its own (a daily limit of 0)"
+        )
     if quota.used_today >= quota.daily_limit:
         # Written as the pages write times (the message is shown on them); the field keeps ISO.
         raise TooManyRequests(

@@ -39,6 +39,9 @@ class SubmissionPublic(BaseModel):
     queue_position: int | None = None
     # Why no score is shown though one may exist, in words (a blind phase before its end).
     score_note: str | None = None
+    # Carried from another phase when this one opened (app.competitions.migration): the id of
+    # the submission it copies; None: uploaded into this phase.
+    migrated_from: int | None = None
 
 
 class SubmissionRevealed(SubmissionPublic):

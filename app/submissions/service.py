@@ -13,6 +13,7 @@ from app.auth.hosts import host_or_refuse_former, is_host
 from app.auth.service import require_may_take_part
 from app.coderun.outcome import KAGGLE_WORDS
 from app.competitions.entry_fields import parse_details
+from app.competitions.migration import due, migrate_phase
 from app.competitions.phases import upload_phase
 from app.config import Settings
 from app.db import after_commit
@@ -71,6 +72,9 @@ def create_submission(
             "for an unranked reference entry"
         )
     phase, late = upload_phase(competition, phase_name, now, host=host)
+    if due(phase, now):
+        # The first upload into a phase since it opened carries its migrated entries first.
+        migrate_phase(session, competition=competition, phase=phase, queue=queue, now=now)
     program = phase.scorer is not None
     if program:
         # Its file goes to the program as it is: no kind, no CSV intake (as its platform did).

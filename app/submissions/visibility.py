@@ -130,6 +130,7 @@ def _view(
         failure=submission.run_failure,
         queue_position=_queue_position(session, submission),
         score_note=note,
+        migrated_from=submission.migrated_from_id,
     )
     revealed = host or phase.has_ended(now)
     base["scores"] = _column_scores(

@@ -22,6 +22,7 @@ def _page(
     *,
     slug: str = "",
     dry_run: bool = False,
+    start_now: bool = False,
     error: AppError | None = None,
     report: CompetitionImported | None = None,
     status_code: int = 200,
@@ -32,6 +33,7 @@ def _page(
         {
             "slug": slug,
             "dry_run": dry_run,
+            "start_now": start_now,
             "error": error,
             "report": report,
         },
@@ -55,10 +57,13 @@ async def import_form(
     form = await request.form()
     slug = str(form.get("slug") or "").strip()[:64]
     dry_run = bool(form.get("dry_run"))
+    start_now = bool(form.get("start_now"))
     upload = form.get("file")
     if not isinstance(upload, UploadFile) or not upload.filename:
         error: AppError = Unprocessable("choose a bundle (a .zip file) to import")
-        return _page(request, slug=slug, dry_run=dry_run, error=error, status_code=422)
+        return _page(
+            request, slug=slug, dry_run=dry_run, start_now=start_now, error=error, status_code=422
+        )
     try:
         report = bundles.import_bundle(
             session,
@@ -68,8 +73,18 @@ async def import_form(
             settings=settings,
             slug=slug or None,
             dry_run=dry_run,
+            start_now=start_now,
         )
     except AppError as exc:
         # Nothing was kept: the import rolled its own savepoint back.
-        return _page(request, slug=slug, dry_run=dry_run, error=exc, status_code=exc.status_code)
-    return _page(request, slug=slug, dry_run=dry_run, report=report, status_code=201)
+        return _page(
+            request,
+            slug=slug,
+            dry_run=dry_run,
+            start_now=start_now,
+            error=exc,
+            status_code=exc.status_code,
+        )
+    return _page(
+        request, slug=slug, dry_run=dry_run, start_now=start_now, report=report, status_code=201
+    )

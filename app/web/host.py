@@ -173,9 +173,14 @@ async def save_settings(form: HostForm) -> Response:
 
 
 def _saved(thing: Any, changed: dict[str, Any]) -> str:
-    # A date is echoed as the exact UTC instant stored (a bare date's end of day, say).
+    # A date is echoed as the exact UTC instant stored (a bare date's end of day, say); an end
+    # cleared says so.
     return ", ".join(
-        f"{name} ({value.isoformat()})" if isinstance(value, datetime) else name
+        f"{name} ({value.isoformat()})"
+        if isinstance(value, datetime)
+        else f"{name} to open-ended"
+        if name == "end" and value is None
+        else name
         for name in sorted(changed)
         for value in [getattr(thing, name)]
     )
@@ -223,7 +228,9 @@ _PHASE_NUMBERS = ("daily_submission_limit", "total_submission_limit", "final_sel
 @form_post(router, "/c/{slug}/host/phases/{name}", back="/host")
 async def save_phase(form: HostForm, name: Annotated[str, Path(max_length=64)]) -> Response:
     """One phase's title, dates, quotas, board and counting rule, as PATCH
-    /api/v1/competitions/{slug}/phases/{name} changes them (the same rules and messages)."""
+    /api/v1/competitions/{slug}/phases/{name} changes them (the same rules and messages). The
+    form shows the current end: emptied, the phase is open-ended (open until a host ends it, as
+    an imported Codabench phase that never ends)."""
     phase = get_phase(form.competition, name)
     form.request.state.form_id = f"phase-{phase.name}"  # a refusal is shown in this phase's form
     posted = await form.request.form()
@@ -231,8 +238,10 @@ async def save_phase(form: HostForm, name: Annotated[str, Path(max_length=64)]) 
     if isinstance(raw := posted.get("title"), str) and raw.strip():
         values["title"] = raw.strip()
     for field in _PHASE_TIMES:
-        if isinstance(raw := posted.get(field), str) and (raw.strip() or field == "start"):
+        if isinstance(raw := posted.get(field), str):
             values[field] = _parse_time(field, raw)
+            if field == "start" and values[field] is None:
+                raise Unprocessable("start: a phase needs a start", extra={"field": "start"})
     for field in _PHASE_NUMBERS:
         if isinstance(raw := posted.get(field), str):
             values[field] = _parse_int(field, raw)

@@ -70,8 +70,10 @@ FIELD_FIELDS = ("key", "title", "type", "options", "required", "on_board")
 FIELD_TYPES = ("text", "boolean", "choice")
 # A choice field's options, one a line: up to 100 of 200 characters.
 FIELD_SHAPE = RowShape(FIELD_FIELDS, MAX_ENTRY_FIELDS, wide={"options": 100 * (CELL + 2)})
+# Migration between phases (app.competitions.migration): which phase, and what of it.
+MIGRATE_FIELDS = ("migrate_from", "migrate_take")
 PHASE_SHAPE = RowShape(
-    PHASE_FIELDS + tuple(LIMIT_FIELDS),
+    PHASE_FIELDS + tuple(LIMIT_FIELDS) + MIGRATE_FIELDS,
     MAX_PHASES,
     nested={"columns": ("col", COLUMN_SHAPE), "fields": ("field", FIELD_SHAPE)},
 )
@@ -102,6 +104,8 @@ def _phase_row(phase: Phase) -> dict[str, Any]:
         "params": {},
         "columns": [column_row(d) for d in phase.columns or []],
         "fields": [_field_row(f) for f in phase.entry_fields or []],
+        "migrate_from": (phase.migrate or {}).get("from", ""),
+        "migrate_take": (phase.migrate or {}).get("take", "selected"),
         "stored_start": _instant(phase.start),
         "stored_end": _instant(phase.end),
     }
@@ -114,6 +118,7 @@ def _new_phase(position: int) -> dict[str, Any]:
         "board": "public",
         "counts": "chosen",
         "submission_kind": "predictions",
+        "migrate_take": "selected",
         "params": {},
         "columns": [],
         "fields": [],
@@ -158,6 +163,11 @@ def _phase_body(row: dict[str, Any]) -> dict[str, Any]:
         body["columns"] = [column_body(c) for c in row["columns"]]
     if row["fields"]:
         body["entry_fields"] = [_field_body(f) for f in row["fields"]]
+    if row.get("migrate_from"):
+        body["migrate"] = {
+            "from": row["migrate_from"],
+            "take": row.get("migrate_take") or "selected",
+        }
     return body
 
 

@@ -91,13 +91,18 @@ def test_nested_zips_share_one_budget() -> None:
         tree.member("b.zip", field="b")
 
 
-def test_an_entry_given_twice_is_refused() -> None:
+def test_an_entry_given_twice_is_read_as_unzipping_leaves_it_the_later_one_named() -> None:
+    # Codabench's own tests/test_files/competitions/competition_15.zip holds
+    # scoring_program/data_converter.py twice; Codabench unzips it (the later copy stays).
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as archive, pytest.warns(UserWarning):
         archive.writestr("metadata", "command: a")
         archive.writestr("metadata", "command: b")
-    with pytest.raises(BundleError, match="appears twice"):
-        open_bundle(out.getvalue())
+    tree = open_bundle(out.getvalue(), name="twice.zip")
+    assert tree.files["metadata"] == b"command: b"
+    assert tree.budget.notes == [
+        "twice.zip: entry 'metadata' appears twice; the later one is used, as unzipping it leaves it"
+    ]
 
 
 def test_not_a_zip_is_named() -> None:

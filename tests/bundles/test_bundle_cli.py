@@ -39,6 +39,7 @@ def podium(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> Callable[...,
                 _fail(str(exc))
 
         monkeypatch.setattr("app.client.bundle._client", as_caller)
+        monkeypatch.setattr("app.client.host._client", as_caller)
         return CliRunner().invoke(app, list(args))
 
     return run
@@ -83,3 +84,25 @@ def test_import_a_zip_and_a_refusal_is_one_error_line(
     out = tmp_path / "stolen.zip"
     stolen = podium(alice, "bundle", "export", "prices", "-o", str(out))
     assert stolen.exit_code == 2 and not out.exists()
+
+
+def test_import_start_now_then_end_a_phase_from_the_host_cli(
+    podium: Callable[..., object], host: Caller, tmp_path: Path
+) -> None:
+    # CodaLab's compute-pi runs in 2013: --start-now opens its first phase now.
+    bundle = tmp_path / "pi.zip"
+    bundle.write_bytes(make_zip(codalab_files()))
+    made = podium(host, "bundle", "import", str(bundle), "--slug", "pi", "--start-now")
+    assert made.exit_code == 0, made.output  # type: ignore[attr-defined]
+    assert "--start-now: every date moved by" in made.output  # type: ignore[attr-defined]
+    assert "2013-" not in made.output.split("warning:")[0]  # type: ignore[attr-defined]
+    opened = podium(host, "competitions", "phase", "pi", "final", "--open-ended")
+    assert opened.exit_code == 0, opened.output  # type: ignore[attr-defined]
+    assert "to open-ended (upcoming)" in opened.output  # type: ignore[attr-defined]
+    ended = podium(host, "competitions", "phase", "pi", "final", "--end", "2099-01-01")
+    assert "to 2099-01-01T23:59:59Z" in ended.output  # type: ignore[attr-defined]
+    zero = podium(host, "competitions", "phase", "pi", "development", "--daily-limit", "0")
+    assert "0 a day" in zero.output  # type: ignore[attr-defined]
+    wrong = podium(host, "competitions", "phase", "pi", "final", "--end", "2000-01-01")
+    assert wrong.exit_code == 2  # type: ignore[attr-defined]
+    assert "end must come after start" in wrong.output  # type: ignore[attr-defined]

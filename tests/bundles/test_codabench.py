@@ -223,3 +223,16 @@ def test_a_computed_column_whose_inputs_sort_the_other_way_is_named() -> None:
         )
     )
     assert any("computed column 'mean_score'" in w for w in competition.warnings)
+
+
+def test_a_select_fact_sheet_of_true_and_false_reads_as_their_text() -> None:
+    # Codabench's competition_v2_multi_task_fact_sheet.zip: selection [True, False], and ""
+    # as the choice nobody made yet.
+    config = CODABENCH_CONFIG.replace(
+        "    type: checkbox\n    title: External data?\n    selection: [True, False]",
+        '    type: select\n    title: External data?\n    selection: ["", True, False]',
+    )
+    assert config != CODABENCH_CONFIG
+    competition = read(config)
+    (field,) = [e for e in competition.phases[0].entry_fields if e.key == "used_external_data"]
+    assert field.type == "choice" and field.options == ("True", "False")

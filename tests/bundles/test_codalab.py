@@ -55,11 +55,29 @@ def test_the_python3_scorer_is_not_flagged() -> None:
     assert competition.phases[0].scorer is not None and not competition.phases[0].scorer.python2
 
 
-def test_a_python2_scorer_is_flagged_with_file_and_line() -> None:
+def test_a_python2_scorer_is_converted_at_import_and_named() -> None:
     competition = read_bundle(make_zip(codalab_files(evaluate=CODALAB_EVALUATE_PY2)))
+    scorer = competition.phases[0].scorer
+    assert scorer is not None and not scorer.python2
+    program = scorer.file("evaluate.py")
+    assert program is not None
+    text = program.data.decode()
+    # print became a function, and the text written to a file opened 'wb' is written as text.
+    assert 'print("%s doesn\'t exist" % submit_dir)' in text
+    assert "open(output_filename, 'w')" in text
+    assert any(
+        "the program is Python 2 and was converted to Python 3 at import by fissix" in w
+        and "evaluate.py" in w
+        for w in competition.warnings
+    )
+
+
+def test_a_python2_scorer_that_does_not_parse_is_flagged_with_file_and_line() -> None:
+    unparseable = 'print "scoring"\nif True\n    pass\n'
+    competition = read_bundle(make_zip(codalab_files(evaluate=unparseable)))
     assert competition.phases[0].scorer is not None and competition.phases[0].scorer.python2
     assert any(
-        "is Python 2 (evaluate.py line 11: a print statement" in w for w in competition.warnings
+        "is Python 2 (evaluate.py line 1: a print statement" in w for w in competition.warnings
     )
 
 
@@ -122,10 +140,30 @@ def test_a_dataset_kept_on_a_codalab_server_is_named() -> None:
         "reference_data: reference.zip\n        color",
         "reference_data: 4f0c2b0e-dataset-key\n        color",
     )
-    with pytest.raises(BundleError) as caught:
-        read(config)
-    assert caught.value.field == "phases.1.reference_data"
-    assert "CodaLab server" in caught.value.detail
+    # CodaLab imports it on the server that keeps the dataset (the coopetition and video
+    # forecasting hackathons' bundles): here the phase comes without it, named with the fix.
+    competition = read(config)
+    assert competition.phases[0].answer_key == ()
+    (warning,) = [w for w in competition.warnings if "CodaLab server" in w]
+    assert "'4f0c2b0e-dataset-key'" in warning and "upload its answer key" in warning
+
+
+def test_a_scoring_program_kept_on_a_codalab_server_leaves_the_phase_without_one() -> None:
+    config = CODALAB_CONFIG.replace("scoring_program: program.zip", "scoring_program: 0a1b-key")
+    competition = read(config)
+    assert [p.scorer for p in competition.phases] == [None, None]
+    assert any(
+        "'0a1b-key' is a dataset kept on a CodaLab server" in w for w in competition.warnings
+    )
+
+
+def test_phases_starting_together_run_side_by_side() -> None:
+    # Codabench's competition_18.zip: CodaLab 1.8 children phases with one start date.
+    config = CODALAB_CONFIG.replace("start_date: 2013-09-30", "start_date: 2013-06-30")
+    competition = read(config)
+    dev, final = competition.phases
+    assert dev.start == final.start and dev.end == final.end  # both until end_date
+    assert any("open side by side" in w for w in competition.warnings)
 
 
 def test_parallel_phases_of_codalab_18_drop_the_parent() -> None:

@@ -188,10 +188,32 @@ def test_a_script_without_init_is_refused() -> None:
         read_bundle(make_zip(files))
 
 
-def test_a_python2_script_is_flagged_with_file_and_line() -> None:
+def test_a_python2_script_is_converted_keeping_integer_division_and_iteritems() -> None:
     script = {
         "__init__.py": "from .main import evaluate\n",
-        "main.py": "def evaluate(a, b, c, **k):\n    print 'scoring', a\n    return {}\n",
+        "main.py": (
+            "def evaluate(a, b, c, **k):\n    print 'scoring', a\n"
+            "    hits = {'x': 3}\n    for k, v in hits.iteritems():\n        pass\n"
+            "    return {'result': [{'s': {'half': v / 2}}]}\n"
+        ),
+    }
+    competition = read_bundle(make_zip(evalai_files(script=script)))
+    scorer = competition.phases[0].scorer
+    assert scorer is not None and not scorer.python2
+    main = scorer.file("main.py")
+    assert main is not None
+    namespace: dict[str, object] = {}
+    exec(compile(main.data, "main.py", "exec"), namespace)  # our own test script, converted
+    evaluate = namespace["evaluate"]
+    assert evaluate("a", "b", "c") == {"result": [{"s": {"half": 1}}]}  # 3 / 2 as Python 2
+    (warning,) = [w for w in competition.warnings if "converted to Python 3" in w]
+    assert "main.py" in warning and "integer division kept at 1" in warning
+
+
+def test_a_python2_script_that_does_not_parse_is_flagged_with_file_and_line() -> None:
+    script = {
+        "__init__.py": "from .main import evaluate\n",
+        "main.py": "def evaluate(a, b, c, **k):\n    print 'scoring', a\n    if a\n",
     }
     competition = read_bundle(make_zip(evalai_files(script=script)))
     assert competition.phases[0].scorer is not None and competition.phases[0].scorer.python2

@@ -302,16 +302,33 @@ def test_the_reference_data_is_the_phases_answer_key_and_is_replaced_by_a_new_im
 # --- Python 2 programs, and several tasks to a phase ---------------------------------------------
 
 
-def test_a_python2_program_is_refused_at_import_naming_file_and_line(
+def test_a_python2_program_is_converted_at_import_and_scores_as_on_codalab(
+    jail: None, client: TestClient, host: Caller, alice: Caller
+) -> None:
+    # Compute-pi's evaluate.py as CodaLab ran it: a print statement, text written to 'wb'.
+    files = codalab_files(evaluate=CODALAB_EVALUATE_PY2)
+    response = import_bundle(client, host, make_zip(files), slug="old")
+    assert response.status_code == 201, response.text
+    assert any(
+        "converted to Python 3 at import by fissix" in w for w in response.json()["warnings"]
+    )
+    development = opened(client, host, "old")[0]
+    got, _ = submitted(client, alice, host, "old", development, "answer.txt", b"3.14")
+    assert got["status"] == "scored", got
+    assert got["scores"]["correct"]["public"] == 1.0
+    assert got["scores"]["difference"]["public"] == 0.0
+
+
+def test_a_python2_program_that_cannot_be_converted_is_refused_naming_file_and_line(
     client: TestClient, host: Caller
 ) -> None:
-    files = codalab_files(evaluate=CODALAB_EVALUATE_PY2)
+    files = codalab_files(evaluate='print "scoring"\nif True\n    pass\n')
     response = import_bundle(client, host, make_zip(files), slug="old")
     assert response.status_code == 422, response.text
     body = response.json()
     assert body["code"] == "invalid_bundle"
     assert body["file"] == "evaluate.py" and body["field"] == "phases[0].scoring_program"
-    assert "Python 2 (evaluate.py line 11: a print statement)" in body["detail"]
+    assert "Python 2 (evaluate.py line 1: a print statement)" in body["detail"]
     assert client.get(f"{API}/competitions/old", headers=host.headers).status_code == 404
 
 

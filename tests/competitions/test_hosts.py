@@ -47,6 +47,7 @@ HOST_ROUTES = [
         "/competitions/churn/phases/main/environment",
         {"files": {"file": ("env.zip", b"PK", "application/zip")}},
     ),
+    ("POST", "/competitions/churn/phases/main/migrate", {}),
     (
         "PUT",
         "/competitions/churn/custom-metric",

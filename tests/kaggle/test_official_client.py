@@ -199,6 +199,23 @@ def test_submit_stores_and_scores_the_file(server, tmp_path):
     )
     assert sub.sha256 == hashlib.sha256(PERFECT).hexdigest()
     assert Path(sub.path).read_bytes() == PERFECT
+    # `submission-download`: the team gets its file back; another participant finds nothing.
+    got = kaggle(
+        server, "competitions", "submission-download", str(sub.id), "-p", str(tmp_path / "back")
+    )
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert (tmp_path / "back" / "perfect.csv").read_bytes() == PERFECT
+    other = kaggle(
+        server,
+        "competitions",
+        "submission-download",
+        str(sub.id),
+        "-p",
+        str(tmp_path / "x"),
+        user="bob",
+    )
+    assert other.returncode != 0 and "Traceback" not in other.stderr
+    assert not (tmp_path / "x" / "perfect.csv").exists()
 
 
 def test_format_errors_reach_the_terminal(server, tmp_path):
@@ -249,6 +266,29 @@ def test_the_daily_quota_applies(server, tmp_path):
             select(Submission.id).join(Competition).where(Competition.slug == slug)
         ).all()
     assert len(ids) == 4  # the faulty one and three accepted; the refused one is not stored
+    # `submission-limits` (GetSubmissionLimits) reads the same quota.
+    limits = kaggle(server, "competitions", "submission-limits", slug)
+    assert limits.returncode == 0, limits.stdout + limits.stderr
+    assert "Submissions today: 3" in limits.stdout
+    assert "Remaining today: 0" in limits.stdout
+
+
+def test_a_host_command_podium_does_not_serve_is_one_message_not_a_traceback(server, tmp_path):
+    slug, _title = own_competition(server)
+    (tmp_path / "settings.json").write_text('{"title": "New"}')
+    for args, method, instead in (
+        (
+            ("competitions", "settings", "update", slug, "-f", str(tmp_path / "settings.json")),
+            "UpdateCompetitionSettings",
+            "the Settings tab",
+        ),
+    ):
+        done = kaggle(server, *args, user="host")
+        assert done.returncode != 0
+        assert "Traceback" not in done.stderr, done.stderr
+        said = done.stdout + done.stderr
+        assert f"Podium does not implement CompetitionApiService/{method}" in said, said
+        assert instead in said, said
 
 
 def test_leaderboard_show_and_download_match_the_board(server, tmp_path):
@@ -390,3 +430,54 @@ def _now_iso() -> str:
     from datetime import UTC, datetime
 
     return datetime.now(UTC).isoformat()
+
+
+def test_hosts_and_host_add_list_and_add_co_hosts_for_the_owner_only(server):
+    slug, _title = own_competition(server)
+    listed = kaggle(server, "competitions", "hosts", slug, user="host")
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "host (owner)" in listed.stdout
+    refused = kaggle(server, "competitions", "hosts", slug, user="alice")
+    assert refused.returncode != 0 and "only the hosts" in refused.stdout + refused.stderr
+    not_owner = kaggle(server, "competitions", "host-add", slug, "-u", "bob", "-y", user="alice")
+    assert not_owner.returncode != 0 and "Traceback" not in not_owner.stderr
+    added = kaggle(server, "competitions", "host-add", slug, "-u", "bob", "-y", user="host")
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert f"User 'bob' added as a host of competition '{slug}'" in added.stdout
+    assert "bob (cohost)" in kaggle(server, "competitions", "hosts", slug, user="host").stdout
+
+
+def test_launch_publishes_a_draft_whose_checklist_passes_for_its_hosts_only(server):
+    slug = f"draft-{uuid.uuid4().hex[:10]}"
+    headers = {"Authorization": f"Bearer {server.tokens['host']}"}
+    with httpx.Client(base_url=f"{server.url}/api/v1", headers=headers, timeout=30) as api:
+        body = {"slug": slug, "title": "Draft", "metric": {"name": "roc_auc"}, "status": "draft"}
+        assert api.post("/competitions", json=body).status_code == 201
+        not_ready = kaggle(server, "competitions", "launch", slug, user="host")
+        assert not_ready.returncode != 0 and "Traceback" not in not_ready.stderr
+        assert "not ready to publish" in not_ready.stdout + not_ready.stderr
+        assert (
+            api.put(f"/competitions/{slug}/answer-key", files={"file": ("k.csv", KEY)}).status_code
+            == 201
+        )
+        assert api.patch(f"/competitions/{slug}", json={"description": "A task"}).status_code == 200
+        later = kaggle(
+            server, "competitions", "launch", slug, "--at", "2031-01-01T00:00:00Z", user="host"
+        )
+        assert (
+            later.returncode != 0 and "no launch scheduled for later" in later.stdout + later.stderr
+        )
+        assert kaggle(server, "competitions", "launch", slug, user="alice").returncode != 0
+        launched = kaggle(server, "competitions", "launch", slug, user="host")
+        assert launched.returncode == 0, launched.stdout + launched.stderr
+        assert f'Competition "{slug}" launched.' in launched.stdout
+        assert api.get(f"/competitions/{slug}").json()["status"] == "published"
+
+
+def test_settings_get_shows_the_title_and_deadline_to_hosts_only(server):
+    slug, title = own_competition(server)
+    shown = kaggle(server, "competitions", "settings", "get", slug, user="host")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"title: {title}" in shown.stdout and f"competition_name: {slug}" in shown.stdout
+    refused = kaggle(server, "competitions", "settings", "get", slug, user="alice")
+    assert refused.returncode != 0 and "only the hosts" in refused.stdout + refused.stderr

@@ -105,7 +105,7 @@ def test_publish_from_the_launch_tab_after_the_checklist_passes(client, person, 
     refused = web.post("/c/launch-me/host/publish", page=page)
     assert refused.status_code == 303
     flash = _flash(web.get(page).text)
-    assert "error" in flash and "answer_key" in flash and "dates" in flash
+    assert "error" in flash and "answer_key" in flash and "sample_scores" in flash
     assert browser("alice").get("/c/launch-me").status_code == 404
     assert upload_key(client, ada.headers, "launch-me").status_code == 201
     patched = client.patch(

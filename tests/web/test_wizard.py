@@ -179,9 +179,10 @@ def test_a_refused_column_is_named_beside_its_field_and_what_was_typed_is_kept(
             "end must come after start",
         ),
         (
-            {"ph-0-name": "a", "ph-0-daily_submission_limit": "0"},
+            # 0 is a phase that takes no upload of its own (CodaLab's reading); below it, refused.
+            {"ph-0-name": "a", "ph-0-daily_submission_limit": "-1"},
             "ph-0-daily_submission_limit",
-            "1",
+            "0",
         ),
         ({"ph-0-name": "a", "ph-0-board": "secret"}, "ph-0-board", "public"),
     ],

@@ -346,3 +346,18 @@ def test_an_imported_programs_columns_and_phases_post_back_as_shown(client, pers
     assert refused.status_code == 422
     assert "this competition is scored by its imported program" in html.unescape(refused.text)
     assert _shown(refused.text, "columns") == typed
+
+
+def test_a_migration_into_the_final_phase_is_set_on_the_page_and_kept_on_a_second_save(
+    client, person, browser
+):
+    web = _with_columns(person, browser)
+    data = {**PHASES, "ph-1-migrate_from": "dev", "ph-1-migrate_take": "last", "action": "save"}
+    assert web.post(PAGE, page=PAGE, data=data).status_code == 303
+    assert _phases(client, web)["final"]["migrate"] == {"from": "dev", "take": "last"}
+    # The page shows it again, so saving the step unchanged keeps it.
+    shown = web.get(PAGE).text
+    assert 'name="ph-1-migrate_from" value="dev"' in shown
+    bad = {**PHASES, "ph-1-migrate_from": "nope", "action": "save"}
+    refused = web.post(PAGE, page=PAGE, data=bad)
+    assert refused.status_code == 422 and "is not another phase" in html.unescape(refused.text)
