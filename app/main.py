@@ -30,6 +30,7 @@ from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
 from app.errors import error_responses
+from app.events.worker import EventsThread
 from app.honest.analysis.router import router as stats_router
 from app.http.board_gate import BoardGate
 from app.http.body_gate import BodyGate
@@ -43,16 +44,19 @@ from app.kaggle.router import router as kaggle_router
 from app.leaderboard.cache import RenderedBoards
 from app.leaderboard.router import router as leaderboard_router
 from app.mail.sender import MailSender
+from app.notifications.router import router as notifications_router
 from app.ops import unavailable
 from app.ops.logs import configure_logging
 from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
+from app.registration.router import router as registration_router
 from app.shared.counters import Counters, MemoryCounters
 from app.shared.state import SharedState
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.web import install_web
 from app.web.form_gate import FormGate
+from app.webhooks.router import router as webhooks_router
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +97,9 @@ def _api_router() -> APIRouter:
         stats_router,
         kaggle_router,
         runtime_router,
+        registration_router,
+        webhooks_router,
+        notifications_router,
     ):
         api.include_router(router)
     return api
@@ -182,6 +189,15 @@ def create_app(
         )
         if mail_sender is not None:
             mail_sender.start()
+        # The time sweep, notifications and webhook deliveries: one thread a process, safe
+        # beside the others' (keyed events, readers' marks, delivery leases).
+        events_thread = (
+            EventsThread(session_factory, settings)
+            if settings.process_events and own_engine
+            else None
+        )
+        if events_thread is not None:
+            events_thread.start()
         sweeper = None
         if settings.scoring_backend == "thread":
             sweeper = Sweeper(session_factory, queue.enqueue, settings, enqueue_code)
@@ -189,6 +205,8 @@ def create_app(
         yield
         if sweeper is not None:
             sweeper.stop()
+        if events_thread is not None:
+            events_thread.stop()
         if mail_sender is not None:
             mail_sender.stop()
         queue.stop()

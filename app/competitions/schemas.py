@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from app.coderun.limits import CodeLimits
 from app.competitions.dates import EndInstant, StartInstant
 from app.models.types import MAX_INT
+from app.registration.lists import AccessList
 
 # A single-label classification competition's label set, as the host gives it.
 Label = Annotated[str, Field(min_length=1, max_length=200)]
@@ -41,6 +42,9 @@ BoardRule = Literal["public", "hidden", "blind"]
 CountingRule = Literal["best", "last", "chosen"]
 SubmissionKind = Literal["predictions", "code"]
 MAX_PHASES = 20
+# Who takes part (app.registration): join at once, ask the hosts, or be invited.
+RegistrationMode = Literal["open", "approval", "invite"]
+MAX_RULES = 100_000
 
 
 class ComputedConfig(BaseModel):
@@ -190,6 +194,10 @@ class CompetitionCreate(BaseModel):
     public_board_mode: BoardMode = "exact"
     ladder_step: LadderStep | None = None
     score_intervals: bool = True
+    registration: RegistrationMode = "open"
+    rules: str = Field(default="", max_length=MAX_RULES)
+    allow: AccessList = None
+    deny: AccessList = None
 
     @model_validator(mode="after")
     def _timeline_in_order(self) -> "CompetitionCreate":
@@ -232,6 +240,11 @@ class CompetitionUpdate(BaseModel):
     public_board_mode: BoardMode | None = None
     ladder_step: LadderStep | None = None
     score_intervals: bool | None = None
+    registration: RegistrationMode | None = None
+    # A change of the rules makes each participant accept them again before the next submission.
+    rules: str | None = Field(default=None, max_length=MAX_RULES)
+    allow: AccessList = None
+    deny: AccessList = None
 
 
 def check_timeline(
@@ -292,6 +305,9 @@ class CompetitionPublic(BaseModel):
         "with any other is refused at upload",
     )
     created_at: datetime
+    registration: RegistrationMode = "open"
+    rules: str = ""
+    rules_version: int = 0
 
 
 class CompetitionImported(CompetitionPublic):

@@ -25,6 +25,7 @@ from app.http.request_body import upload_source
 from app.kaggle import schemas as k
 from app.kaggle import service
 from app.models import User
+from app.registration.service import RulesNotAccepted
 from app.storage import save_blob
 
 router = APIRouter(tags=["kaggle client"], include_in_schema=False)
@@ -115,6 +116,11 @@ def _call(
         except (ValueError, ValidationError) as exc:
             raise BadRequest(f"malformed {method} request: {exc}") from None
         result = handler(session, user, request, ctx)
+    except RulesNotAccepted:
+        # Rules changed between the upload's start and its creation: Kaggle's 403 all the same.
+        session.rollback()
+        session.info.pop("after_commit", None)
+        return kaggle_error(403, service.KAGGLE_RULES.format(action="submit"))
     except AppError as exc:
         if not exc.recorded:  # a recorded refusal (a failed upload) is committed, not undone
             session.rollback()

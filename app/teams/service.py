@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session, joinedload
 from app.auth.hosts import check_not_former_host, is_host, was_host
 from app.auth.service import require_may_take_part
 from app.errors import Conflict, Forbidden, NotFound
+from app.events.stream import TEAM_INVITED, emit
 from app.models import (
     Competition,
     CompetitionHost,
@@ -276,6 +277,14 @@ def invite(
     )
     session.add(invitation)
     session.flush()
+    emit(
+        session,
+        TEAM_INVITED,
+        competition_id=competition.id,
+        user_id=invitee.id,
+        team_id=team.id,
+        payload={"team": team.name, "inviter": inviter.name},
+    )
     return invitation
 
 
