@@ -96,10 +96,12 @@ def emit_rows(connection: Connection, rows: list[dict[str, Any]], *, keyed: bool
     insert = pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
     written = 0
     for row in rows:
-        result = connection.execute(
+        # RETURNING, not rowcount: the row returned is the proof it was this insert's.
+        made = connection.execute(
             insert(Event.__table__)
             .values(**row)
             .on_conflict_do_nothing(index_elements=["dedupe_key"])
-        )
-        written += int(result.rowcount or 0)  # type: ignore[attr-defined]
+            .returning(Event.__table__.c.id)
+        ).first()
+        written += made is not None
     return written
