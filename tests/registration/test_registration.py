@@ -240,3 +240,30 @@ def test_participants_list_and_csv_are_for_hosts_with_neutralised_cells(client, 
     rows = list(csv.DictReader(io.StringIO(sheet.text)))
     assert rows[0]["name"] == "formula" and rows[0]["status"] == "pending"
     assert rows[0]["message"].startswith("'=")
+
+
+def test_every_hosts_route_refuses_participants_and_strangers(client, host, alice, bob, make_user):
+    ready_competition(client, host.headers, registration="approval")
+    assert _join(client, alice).status_code == 202
+    other_host = make_user("other", organiser=True)
+    for caller in (alice, bob, other_host):
+        for method, url, body in (
+            ("get", f"{URL}/participants", None),
+            ("get", f"{URL}/participants.csv", None),
+            ("post", f"{URL}/participants/alice/approve", None),
+            ("post", f"{URL}/participants/alice/deny", None),
+            ("post", f"{URL}/participants/approve", {"names": ["alice"]}),
+            ("post", f"{URL}/participants/deny", {"names": ["alice"]}),
+            ("post", f"{URL}/invitations", {}),
+            ("post", f"{URL}/announcements", {"subject": "s", "body": "b"}),
+        ):
+            answer = client.request(method, url, json=body, headers=caller.headers)
+            assert answer.status_code == 403, (caller.name, method, url)
+        assert client.get(f"{URL}/participants").status_code == 401
+    # A participant's own routes are their own: bob has no registration to read.
+    assert client.get(f"{URL}/registration", headers=bob.headers).status_code == 404
+    assert client.get(f"{URL}/registration", headers=alice.headers).json()["status"] == "pending"
+    # Hosts do not take part.
+    assert _join(client, host).status_code == 403
+    still = client.get(f"{URL}/participants", headers=host.headers).json()
+    assert [(p["name"], p["status"]) for p in still] == [("alice", "pending")]
