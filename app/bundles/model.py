@@ -166,6 +166,9 @@ class Competition:
     logo: BundleFile | None = None
     docker_image: str | None = None
     warnings: tuple[str, ...] = ()
+    # Who takes part: "approval" where the platform's hosts approved each participant
+    # (Codabench's registration_auto_approve false, CodaLab's has_registration true).
+    registration: Literal["open", "approval"] = "open"
 
     def phase_columns(self, phase: Phase) -> tuple[tuple[Column, ...], str]:
         if phase.columns is not None:

@@ -45,9 +45,9 @@ from app.bundles import (
     to_api_body,
 )
 from app.bundles.export import slugify_file
-from app.bundles.markdown import description_markdown
+from app.bundles.markdown import as_markdown, description_markdown
 from app.bundles.scan import scan_program
-from app.competitions.schemas import CompetitionCreate, CompetitionImported
+from app.competitions.schemas import MAX_RULES, CompetitionCreate, CompetitionImported
 from app.competitions.service import create_competition, to_public, upload_answer_key
 from app.config import Settings
 from app.errors import Conflict, Forbidden, PayloadTooLarge, Unprocessable
@@ -105,6 +105,12 @@ def import_bundle(
     body = to_api_body(model, slug=slug)
     body["status"] = "draft"
     body["description"] = description_markdown(model)
+    # The platform's terms page is the competition's rules (accepted before joining), and its
+    # approval of each entrant the registration mode.
+    terms = model.page("terms")
+    if terms is not None and terms.content.strip():
+        body["rules"] = as_markdown(terms)[:MAX_RULES]
+    body["registration"] = model.registration
     try:
         data = CompetitionCreate.model_validate(body)
     except ValidationError as exc:

@@ -46,10 +46,13 @@ def rules_page(competition: Competition) -> str:
     return f"/c/{competition.slug}/rules"
 
 
+def has_rules(competition: Competition) -> bool:
+    """Rules written (and not cleared since): there is something to accept."""
+    return bool(competition.rules.strip())
+
+
 def needs_registration(competition: Competition) -> bool:
-    return bool(
-        competition.registration != OPEN or competition.rules_version > 0 or competition.deny
-    )
+    return bool(competition.registration != OPEN or has_rules(competition) or competition.deny)
 
 
 def registration_of(
@@ -70,7 +73,7 @@ def _refuse_denied_address(competition: Competition, user: User) -> None:
 
 
 def _rules_refusal(competition: Competition, registration: Registration | None) -> None:
-    if competition.rules_version == 0:
+    if not has_rules(competition):
         return
     accepted = registration.rules_version if registration is not None else None
     if accepted == competition.rules_version:
@@ -115,7 +118,7 @@ def join(
         raise RegistrationRefused("the hosts declined your request to take part")
     _refuse_denied_address(competition, user)
     now = datetime.now(UTC)
-    accepted_now = accept_rules and competition.rules_version > 0
+    accepted_now = accept_rules and has_rules(competition)
     if accepted_now and registration is not None:
         registration.rules_version = competition.rules_version
         registration.rules_accepted_at = now
@@ -203,7 +206,7 @@ def accept_rules(
 ) -> Registration:
     """Accept the current rules: for a participant, before the next submission; for anyone
     else, it is asking to join with the rules accepted."""
-    if competition.rules_version == 0:
+    if not has_rules(competition):
         raise Conflict(f"'{competition.slug}' has no rules to accept")
     registration = registration_of(session, competition=competition, user=user)
     if registration is None:

@@ -267,3 +267,10 @@ def test_every_hosts_route_refuses_participants_and_strangers(client, host, alic
     assert _join(client, host).status_code == 403
     still = client.get(f"{URL}/participants", headers=host.headers).json()
     assert [(p["name"], p["status"]) for p in still] == [("alice", "pending")]
+
+
+def test_rules_cleared_need_no_acceptance(client, host, alice):
+    ready_competition(client, host.headers, rules="Be nice.")
+    assert submit(client, alice.headers, PERFECT).status_code == 409
+    client.patch(URL, json={"rules": ""}, headers=host.headers)
+    assert submit(client, alice.headers, PERFECT).status_code == 202
