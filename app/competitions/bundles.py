@@ -18,6 +18,7 @@ import io
 import json
 import zipfile
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
@@ -104,12 +105,13 @@ def import_bundle(
     )
     body = to_api_body(model, slug=slug)
     body["status"] = "draft"
-    body["description"] = description_markdown(model)
-    # The platform's terms page is the competition's rules (accepted before joining), and its
-    # approval of each entrant the registration mode.
+    # The platform's terms page is the competition's rules (accepted before joining; not repeated
+    # in the description), and its approval of each entrant the registration mode.
     terms = model.page("terms")
     if terms is not None and terms.content.strip():
         body["rules"] = as_markdown(terms)[:MAX_RULES]
+        model = replace(model, pages=tuple(p for p in model.pages if p.kind != "terms"))
+    body["description"] = description_markdown(model)
     body["registration"] = model.registration
     try:
         data = CompetitionCreate.model_validate(body)
@@ -330,7 +332,12 @@ def competition_model(competition: CompetitionRow, settings: Settings) -> Compet
         title=competition.title,
         slug=competition.slug,
         description=Page(title="Overview", content=competition.description, format="markdown"),
-        pages=(),
+        # The rules travel as the bundle's terms page; an invitation-only competition as one
+        # whose hosts approve each entrant (a bundle has no allow list).
+        pages=(Page(title="Rules", content=competition.rules, format="markdown", kind="terms"),)
+        if competition.rules.strip()
+        else (),
+        registration="open" if competition.registration == "open" else "approval",
         columns=columns,
         ranking=columns[0].key,
         phases=phases,

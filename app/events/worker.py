@@ -5,15 +5,18 @@ processes."""
 
 import logging
 import threading
-from datetime import datetime
+import time
+from datetime import UTC, datetime, timedelta
 
+from sqlalchemy import delete
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db import unit_of_work
 from app.events import stream
 from app.events.moments import sweep_moments
 from app.events.readers import read_new
-from app.models import Event
+from app.models import Event, Notification, WebhookDelivery
 from app.notifications import dispatch
 from app.webhooks import delivery
 from app.webhooks import service as webhooks
@@ -25,6 +28,7 @@ def context(settings: Settings) -> dispatch.Context:
     return dispatch.Context(
         base_url=settings.public_url or "http://localhost:8000",
         secret_key=settings.secret_key,
+        max_pending=settings.mail_max_pending,
     )
 
 
@@ -42,6 +46,27 @@ def process_once(
     while read_new(factory, "webhooks", webhooks.handle):
         pass
     delivery.deliver_due(factory, settings)
+
+
+# What the stream keeps: events (with their readers' marks), webhook deliveries (with their
+# attempts) and notices, for this long; older rows are removed by the thread's housekeeping.
+KEEP = timedelta(days=30)
+PRUNE_EVERY_SECONDS = 600.0
+
+
+def prune(factory: sessionmaker[Session], *, now: datetime | None = None) -> int:
+    """Forget what is older than :data:`KEEP`; returns the rows removed."""
+    before = (now or datetime.now(UTC)) - KEEP
+    removed = 0
+    with unit_of_work(factory) as session:
+        for table, column in (
+            (WebhookDelivery, WebhookDelivery.created_at),
+            (Notification, Notification.created_at),
+            (Event, Event.created_at),
+        ):
+            result = session.execute(delete(table).where(column < before))
+            removed += int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return removed
 
 
 class EventsThread:
@@ -71,9 +96,13 @@ class EventsThread:
             self._thread.join(timeout=30)
 
     def _run(self) -> None:
+        last_prune = 0.0
         while not self._stop.is_set():
             try:
                 process_once(self._factory, self._settings)
+                if time.monotonic() - last_prune >= PRUNE_EVERY_SECONDS:
+                    last_prune = time.monotonic()
+                    prune(self._factory)
             except Exception:  # noqa: BLE001 - the database may be away; the next pass retries
                 log.warning("events pass failed", exc_info=True)
             self._wake.wait(self._interval)

@@ -3,10 +3,11 @@ notice on the pages and (when they have an address and did not opt out of mail) 
 unsubscribe link. What a mail says follows the boards' rules: no score of any phase is written
 in one (the link shows each reader what they may see)."""
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.auth.hosts import hosts
@@ -18,6 +19,7 @@ from app.models import (
     Event,
     Notification,
     NotificationSettings,
+    OutboundMail,
     Phase,
     User,
 )
@@ -26,11 +28,16 @@ from app.registration.announcements import recipients
 from app.registration.participants import participants
 from app.registration.schemas import Audience
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Context:
     base_url: str
     secret_key: str
+    # Mails waiting beyond which notifications go to the pages only (PODIUM_MAIL_MAX_PENDING):
+    # a flood of events cannot grow the outbox without bound.
+    max_pending: int = 10_000
 
 
 @dataclass(frozen=True)
@@ -181,6 +188,14 @@ def tell(
             select(NotificationSettings).where(NotificationSettings.user_id.in_(ids))
         )
     }
+    waiting = session.scalar(
+        select(func.count()).select_from(OutboundMail).where(OutboundMail.status == "pending")
+    )
+    room = max(0, ctx.max_pending - (waiting or 0))
+    if room < len(users):
+        log.warning(
+            "the outbox is full: %s notice(s) of event %s go unmailed", len(users), event.id
+        )
     told = 0
     for user in users:
         row = settings.get(user.id)
@@ -197,7 +212,8 @@ def tell(
                 link=notice.link[:500],
             )
         )
-        if user.email and preferences.wants_mail(row, notice.kind):
+        if user.email and preferences.wants_mail(row, notice.kind) and room > 0:
+            room -= 1
             enqueue_mail(
                 session,
                 to=user.email,
