@@ -29,8 +29,8 @@ from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
+from app.dispatch.worker import EventsThread
 from app.errors import error_responses
-from app.events.worker import EventsThread
 from app.honest.analysis.router import router as stats_router
 from app.http.board_gate import BoardGate
 from app.http.body_gate import BodyGate

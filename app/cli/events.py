@@ -17,7 +17,7 @@ def events_run() -> None:
     """Write the time events that came, turn new events into notices, mails and webhook
     deliveries, and send the deliveries that are due; once. Safe beside running servers."""
     from app.db import make_engine, make_session_factory
-    from app.events.worker import process_once
+    from app.dispatch.worker import process_once
 
     _unit, settings = _users_session()  # the database checked and migrated
     engine = make_engine(settings.database_url)

@@ -5,8 +5,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.coderun.limits import CodeLimits
 from app.competitions.dates import EndInstant, StartInstant
+from app.entry.lists import AccessList
 from app.models.types import MAX_INT
-from app.registration.lists import AccessList
 
 # A single-label classification competition's label set, as the host gives it.
 Label = Annotated[str, Field(min_length=1, max_length=200)]

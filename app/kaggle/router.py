@@ -19,13 +19,13 @@ from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
 from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep, auth_limiter
+from app.entry.gate import RulesNotAccepted
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
 from app.http.headers import content_disposition
 from app.http.request_body import upload_source
 from app.kaggle import schemas as k
 from app.kaggle import service
 from app.models import User
-from app.registration.service import RulesNotAccepted
 from app.storage import save_blob
 
 router = APIRouter(tags=["kaggle client"], include_in_schema=False)

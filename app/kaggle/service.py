@@ -19,6 +19,7 @@ from app.competitions.phases import ranking_column
 from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
 from app.datafiles import service as datafiles
+from app.entry.gate import RulesNotAccepted, require_may_submit
 from app.errors import Forbidden, NotFound, PayloadTooLarge, TooManyRequests
 from app.jobs.queue import ScoringQueue
 from app.kaggle import schemas as k
@@ -27,7 +28,6 @@ from app.leaderboard.service import MAX_PAGE, BoardBlind, BoardHidden, leaderboa
 from app.leaderboard.spreadsheet import safe_row
 from app.models import Competition, DataFile, Submission, SubmissionStatus, Team, User
 from app.models.competition import ARCHIVED
-from app.registration.service import RulesNotAccepted, require_may_submit
 from app.storage import CHUNK, delete_blob, list_blobs, open_blob
 from app.submissions import service as submissions
 from app.submissions.quota import quota_for

@@ -1,39 +1,17 @@
 """My notification settings, and my recent notifications."""
 
-from datetime import datetime
-
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
 
 from app.deps import CurrentUser, SessionDep
 from app.errors import error_responses
 from app.notifications import preferences
+from app.notifications.schemas import (
+    NotificationPublic,
+    NotificationSettingsPublic,
+    NotificationSettingsUpdate,
+)
 
 router = APIRouter(prefix="/me", tags=["notifications"], responses=error_responses(403))
-
-
-class NotificationSettingsPublic(BaseModel):
-    """What I hear about (each kind on or off), and whether by mail at all."""
-
-    choices: dict[str, bool]
-    mail: bool
-    kinds: dict[str, str] = Field(description="what each kind is about")
-
-
-class NotificationSettingsUpdate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    choices: dict[preferences.Kind, bool] = Field(default_factory=dict, max_length=20)
-    mail: bool | None = None
-
-
-class NotificationPublic(BaseModel):
-    id: int
-    kind: str
-    title: str
-    body: str
-    link: str
-    created_at: datetime
 
 
 def _settings_public(session: SessionDep, user_id: int) -> NotificationSettingsPublic:

@@ -2,6 +2,7 @@
 announcements. Joining itself is ``POST …/join`` (app.teams.router), which asks here first."""
 
 from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.responses import JSONResponse
 
 from app.deps import CompetitionDep, CurrentUser, HostedCompetitionDep, SessionDep, SettingsDep
 from app.errors import NotFound, error_responses
@@ -16,17 +17,71 @@ from app.registration.schemas import (
     Decisions,
     InvitationCreate,
     InvitationLink,
+    JoinRequest,
     Name,
     ParticipantPublic,
     RegistrationPublic,
     Status,
 )
+from app.teams import service as teams
+from app.teams.schemas import TeamPublic
 
 router = APIRouter(
     prefix="/competitions/{slug}",
     tags=["participants"],
     responses=error_responses(403, 404, 409),
 )
+
+
+@router.post(
+    "/join",
+    response_model=TeamPublic,
+    status_code=status.HTTP_201_CREATED,
+    responses={
+        200: {"model": TeamPublic, "description": "Already joined: the existing team"},
+        202: {
+            "model": RegistrationPublic,
+            "description": "Under approval: the request waits for the hosts (status pending)",
+        },
+    },
+)
+def join(
+    competition: CompetitionDep,
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+    response: Response,
+    body: JoinRequest | None = None,
+) -> TeamPublic | JSONResponse:
+    """Join (open), ask the hosts (approval: 202 ``"status": "pending"``) or join by invitation
+    (invite: the allow list or ``invitation``); a competition with rules needs
+    ``accept_rules`` (or ``POST …/rules/accept`` first), else 409 ``rules_not_accepted``."""
+    body = body or JoinRequest()
+    asked = service.join(
+        session,
+        competition=competition,
+        user=user,
+        secret_key=settings.secret_key,
+        message=body.message,
+        accept_rules=body.accept_rules,
+        invitation=body.invitation,
+    )
+    if asked.status != "approved":
+        return JSONResponse(
+            status_code=status.HTTP_202_ACCEPTED,
+            content=RegistrationPublic(
+                status=asked.status.value,
+                rules_version=asked.rules_version,
+                rules_accepted_at=asked.rules_accepted_at,
+                current_rules_version=competition.rules_version,
+                requested_at=asked.requested_at,
+                message=asked.message,
+            ).model_dump(mode="json"),
+        )
+    team, created = teams.join(session, competition=competition, user=user)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return teams.team_view(session, team=team)
 
 
 def registration_public(registration: Registration, current: int) -> RegistrationPublic:

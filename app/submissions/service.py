@@ -15,6 +15,7 @@ from app.competitions.entry_fields import parse_details
 from app.competitions.phases import upload_phase
 from app.config import Settings
 from app.db import after_commit
+from app.entry.gate import require_may_submit
 from app.errors import AppError, Conflict, Forbidden, NotFound, PayloadTooLarge, Unprocessable
 from app.evaluation.keys import intake_limits
 from app.evaluation.metric import is_custom, label_set
@@ -23,7 +24,6 @@ from app.jobs.queue import ScoringQueue
 from app.models import Competition, Phase, Submission, SubmissionStatus, TeamMember, User
 from app.ops.logs import current_request_id
 from app.pagination import Page, Paged, paginate
-from app.registration.service import require_may_submit
 from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels

@@ -1,68 +1,14 @@
 """Teams: joining, invitations, merges and the rule that a user is on one team per competition."""
 
-from fastapi import APIRouter, Response, status
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, status
 
-from app.deps import CompetitionDep, CurrentUser, IdPath, SessionDep, SettingsDep
+from app.deps import CompetitionDep, CurrentUser, IdPath, SessionDep
 from app.errors import error_responses
 from app.pagination import PAGE_HEADERS, PageDep
-from app.registration import service as registration
-from app.registration.schemas import JoinRequest, RegistrationPublic
 from app.teams import merge, service
 from app.teams.schemas import InvitationCreate, InvitationPublic, TeamPublic
 
 router = APIRouter(tags=["teams"], responses=error_responses(403, 404, 409))
-
-
-@router.post(
-    "/competitions/{slug}/join",
-    response_model=TeamPublic,
-    status_code=status.HTTP_201_CREATED,
-    responses={
-        200: {"model": TeamPublic, "description": "Already joined: the existing team"},
-        202: {
-            "model": RegistrationPublic,
-            "description": "Under approval: the request waits for the hosts (status pending)",
-        },
-    },
-)
-def join(
-    competition: CompetitionDep,
-    user: CurrentUser,
-    session: SessionDep,
-    settings: SettingsDep,
-    response: Response,
-    body: JoinRequest | None = None,
-) -> TeamPublic | JSONResponse:
-    """Join (open), ask the hosts (approval: 202 ``"status": "pending"``) or join by invitation
-    (invite: the allow list or ``invitation``); a competition with rules needs
-    ``accept_rules`` (or ``POST …/rules/accept`` first), else 409 ``rules_not_accepted``."""
-    body = body or JoinRequest()
-    asked = registration.join(
-        session,
-        competition=competition,
-        user=user,
-        secret_key=settings.secret_key,
-        message=body.message,
-        accept_rules=body.accept_rules,
-        invitation=body.invitation,
-    )
-    if asked.status != "approved":
-        return JSONResponse(
-            status_code=status.HTTP_202_ACCEPTED,
-            content=RegistrationPublic(
-                status=asked.status.value,
-                rules_version=asked.rules_version,
-                rules_accepted_at=asked.rules_accepted_at,
-                current_rules_version=competition.rules_version,
-                requested_at=asked.requested_at,
-                message=asked.message,
-            ).model_dump(mode="json"),
-        )
-    team, created = service.join(session, competition=competition, user=user)
-    if not created:
-        response.status_code = status.HTTP_200_OK
-    return service.team_view(session, team=team)
 
 
 @router.get("/competitions/{slug}/team", response_model=TeamPublic)

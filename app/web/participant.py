@@ -11,10 +11,10 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from sqlalchemy.orm import Session
 
 from app.deps import IdPath, SessionDep, SettingsDep
+from app.entry.gate import registration_of
 from app.errors import Unprocessable, error_response
 from app.models import Competition, Phase, User
 from app.pagination import MAX_LIMIT, Page
-from app.registration.service import registration_of
 from app.submissions import selection, service, visibility
 from app.teams import merge
 from app.teams import service as teams

@@ -25,7 +25,7 @@ WORKER = textwrap.dedent(
     import sys
     from app.config import Settings
     from app.db import make_engine, make_session_factory
-    from app.events.worker import process_once
+    from app.dispatch.worker import process_once
 
     engine = make_engine(sys.argv[1])
     factory = make_session_factory(engine)

@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import func, select
 
 from app.auth.service import create_user
+from app.dispatch.worker import prune
 from app.events.readers import read_new
 from app.events.stream import ANNOUNCEMENT, emit
-from app.events.worker import prune
 from app.mail.outbox import enqueue_mail
 from app.models import Event, EventMark, Notification, OutboundMail, Role
 from app.notifications.dispatch import Context, Notice, tell

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
-from app.events.worker import process_once
+from app.dispatch.worker import process_once
 from app.models import Notification, OutboundMail
 from tests.helpers import API, PERFECT, ready_competition, submit
 

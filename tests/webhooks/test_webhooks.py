@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 from standardwebhooks.webhooks import Webhook
 
-from app.events.worker import process_once
+from app.dispatch.worker import process_once
 from app.models import Event, OutboundMail
 from app.webhooks.delivery import SCHEDULE, deliver_due
 from tests.helpers import API, PERFECT, ready_competition, submit
