@@ -106,3 +106,29 @@ def test_notification_settings_by_form(client, person, browser):
     again = ada.get("/account/notifications").text
     assert 'name="submission" checked' in again and 'name="phase_opened" checked' not in again
     assert browser().get("/account/notifications", follow_redirects=False).status_code == 303
+
+
+def test_the_host_sets_who_takes_part_on_the_settings_page(client, person, browser):
+    host = person("hostess", organiser=True)
+    ready_competition(client, host.headers)
+    web = browser("hostess")
+    saved = web.post(
+        f"/c/{SLUG}/host",
+        page=f"/c/{SLUG}/host",
+        data={
+            "registration": "invite",
+            "allow": "Ada@Example.org\n@uni.example.edu\n",
+            "deny": "",
+            "rules": "Play fair.",
+        },
+    )
+    assert saved.status_code == 303
+    shown = client.get(f"{API}/competitions/{SLUG}", headers=host.headers).json()
+    assert shown["registration"] == "invite" and shown["rules"] == "Play fair."
+    assert shown["rules_version"] == 1
+    page = web.get(f"/c/{SLUG}/host").text
+    assert (
+        "ada@example.org\n@uni.example.edu" in page or "@uni.example.edu\nada@example.org" in page
+    )
+    bad = web.post(f"/c/{SLUG}/host", page=f"/c/{SLUG}/host", data={"deny": "not an address"})
+    assert "deny" in web.get(bad.headers["location"]).text
