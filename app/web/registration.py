@@ -12,6 +12,7 @@ from app.deps import SessionDep, SettingsDep
 from app.errors import Unprocessable
 from app.models import RegistrationStatus
 from app.registration import announcements, participants, service
+from app.registration.schemas import Audience
 from app.teams import service as teams
 from app.web.competition import PageCompetition, tab_context
 from app.web.forms import HostForm, HostPage, MemberForm, form_post
@@ -141,8 +142,6 @@ def announce(
     subject: Annotated[str, Form(max_length=200)] = "",
     body: Annotated[str, Form(max_length=20_000)] = "",
 ) -> Response:
-    from app.registration.schemas import Audience
-
     if not subject.strip() or not body.strip():
         raise Unprocessable("an announcement needs a subject and a text")
     announcements.post(
