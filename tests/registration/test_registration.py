@@ -274,3 +274,17 @@ def test_rules_cleared_need_no_acceptance(client, host, alice):
     assert submit(client, alice.headers, PERFECT).status_code == 409
     client.patch(URL, json={"rules": ""}, headers=host.headers)
     assert submit(client, alice.headers, PERFECT).status_code == 202
+
+
+def test_a_team_invitation_is_no_way_around_approval(client, host, alice, bob):
+    ready_competition(client, host.headers, registration="approval")
+    assert _join(client, alice).status_code == 202
+    client.post(f"{URL}/participants/alice/approve", headers=host.headers)
+    assert _join(client, alice).status_code == 201  # her team
+    invite = {"user": "bob"}
+    refused = client.post(f"{URL}/team/invitations", json=invite, headers=alice.headers)
+    assert refused.status_code == 409 and "join first" in refused.json()["detail"]
+    assert _join(client, bob).status_code == 202
+    client.post(f"{URL}/participants/bob/approve", headers=host.headers)
+    sent = client.post(f"{URL}/team/invitations", json=invite, headers=alice.headers)
+    assert sent.status_code == 201, sent.text
