@@ -98,7 +98,7 @@ def require_may_submit(session: Session, *, competition: Competition, user: User
             f"join the competition first ({'ask the hosts' if competition.registration == APPROVAL else 'by invitation'}): "
             f"POST /api/v1/competitions/{competition.slug}/join"
         )
-    if registration.status == RegistrationStatus.pending:
+    if registration.status == RegistrationStatus.pending and competition.registration != OPEN:
         raise RegistrationPending("your request to take part waits for the hosts' decision")
     if registration.status in (RegistrationStatus.denied, RegistrationStatus.banned):
         raise RegistrationRefused("you do not take part in this competition")

@@ -16,6 +16,7 @@ from app.auth.service import require_may_take_part
 from app.entry.gate import (
     APPROVAL,
     INVITE,
+    OPEN,
     RegistrationRefused,
     has_rules,
     refuse_denied_address,
@@ -64,6 +65,9 @@ def join(
         RegistrationStatus.approved,
         RegistrationStatus.pending,
     ):
+        if competition.registration == OPEN:
+            # Asked while the hosts approved each request; the competition is open now.
+            registration.status = RegistrationStatus.approved
         session.flush()
         return registration
     status = RegistrationStatus.approved

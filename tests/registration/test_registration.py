@@ -288,3 +288,13 @@ def test_a_team_invitation_is_no_way_around_approval(client, host, alice, bob):
     client.post(f"{URL}/participants/bob/approve", headers=host.headers)
     sent = client.post(f"{URL}/team/invitations", json=invite, headers=alice.headers)
     assert sent.status_code == 201, sent.text
+
+
+def test_a_request_left_pending_is_let_in_once_the_competition_opens(client, host, alice):
+    ready_competition(client, host.headers, registration="approval", rules="Be nice.")
+    assert _join(client, alice, accept_rules=True).status_code == 202
+    client.patch(URL, json={"registration": "open"}, headers=host.headers)
+    assert submit(client, alice.headers, PERFECT).status_code == 202
+    assert _join(client, alice).status_code in (200, 201)
+    mine = client.get(f"{URL}/registration", headers=alice.headers).json()
+    assert mine["status"] == "approved"
