@@ -8,17 +8,20 @@ from fastapi import APIRouter, Form, Query, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.datastructures import URL
 
-from app.deps import SessionDep, SettingsDep
+from app.deps import IdPath, SessionDep, SettingsDep
 from app.errors import Unprocessable
-from app.models import RegistrationStatus
+from app.events.stream import WEBHOOK_EVENTS
+from app.models import RegistrationStatus, WebhookEndpoint
+from app.pagination import Page
 from app.registration import announcements, participants, service
 from app.registration.schemas import Audience
 from app.teams import service as teams
 from app.web.competition import PageCompetition, tab_context
-from app.web.forms import HostForm, HostPage, MemberForm, form_post
+from app.web.forms import HostForm, HostPage, MemberForm, Visit, form_post
 from app.web.host import _show
 from app.web.session import WebUser
 from app.web.templating import render
+from app.webhooks import service as webhooks
 
 router = APIRouter(include_in_schema=False)
 
@@ -154,3 +157,53 @@ def announce(
         per_day=settings.announcements_per_day,
     )
     return form.done("Your announcement is posted and will be mailed to the participants.")
+
+
+@router.get("/c/{slug}/host/webhooks", response_class=HTMLResponse)
+def webhooks_page(visit: HostPage) -> Response:
+    return _webhooks(visit)
+
+
+def _webhooks(visit: Visit, created: WebhookEndpoint | None = None) -> Response:
+    endpoints = webhooks.endpoints(visit.session, competition=visit.competition)
+    recent = {
+        e.id: webhooks.deliveries_page(visit.session, endpoint=e, page=Page(limit=10)).items
+        for e in endpoints
+    }
+    return _show(
+        visit,
+        "host/webhooks.html",
+        "webhooks",
+        endpoints=endpoints,
+        recent=recent,
+        events=WEBHOOK_EVENTS,
+        created=created,
+    )
+
+
+@form_post(router, "/c/{slug}/host/webhooks", back="/host/webhooks")
+async def add_webhook(form: HostForm, settings: SettingsDep) -> Response:
+    fields = await form.request.form(max_files=0, max_fields=20)
+    url = str(fields.get("url") or "").strip()[:2000]
+    chosen = [str(e) for e in fields.getlist("events") if str(e) in WEBHOOK_EVENTS]
+    if not url or not chosen:
+        raise Unprocessable("give the endpoint's URL and at least one event")
+    endpoint = webhooks.create(
+        form.session,
+        competition=form.competition,
+        actor=form.user,
+        url=url,
+        events=chosen,
+        allow_private=settings.webhook_allow_private,
+    )
+    # The page itself, not a redirect: the secret is shown once and never put in a cookie.
+    return _webhooks(form, created=endpoint)
+
+
+@form_post(router, "/c/{slug}/host/webhooks/{webhook_id}/enable", back="/host/webhooks")
+def enable_webhook(form: HostForm, webhook_id: IdPath) -> Response:
+    endpoint = webhooks.endpoint_of(
+        form.session, competition=form.competition, endpoint_id=webhook_id
+    )
+    webhooks.enable(form.session, endpoint=endpoint)
+    return form.done(f"Endpoint {endpoint.id} is enabled again.")

@@ -132,3 +132,27 @@ def test_the_host_sets_who_takes_part_on_the_settings_page(client, person, brows
     )
     bad = web.post(f"/c/{SLUG}/host", page=f"/c/{SLUG}/host", data={"deny": "not an address"})
     assert "deny" in web.get(bad.headers["location"]).text
+
+
+def test_webhooks_on_the_host_pages(client, person, browser):
+    host = person("hostess", organiser=True)
+    person("ada")
+    ready_competition(client, host.headers)
+    web = browser("hostess")
+    added = web.post(
+        f"/c/{SLUG}/host/webhooks",
+        page=f"/c/{SLUG}/host/webhooks",
+        data={"url": "https://example.org/hook", "events": ["submission.scored", "phase.opened"]},
+    )
+    assert added.status_code == 200 and "whsec_" in added.text
+    page = web.get(f"/c/{SLUG}/host/webhooks").text
+    assert "https://example.org/hook" in page and "whsec_" not in page  # shown once
+    refused = web.post(
+        f"/c/{SLUG}/host/webhooks",
+        page=f"/c/{SLUG}/host/webhooks",
+        data={"url": "http://127.0.0.1/x", "events": ["phase.opened"]},
+    )
+    assert refused.status_code == 303
+    assert "loopback" in web.get(refused.headers["location"]).text
+    ada = browser("ada")
+    assert ada.get(f"/c/{SLUG}/host/webhooks").status_code == 403
