@@ -176,6 +176,17 @@ class Settings(BaseSettings):
     # Single sign-on: a JSON list of OpenID Connect providers, each {"name", "title", "issuer",
     # "client_id", "client_secret"} (docs/accounts.md has Keycloak and Google examples).
     oidc_providers: str = "[]"
+    # Webhooks (app.webhooks): deliveries go to public addresses only unless this is true (a
+    # private network's receiver, a test's on loopback); each attempt has this many seconds; an
+    # endpoint whose attempts failed this many times in a row is disabled and its hosts told.
+    webhook_allow_private: bool = False
+    webhook_timeout_seconds: float = Field(default=5.0, gt=0, le=30)
+    webhook_disable_after: int = Field(default=30, ge=1)
+    # Announcements a competition may send per day (each is mailed to its participants).
+    announcements_per_day: int = Field(default=5, ge=1)
+    # Whether this API process runs the events thread (the time sweep, notifications, webhook
+    # deliveries); several processes share the work. Off: `podium events run` does it.
+    process_events: bool = True
 
     @model_validator(mode="after")
     def _refuse_default_secret_in_production(self) -> "Settings":

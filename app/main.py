@@ -32,6 +32,7 @@ from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
 from app.datafiles.router import router as datafiles_router
 from app.db import database_concurrency, make_engine, make_session_factory
+from app.dispatch.worker import EventsThread
 from app.episodes.router import router as simulation_router
 from app.errors import error_responses
 from app.honest.analysis.router import router as stats_router
@@ -47,16 +48,19 @@ from app.kaggle.router import router as kaggle_router
 from app.leaderboard.cache import RenderedBoards
 from app.leaderboard.router import router as leaderboard_router
 from app.mail.sender import MailSender
+from app.notifications.router import router as notifications_router
 from app.ops import unavailable
 from app.ops.logs import configure_logging
 from app.ops.middleware import RequestTelemetry
 from app.ops.router import router as ops_router
+from app.registration.router import router as registration_router
 from app.shared.counters import Counters, MemoryCounters
 from app.shared.state import SharedState
 from app.submissions.router import router as submissions_router
 from app.teams.router import router as teams_router
 from app.web import install_web
 from app.web.form_gate import FormGate
+from app.webhooks.router import router as webhooks_router
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +102,9 @@ def _api_router() -> APIRouter:
         kaggle_router,
         runtime_router,
         simulation_router,
+        registration_router,
+        webhooks_router,
+        notifications_router,
     ):
         api.include_router(router)
     return api
@@ -210,6 +217,15 @@ def create_app(
         )
         if mail_sender is not None:
             mail_sender.start()
+        # The time sweep, notifications and webhook deliveries: one thread a process, safe
+        # beside the others' (keyed events, readers' marks, delivery leases).
+        events_thread = (
+            EventsThread(session_factory, settings)
+            if settings.process_events and own_engine
+            else None
+        )
+        if events_thread is not None:
+            events_thread.start()
         sweeper = None
         if settings.scoring_backend == "thread":
             sweeper = Sweeper(
@@ -223,6 +239,8 @@ def create_app(
         yield
         if sweeper is not None:
             sweeper.stop()
+        if events_thread is not None:
+            events_thread.stop()
         if mail_sender is not None:
             mail_sender.stop()
         queue.stop()

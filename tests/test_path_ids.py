@@ -23,8 +23,6 @@ ID_ROUTES = [
     ("GET", "/episodes/{id}"),
     ("GET", "/episodes/{id}/logs/0"),
 ]
-# The site admin's routes (a participant or host is 403 there before any id is looked up).
-ADMIN_ID_ROUTES = [("DELETE", "/admin/invitations/{id}")]
 
 
 def test_every_integer_path_parameter_is_bounded(client):
@@ -37,19 +35,7 @@ def test_every_integer_path_parameter_is_bounded(client):
                     assert schema.get("minimum") == 1, (path, parameter["name"])
                     assert schema.get("maximum") == 2**31 - 1, (path, parameter["name"])
                     checked += 1
-    assert checked == len(ID_ROUTES) + len(ADMIN_ID_ROUTES)
-
-
-@pytest.mark.parametrize(("method", "path"), ADMIN_ID_ROUTES)
-def test_out_of_range_ids_on_admin_routes_are_422_and_the_largest_is_404(
-    client, make_user, method, path
-):
-    admin = make_user("root_admin", admin=True)
-    for bad in ("99999999999999999999999", str(2**31), "-1", "0", "12abc"):
-        response = client.request(method, API + path.format(id=bad), headers=admin.headers)
-        assert response.status_code == 422, (bad, response.text)
-    response = client.request(method, API + path.format(id=2**31 - 1), headers=admin.headers)
-    assert response.status_code == 404, response.text
+    assert checked == len(ID_ROUTES) + len(GUARDED_ID_ROUTES)
 
 
 @pytest.mark.parametrize(("method", "path"), ID_ROUTES)
@@ -62,6 +48,29 @@ def test_out_of_range_ids_are_422_and_the_largest_id_is_404(client, host, alice,
             assert response.status_code == 422, (bad, response.text)
         response = client.request(method, API + path.format(id=2**31 - 1), headers=caller.headers)
         assert response.status_code == 404, response.text
+
+
+# Routes whose caller is checked before the path (a competition's hosts, the site's admins):
+# the one who may call it gets 422 or 404, anyone else 403 (or 422), never a 500.
+GUARDED_ID_ROUTES = [
+    ("GET", "/competitions/churn/webhooks/{id}/deliveries", "host"),
+    ("POST", "/competitions/churn/webhooks/{id}/enable", "host"),
+    ("DELETE", "/competitions/churn/webhooks/{id}", "host"),
+    ("DELETE", "/admin/invitations/{id}", "admin"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "who"), GUARDED_ID_ROUTES)
+def test_out_of_range_ids_behind_a_guard(client, host, alice, make_user, method, path, who):
+    ready_competition(client, host.headers)
+    allowed = host if who == "host" else make_user("root", admin=True)
+    for bad in ("99999999999999999999999", str(2**31), "-1", "0", "12abc"):
+        response = client.request(method, API + path.format(id=bad), headers=allowed.headers)
+        assert response.status_code == 422, (bad, response.text)
+        other = client.request(method, API + path.format(id=bad), headers=alice.headers)
+        assert other.status_code in (403, 422), (bad, other.text)
+    response = client.request(method, API + path.format(id=2**31 - 1), headers=allowed.headers)
+    assert response.status_code == 404, response.text
 
 
 # Every integer a query string brings: offsets, limits and the compare route's ids.

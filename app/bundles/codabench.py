@@ -241,11 +241,22 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
         logo=logo,
         docker_image=docker,
         warnings=(),
+        registration="open" if _auto_approve(f, config) else "approval",
     )
     extension = config.get("podium")
     if extension is not None:
         competition = apply_extension(competition, extension, f, tree, warnings)
     return replace(competition, warnings=tuple(dict.fromkeys(warnings)))
+
+
+def _auto_approve(f: Fields, config: dict[str, Any]) -> bool:
+    """``registration_auto_approve``: false, the hosts approve each entrant. Left out, the
+    competition is open, Podium's default (Codabench's own default is false; a bundle that does
+    not say is taken as not asking for approval)."""
+    value = config.get("registration_auto_approve", True)
+    if not isinstance(value, bool):
+        raise f.fail("must be true or false", "registration_auto_approve")
+    return value
 
 
 def _description(f: Fields, value: Any) -> str:

@@ -236,6 +236,7 @@ def export_codabench(competition: Competition) -> Export:
         "image": logo_name,
         "docker_image": competition.docker_image or DEFAULT_DOCKER_IMAGE,
         "terms": terms_path,
+        "registration_auto_approve": competition.registration == "open",
         "pages": pages_yaml,
         "tasks": tasks,
         "phases": phases_yaml,

@@ -192,6 +192,9 @@ class Competition:
     origin: dict[str, Any] | None = field(default=None, compare=False)
     # What an export could not carry (a stored file gone missing), listed in the bundle.
     missing: tuple[str, ...] = ()
+    # Who takes part: "approval" where the platform's hosts approved each participant
+    # (Codabench's registration_auto_approve false, CodaLab's has_registration true).
+    registration: Literal["open", "approval"] = "open"
 
     def phase_columns(self, phase: Phase) -> tuple[tuple[Column, ...], str]:
         if phase.columns is not None:

@@ -123,6 +123,14 @@ score_decimals: 5
 # exact, ladder or ladder_free (Blum & Hardt's Ladder).
 public_board_mode: exact
 score_intervals: true
+# Who takes part: open (join at once), approval (you approve each request) or invite (the
+# allow list, or your invitation links). The deny list applies in every mode.
+registration: open
+# allow: ["ada@example.org", "@uni.example.edu"]
+# deny: ["@spam.example"]
+# Markdown rules that participants accept to join, and again after each change.
+# rules: |
+#   One account per person. No sharing of code or data outside teams.
 """
 
 

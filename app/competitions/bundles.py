@@ -20,6 +20,7 @@ import json
 import logging
 import zipfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, BinaryIO
 
@@ -49,9 +50,9 @@ from app.bundles import (
 )
 from app.bundles.as_came import as_came
 from app.bundles.export import slugify_file
-from app.bundles.markdown import description_markdown
+from app.bundles.markdown import as_markdown, description_markdown
 from app.bundles.scan import scan_program
-from app.competitions.schemas import CompetitionCreate, CompetitionImported
+from app.competitions.schemas import MAX_RULES, CompetitionCreate, CompetitionImported
 from app.competitions.service import create_competition, to_public, upload_answer_key
 from app.config import Settings
 from app.datafiles.service import put_file
@@ -125,7 +126,14 @@ def import_bundle(
     model = as_came(model, now=datetime.now(UTC), slug=slug or model.slug, start_now=start_now)
     body = to_api_body(model, slug=slug)
     body["status"] = "draft"
+    # The platform's terms page is the competition's rules (accepted before joining; not repeated
+    # in the description), and its approval of each entrant the registration mode.
+    terms = model.page("terms")
+    if terms is not None and terms.content.strip():
+        body["rules"] = as_markdown(terms)[:MAX_RULES]
+        model = replace(model, pages=tuple(p for p in model.pages if p.kind != "terms"))
     body["description"] = description_markdown(model)
+    body["registration"] = model.registration
     try:
         data = CompetitionCreate.model_validate(body)
     except ValidationError as exc:
@@ -379,7 +387,12 @@ def competition_model(competition: CompetitionRow, settings: Settings) -> Compet
         title=competition.title,
         slug=competition.slug,
         description=Page(title="Overview", content=competition.description, format="markdown"),
-        pages=(),
+        # The rules travel as the bundle's terms page; an invitation-only competition as one
+        # whose hosts approve each entrant (a bundle has no allow list).
+        pages=(Page(title="Rules", content=competition.rules, format="markdown", kind="terms"),)
+        if competition.rules.strip()
+        else (),
+        registration="open" if competition.registration == "open" else "approval",
         columns=columns,
         ranking=columns[0].key,
         phases=phases,

@@ -5,6 +5,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.coderun.limits import CodeLimits
 from app.competitions.dates import EndInstant, StartInstant
+from app.entry.lists import AccessList
 from app.models.types import MAX_INT
 from app.simulation.environments import EnvironmentConfig
 from app.simulation.settings import SimulationSettings
@@ -43,6 +44,9 @@ BoardRule = Literal["public", "hidden", "blind"]
 CountingRule = Literal["best", "last", "chosen"]
 SubmissionKind = Literal["predictions", "code", "simulation"]
 MAX_PHASES = 20
+# Who takes part (app.registration): join at once, ask the hosts, or be invited.
+RegistrationMode = Literal["open", "approval", "invite"]
+MAX_RULES = 100_000
 
 
 class ComputedConfig(BaseModel):
@@ -216,6 +220,10 @@ class CompetitionCreate(BaseModel):
     public_board_mode: BoardMode = "exact"
     ladder_step: LadderStep | None = None
     score_intervals: bool = True
+    registration: RegistrationMode = "open"
+    rules: str = Field(default="", max_length=MAX_RULES)
+    allow: AccessList = None
+    deny: AccessList = None
 
     @model_validator(mode="after")
     def _timeline_in_order(self) -> "CompetitionCreate":
@@ -258,6 +266,11 @@ class CompetitionUpdate(BaseModel):
     public_board_mode: BoardMode | None = None
     ladder_step: LadderStep | None = None
     score_intervals: bool | None = None
+    registration: RegistrationMode | None = None
+    # A change of the rules makes each participant accept them again before the next submission.
+    rules: str | None = Field(default=None, max_length=MAX_RULES)
+    allow: AccessList = None
+    deny: AccessList = None
 
 
 def check_timeline(
@@ -318,6 +331,9 @@ class CompetitionPublic(BaseModel):
         "with any other is refused at upload",
     )
     created_at: datetime
+    registration: RegistrationMode = "open"
+    rules: str = ""
+    rules_version: int = 0
 
 
 class CompetitionImported(CompetitionPublic):

@@ -85,6 +85,11 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         public_board_mode=data.public_board_mode,
         ladder_step=data.ladder_step,
         score_intervals=data.score_intervals,
+        registration=data.registration,
+        rules=data.rules,
+        rules_version=1 if data.rules.strip() else 0,
+        allow=data.allow,
+        deny=data.deny,
         created_by_id=owner.id,
     )
     session.add(competition)
@@ -221,6 +226,9 @@ def to_public(competition: Competition) -> CompetitionPublic:
         has_metric_file=bool(competition.custom_metric_path) if is_custom(competition) else None,
         labels=label_set(competition),
         created_at=competition.created_at,
+        registration=competition.registration,  # type: ignore[arg-type]
+        rules=competition.rules,
+        rules_version=competition.rules_version,
     )
 
 
@@ -233,6 +241,8 @@ _NOT_NULL = {
     "score_decimals",
     "public_board_mode",
     "score_intervals",
+    "registration",
+    "rules",
 }
 
 
@@ -257,6 +267,9 @@ def update_competition(
         changes["labels"] = _checked_labels(metric_for(competition), changes["labels"])
         key = competition.board_key
         _check_key_within(key.labels if key else None, changes["labels"])
+    if "rules" in changes and changes["rules"] != competition.rules:
+        # Each participant accepts the new version before their next submission.
+        changes["rules_version"] = competition.rules_version + 1
     before = snapshot(competition, list(changes))
     for name, value in changes.items():
         setattr(competition, name, value)

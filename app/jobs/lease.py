@@ -21,10 +21,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Integer, and_, bindparam, or_, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, object_session, sessionmaker
 
 from app.config import Settings
 from app.db import unit_of_work
+from app.events.stream import SUBMISSION_FAILED, emit
 from app.leaderboard.standings import UNSCORED_ONLY
 from app.models import Submission, SubmissionStatus
 from app.models.submission import HELD_STATUSES
@@ -318,3 +319,15 @@ def give_up(submission: Submission, settings: Settings) -> None:
     submission.finished_at = now()
     submission.lease_expires_at = None
     SCORING_FAILURES.labels("attempts").inc()
+    session = object_session(submission)
+    if session is not None:
+        emit(
+            session,
+            SUBMISSION_FAILED,
+            competition_id=submission.competition_id,
+            team_id=submission.team_id,
+            user_id=submission.user_id,
+            phase_id=submission.phase_id,
+            submission_id=submission.id,
+            payload={"platform": True},
+        )

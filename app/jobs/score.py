@@ -43,6 +43,7 @@ from app.evaluation.columns import column_defs
 from app.evaluation.custom import score_with_custom_metric
 from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom
+from app.events.stream import SUBMISSION_FAILED, SUBMISSION_SCORED, emit_rows
 from app.jobs.code_run import CodeInput, CodePlan, RunRecord, refused_output, run_submission_code
 from app.jobs.honest import (
     Stats,
@@ -875,6 +876,8 @@ def _settle_statement(names: tuple[str, ...]):  # type: ignore[no-untyped-def]
         .returning(
             Submission.competition_id,
             Submission.team_id,
+            Submission.user_id,
+            Submission.phase_id,
             _scored(_outer("id"), key_id).label("scored"),
             (published == key_id).label("published"),
             *(
@@ -969,6 +972,8 @@ def _settle_in(
             },
         ).first()
     settled = [Settled.lost if found[i] is None else Settled.written for i in range(len(scored))]
+    # The stream's events, in this transaction: an outcome is heard of if and only if written.
+    emit_rows(connection, [_settled_event(scored[i], found[i]) for i in order if found[i]])
     # A failure moves no board: it was never scored.
     moved = [i for i in order if found[i] is not None and scored[i].outcome.result is not None]
     if not moved:
@@ -1040,6 +1045,23 @@ def _settle_in(
     for i in jobs:
         settled[i] = Settled.with_stats
     return settled
+
+
+def _settled_event(each: "_Scored", row: Any) -> dict[str, Any]:
+    outcome = each.outcome
+    return dict(
+        kind=SUBMISSION_SCORED if outcome.result is not None else SUBMISSION_FAILED,
+        competition_id=row.competition_id,
+        team_id=row.team_id,
+        user_id=row.user_id,
+        phase_id=row.phase_id,
+        submission_id=each.claim.lease.submission_id,
+        # A failure on the platform's side (not the file's, not the participant's code's) is
+        # the hosts' to hear of.
+        payload={"platform": outcome.host_error is not None and not outcome.participants_fault}
+        if outcome.result is None
+        else {},
+    )
 
 
 def _outcome_values(outcome: Outcome, ran: Ran | None) -> dict[str, Any]:

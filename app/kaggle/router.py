@@ -20,6 +20,7 @@ from app.auth.throttle import FailedAuthLimiter, client_address
 from app.datafiles.download import file_response
 from app.db import run_after_rollback
 from app.deps import SessionDep, SettingsDep, auth_limiter
+from app.entry.gate import RulesNotAccepted
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
 from app.http.headers import content_disposition
 from app.http.request_body import upload_source
@@ -152,6 +153,11 @@ def _call(
         except (ValueError, ValidationError) as exc:
             raise BadRequest(f"malformed {method} request: {exc}") from None
         result = handler(session, user, request, ctx)
+    except RulesNotAccepted:
+        # Rules changed between the upload's start and its creation: Kaggle's 403 all the same.
+        session.rollback()
+        session.info.pop("after_commit", None)
+        return kaggle_error(403, service.KAGGLE_RULES.format(action="submit"))
     except AppError as exc:
         if not exc.recorded:  # a recorded refusal (a failed upload) is committed, not undone
             session.rollback()

@@ -22,7 +22,8 @@ from app.competitions.phases import ranking_column
 from app.competitions.service import get_competition_by_slug, list_competitions
 from app.config import Settings
 from app.datafiles import service as datafiles
-from app.errors import BadRequest, NotFound, PayloadTooLarge, TooManyRequests
+from app.entry.gate import RulesNotAccepted, require_may_submit
+from app.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge, TooManyRequests
 from app.jobs.queue import ScoringQueue
 from app.kaggle import schemas as k
 from app.kaggle.signing import sign, verify
@@ -310,6 +311,7 @@ def start_submission_upload_call(
     session: Session, user: User, req: k.StartSubmissionUploadRequest, ctx: Context
 ) -> k.StartSubmissionUploadResponse:
     competition = get_competition_by_slug(session, req.competition_name, user, writing=True)
+    require_entrant(session, competition=competition, user=user, action="submit")
     limit = ctx.settings.max_upload_bytes
     if req.content_length > limit:
         raise PayloadTooLarge(f"the file is larger than the {limit:,}-byte upload limit")
@@ -328,6 +330,22 @@ def start_submission_upload_call(
     return k.StartSubmissionUploadResponse(
         token=token, create_url=f"{ctx.base_url}api/v1/kaggle/uploads/{token}"
     )
+
+
+# Kaggle's own words (and status) for a competition whose rules the caller has not accepted.
+KAGGLE_RULES = "You must accept this competition's rules before you'll be able to {action}."
+
+
+def require_entrant(session: Session, *, competition: Competition, user: User, action: str) -> None:
+    """Refused before any byte is sent: the rules (Kaggle's 403 and words), or registration."""
+    if is_host(session, competition, user):
+        return
+    try:
+        require_may_submit(session, competition=competition, user=user)
+    except RulesNotAccepted as refusal:
+        raise Forbidden(
+            KAGGLE_RULES.format(action=action), extra={"rules_url": refusal.extra["rules_url"]}
+        ) from None
 
 
 def staged_upload_key(token: str, settings: Settings) -> str:

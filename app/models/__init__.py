@@ -5,8 +5,18 @@ from app.models.audit import AuditEntry
 from app.models.competition import AnswerKey, Competition
 from app.models.counter import SharedCounter
 from app.models.datafile import DataFile
+from app.models.event import (
+    Event,
+    EventMark,
+    Notification,
+    NotificationSettings,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 from app.models.host import CompetitionHost, FormerHost, HostRole
 from app.models.phase import Phase
+from app.models.registration import Announcement, Registration, RegistrationStatus
 from app.models.simulation import AgentRating, Episode, EpisodeAgent
 from app.models.standing import BoardRevision, Standing
 from app.models.stats import BoardBands, ScoreStats
@@ -18,6 +28,16 @@ __all__ = [
     "AgentRating",
     "Episode",
     "EpisodeAgent",
+    "Announcement",
+    "Event",
+    "EventMark",
+    "Notification",
+    "NotificationSettings",
+    "Registration",
+    "RegistrationStatus",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
     "AnswerKey",
     "LinkSecret",
     "OidcIdentity",

@@ -63,6 +63,16 @@ class Competition(Base):
     ladder_step: Mapped[float | None] = mapped_column(Float, default=None)
     # Bootstrap intervals, rank bands and comparisons; off costs nothing.
     score_intervals: Mapped[bool] = mapped_column(Boolean, default=True)
+    # Who takes part (app.registration): "open" (join at once), "approval" (the hosts decide) or
+    # "invite" (the allow list, or an invitation link); ``deny`` applies in every mode. Each list
+    # holds addresses and "@domain"s.
+    registration: Mapped[str] = mapped_column(String(16), default="open", server_default="open")
+    allow: Mapped[list[str] | None] = mapped_column(JSON, default=None)
+    deny: Mapped[list[str] | None] = mapped_column(JSON, default=None)
+    # The rules page (Markdown); its version goes up with each change, and a participant whose
+    # accepted version is older accepts again before the next submission.
+    rules: Mapped[str] = mapped_column(Text, default="", server_default="")
+    rules_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # The bundle it was first imported from (app.competitions.bundles): {"format", "file",

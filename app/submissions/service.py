@@ -17,9 +17,11 @@ from app.competitions.migration import due, migrate_phase
 from app.competitions.phases import upload_phase
 from app.config import Settings
 from app.db import after_commit
+from app.entry.gate import require_may_submit
 from app.errors import AppError, Conflict, Forbidden, NotFound, PayloadTooLarge, Unprocessable
 from app.evaluation.keys import intake_limits
 from app.evaluation.metric import is_custom, label_set
+from app.events.stream import SUBMISSION_FAILED, emit
 from app.jobs.queue import ScoringQueue
 from app.models import Competition, Phase, Submission, SubmissionStatus, TeamMember, User
 from app.ops.logs import current_request_id
@@ -71,6 +73,9 @@ def create_submission(
             "hosts do not compete in their own competition: submit with baseline=true "
             "for an unranked reference entry"
         )
+    if not host:
+        # Approved, rules accepted (the current version): nothing read for an open competition.
+        require_may_submit(session, competition=competition, user=user)
     phase, late = upload_phase(competition, phase_name, now, host=host)
     if due(phase, now):
         # The first upload into a phase since it opened carries its migrated entries first.
@@ -246,6 +251,15 @@ def _failed(
     submission.started_at = submission.finished_at = now
     session.add(submission)
     session.flush()
+    emit(
+        session,
+        SUBMISSION_FAILED,
+        competition_id=submission.competition_id,
+        team_id=submission.team_id,
+        user_id=submission.user_id,
+        phase_id=submission.phase_id,
+        submission_id=submission.id,
+    )
     refusal.extra["submission_id"] = submission.id
     refusal.recorded = True
     return Upload(submission, refusal)

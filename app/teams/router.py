@@ -1,6 +1,6 @@
 """Teams: joining, invitations, merges and the rule that a user is on one team per competition."""
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, status
 
 from app.deps import CompetitionDep, CurrentUser, IdPath, SessionDep
 from app.errors import error_responses
@@ -9,21 +9,6 @@ from app.teams import merge, service
 from app.teams.schemas import InvitationCreate, InvitationPublic, TeamPublic
 
 router = APIRouter(tags=["teams"], responses=error_responses(403, 404, 409))
-
-
-@router.post(
-    "/competitions/{slug}/join",
-    response_model=TeamPublic,
-    status_code=status.HTTP_201_CREATED,
-    responses={200: {"model": TeamPublic, "description": "Already joined: the existing team"}},
-)
-def join(
-    competition: CompetitionDep, user: CurrentUser, session: SessionDep, response: Response
-) -> TeamPublic:
-    team, created = service.join(session, competition=competition, user=user)
-    if not created:
-        response.status_code = status.HTTP_200_OK
-    return service.team_view(session, team=team)
 
 
 @router.get("/competitions/{slug}/team", response_model=TeamPublic)

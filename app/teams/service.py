@@ -14,12 +14,15 @@ from sqlalchemy.orm import Session, joinedload
 
 from app.auth.hosts import check_not_former_host, is_host, was_host
 from app.auth.service import require_may_take_part
+from app.entry.gate import OPEN, registration_of
 from app.errors import Conflict, Forbidden, NotFound
+from app.events.stream import TEAM_INVITED, emit
 from app.models import (
     Competition,
     CompetitionHost,
     FormerHost,
     InvitationStatus,
+    RegistrationStatus,
     Team,
     TeamInvitation,
     TeamMember,
@@ -134,6 +137,19 @@ def join(session: Session, *, competition: Competition, user: User) -> tuple[Tea
     return _team_for(session, competition=competition, user=user)
 
 
+def refuse_unapproved(session: Session, competition: Competition, invitee: User) -> None:
+    """Where the hosts decide who takes part (approval, invite), a team takes in only those they
+    approved: an invitation is no way around the registration."""
+    if competition.registration == OPEN:
+        return
+    registration = registration_of(session, competition=competition, user=invitee)
+    if registration is None or registration.status != RegistrationStatus.approved:
+        raise Conflict(
+            f"'{invitee.name}' does not take part in this competition yet: they join first "
+            "(the hosts approve or invite each participant)"
+        )
+
+
 def check_not_host(session: Session, competition: Competition, user: User) -> None:
     """Hosts see the private scores: they never join, invite or merge in their competition,
     and neither do its former hosts."""
@@ -246,6 +262,7 @@ def invite(
         raise Conflict(f"'{invitee.name}' hosts this competition: hosts do not compete")
     if was_host(session, competition, invitee):
         raise Conflict(f"'{invitee.name}' hosted this competition: former hosts do not compete")
+    refuse_unapproved(session, competition, invitee)
     their_team = find_team(session, competition=competition, user=invitee)
     if their_team is not None and their_team.id == team.id:
         raise Conflict(f"'{invitee.name}' is already on your team")
@@ -276,6 +293,14 @@ def invite(
     )
     session.add(invitation)
     session.flush()
+    emit(
+        session,
+        TEAM_INVITED,
+        competition_id=competition.id,
+        user_id=invitee.id,
+        team_id=team.id,
+        payload={"team": team.name, "inviter": inviter.name},
+    )
     return invitation
 
 

@@ -36,6 +36,7 @@ SIGNED_OUT_FORMS = (
     "/verify-email",
     "/password-reset",
     "/password-reset/confirm",
+    "/unsubscribe",  # every mail's link: it works without signing in
 )
 
 

@@ -119,9 +119,18 @@ def _parse_float(name: str, raw: str) -> float | None:
 
 def _changed_settings(competition: Competition, form: FormData) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    for name in ("title", "description"):
+    for name in ("title", "description", "rules", "registration"):
         if isinstance(raw := form.get(name), str):
             values[name] = raw.replace("\r\n", "\n")
+    for name in ("allow", "deny"):
+        # One address or @domain a line; the schema normalises and sorts them, so the list is
+        # compared as the schema would store it.
+        if isinstance(raw := form.get(name), str):
+            lines = [line.strip() for line in raw.splitlines() if line.strip()]
+            try:
+                values[name] = getattr(CompetitionUpdate(**{name: lines}), name) or None
+            except ValidationError as exc:
+                raise Unprocessable(f"{name}: {exc.errors()[0]['msg']}") from None
     for name in _TIMES:
         if isinstance(raw := form.get(name), str):
             values[name] = _parse_time(name, raw)

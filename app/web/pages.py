@@ -19,6 +19,7 @@ from app.errors import Forbidden
 from app.http.headers import content_disposition
 from app.metrics.docs import render_markdown as metrics_markdown
 from app.models.types import RowId
+from app.registration import announcements
 from app.teams.service import find_team, team_counts
 from app.web.boards import board_page
 from app.web.competition import VISITOR, PageCompetition, tab_context
@@ -49,7 +50,12 @@ def home(request: Request, session: SessionDep, user: WebUser) -> Response:
 def overview(
     request: Request, competition: PageCompetition, session: SessionDep, user: WebUser
 ) -> Response:
-    return render(request, "overview.html", tab_context(session, competition, user, "overview"))
+    news = announcements.recent(session, competition=competition, limit=5)
+    return render(
+        request,
+        "overview.html",
+        {**tab_context(session, competition, user, "overview"), "news": news},
+    )
 
 
 @router.get("/c/{slug}/data", response_class=HTMLResponse)

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from sqlalchemy.orm import Session
 
 from app.deps import IdPath, SessionDep, SettingsDep
+from app.entry.gate import registration_of
 from app.errors import Unprocessable, error_response
 from app.models import Competition, Phase, User
 from app.pagination import MAX_LIMIT, Page
@@ -181,14 +182,10 @@ def team_page(
             "is_leader": team is not None and teams.leader_id(session, team) == user.id,
             "received": [teams.invitation_view(session, invitation=i) for i in received],
             "allowance": merge_allowance(competition, datetime.now(UTC)),
+            "registration": registration_of(session, competition=competition, user=user),
+            "invitation": request.query_params.get("invitation", "")[:200],
         },
     )
-
-
-@form_post(router, "/c/{slug}/join", back="/team")
-def join(form: MemberForm) -> Response:
-    team, _created = teams.join(form.session, competition=form.competition, user=form.user)
-    return form.done(f"You compete as team {team.name}.")
 
 
 @form_post(router, "/c/{slug}/team/invitations", back="/team")

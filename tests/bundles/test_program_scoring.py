@@ -47,6 +47,14 @@ def jail() -> None:
         skip_or_fail(f"the jail cannot start here: {exc}")
 
 
+def accept_rules(client: TestClient, caller: Caller, slug: str) -> None:
+    """A bundle's terms page is its competition's rules: a participant accepts them first."""
+    competition = client.get(f"{API}/competitions/{slug}", headers=caller.headers).json()
+    if competition.get("rules"):
+        accepted = client.post(f"{API}/competitions/{slug}/rules/accept", headers=caller.headers)
+        assert accepted.status_code == 200, accepted.text
+
+
 def opened(client: TestClient, host: Caller, slug: str) -> list[str]:
     """Every phase open now, and the competition published through the launch checklist (the
     reference data is each phase's answer key; the program needs no sample); the phases' names."""
@@ -75,6 +83,7 @@ def submitted(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Upload through the API (scored at once by the eager queue); the host's and the
     participant's views of the submission."""
+    accept_rules(client, caller, slug)
     response = client.post(
         f"{API}/competitions/{slug}/submissions",
         files={"file": (name, data, "application/octet-stream")},
@@ -170,6 +179,7 @@ def test_a_submission_to_a_program_phase_is_stored_as_is_without_csv_intake(
     assert import_bundle(client, host, make_zip(codalab_files()), slug="pi").status_code == 201
     development = opened(client, host, "pi")[0]
     data = b"\x00\x01 not a CSV at all \xff"
+    accept_rules(client, alice, "pi")
     response = client.post(
         f"{API}/competitions/pi/submissions",
         files={"file": ("answer.bin", data, "application/octet-stream")},

@@ -9,6 +9,7 @@ from typing import Any
 from app.models import Competition
 from tests.asgi_client import TestClient
 from tests.bundles.test_import_api import import_bundle, podium_bundle
+from tests.bundles.test_program_scoring import accept_rules
 from tests.conftest import Caller
 from tests.helpers import API
 
@@ -37,6 +38,7 @@ def shown(client: TestClient, caller: Caller, slug: str) -> dict[str, Any]:
 
 def scored(client: TestClient, caller: Caller, host: Caller, slug: str) -> dict[str, Any]:
     """``caller`` submits to the (blind) final phase; its host reads the scores."""
+    accept_rules(client, caller, slug)
     response = client.post(
         f"{API}/competitions/{slug}/submissions",
         files={"file": ("sub.csv", SUBMISSION, "text/csv")},

@@ -77,6 +77,25 @@ HOST_ROUTES = [
     ("GET", "/competitions/churn/submissions.zip", {}),
     ("GET", "/competitions/churn/export", {}),  # the competition as a bundle
     ("POST", "/competitions/churn/publish", {}),  # 409 for the hosts: it is not a draft
+    # Who takes part (issue 40): the participants list and decisions (alice joined before
+    # registrations, so deciding hers is a 404), invitation links, announcements, webhooks.
+    ("GET", "/competitions/churn/participants", {}),
+    ("GET", "/competitions/churn/participants.csv", {}),
+    ("POST", "/competitions/churn/participants/alice/approve", {}),
+    ("POST", "/competitions/churn/participants/alice/deny", {}),
+    ("POST", "/competitions/churn/participants/approve", {"json": {"names": ["alice"]}}),
+    ("POST", "/competitions/churn/participants/deny", {"json": {"names": ["alice"]}}),
+    ("POST", "/competitions/churn/invitations", {"json": {}}),
+    ("POST", "/competitions/churn/announcements", {"json": {"subject": "s", "body": "b"}}),
+    (
+        "POST",
+        "/competitions/churn/webhooks",
+        {"json": {"url": "https://example.org/hook", "events": ["phase.opened"]}},
+    ),
+    ("GET", "/competitions/churn/webhooks", {}),
+    ("GET", "/competitions/churn/webhooks/1/deliveries", {}),
+    ("POST", "/competitions/churn/webhooks/1/enable", {}),
+    ("DELETE", "/competitions/churn/webhooks/1", {}),
     # The owner's (or an admin's) alone, like changing the hosts; 409 once archived or with
     # submissions.
     ("POST", "/competitions/churn/archive", {}),
@@ -122,18 +141,26 @@ OPEN_ROUTES = {
     ("GET", "/submissions/{submission_id}/episodes"),
     ("GET", "/episodes/{episode_id}"),
     ("GET", "/episodes/{episode_id}/logs/{agent}"),
-    # Accounts: joining and one's own account (no competition, no host); the site admin's
-    # routes are for admins, tested with participants and organisers in tests/accounts.
+    # Who takes part (issue 40): the news, one's own registration and rules, one's own
+    # notifications (tests/registration, tests/notifications try them with other users).
+    ("GET", "/competitions/{slug}/announcements"),
+    ("GET", "/competitions/{slug}/registration"),
+    ("POST", "/competitions/{slug}/rules/accept"),
+    ("GET", "/me/notifications"),
+    ("PUT", "/me/notifications"),
+    ("GET", "/me/notifications/recent"),
+    # Accounts (issue 39): one's own account, sign-up and its links, and the site admin's
+    # routes (admins only: tests/accounts try them with other users); none is a host's.
+    ("GET", "/me/account"),
+    ("GET", "/me/data"),
+    ("POST", "/me/delete"),
+    ("POST", "/me/email"),
+    ("POST", "/me/email/verification"),
+    ("POST", "/me/password"),
     ("POST", "/auth/signup"),
     ("POST", "/auth/verify-email"),
     ("POST", "/auth/password-reset"),
     ("POST", "/auth/password-reset/confirm"),
-    ("GET", "/me/account"),
-    ("POST", "/me/email"),
-    ("POST", "/me/email/verification"),
-    ("POST", "/me/password"),
-    ("GET", "/me/data"),
-    ("POST", "/me/delete"),
     ("GET", "/admin/users"),
     ("PATCH", "/admin/users/{name}"),
     ("GET", "/admin/invitations"),
@@ -151,6 +178,8 @@ def _template(path: str) -> str:
         .replace("/hosts/carol", "/hosts/{user_name}")
         .replace("/files/train.csv", "/files/{name}")
         .replace("/phases/main", "/phases/{phase}")
+        .replace("/participants/alice/", "/participants/{name}/")
+        .replace("/webhooks/1", "/webhooks/{webhook_id}")
     )
 
 
