@@ -37,6 +37,7 @@ from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
 from app.leaderboard.cache import RenderedBoards
 from app.leaderboard.router import router as leaderboard_router
+from app.ledger.router import router as ledger_router
 from app.ops import unavailable
 from app.ops.logs import configure_logging
 from app.ops.middleware import RequestTelemetry
@@ -85,6 +86,7 @@ def _api_router() -> APIRouter:
         stats_router,
         kaggle_router,
         runtime_router,
+        ledger_router,
     ):
         api.include_router(router)
     return api

@@ -5,6 +5,7 @@ from app.models.competition import AnswerKey, Competition
 from app.models.counter import SharedCounter
 from app.models.datafile import DataFile
 from app.models.host import CompetitionHost, FormerHost, HostRole
+from app.models.ledger import LedgerEntry, LedgerHead
 from app.models.phase import Phase
 from app.models.standing import BoardRevision, Standing
 from app.models.stats import BoardBands, ScoreStats
@@ -24,6 +25,8 @@ __all__ = [
     "DataFile",
     "FormerHost",
     "HostRole",
+    "LedgerEntry",
+    "LedgerHead",
     "Phase",
     "Role",
     "Score",

@@ -1,10 +1,11 @@
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request, UploadFile, status
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from app.competitions.phases import board_phase
+from app.config import Settings
 from app.deps import (
     CompetitionDep,
     CurrentUser,
@@ -20,6 +21,8 @@ from app.deps import (
 from app.errors import error_response, error_responses
 from app.http.headers import content_disposition
 from app.leaderboard import moderation
+from app.ledger import service as ledger
+from app.ledger.signing import signer_for
 from app.pagination import PAGE_HEADERS, PageDep
 from app.storage import iter_chunks
 from app.submissions import export, rerun, selection, service, visibility
@@ -72,10 +75,22 @@ def create_submission(
         details=details,
     )
     finish_here(session)  # the commit on this thread: one thread hop fewer per upload
+    receipt = upload_receipt(upload, slug, settings)
     if upload.refusal is not None:
         # Answered, not raised: the failed submission is committed into the team's history.
+        upload.refusal.extra["receipt"] = receipt
         return error_response(upload.refusal)
-    return SubmissionAccepted(id=upload.submission.id, status=upload.submission.status)
+    return SubmissionAccepted(
+        id=upload.submission.id, status=upload.submission.status, receipt=receipt
+    )
+
+
+def upload_receipt(upload: service.Upload, slug: str, settings: Settings) -> dict[str, Any] | None:
+    """The upload's receipt, once its entry has its place in the chain (after the commit)."""
+    if upload.entry is None or upload.entry.seq is None:
+        return None
+    signer = signer_for(settings.data_dir, settings.ledger_signing_key)
+    return ledger.receipt(signer, slug, upload.entry)
 
 
 @router.get(

@@ -9,6 +9,8 @@ from app.models import SubmissionStatus
 class SubmissionAccepted(BaseModel):
     id: int
     status: SubmissionStatus
+    # The upload's entry in the record, signed by the server (app.ledger.service.receipt).
+    receipt: dict[str, Any] | None = None
 
 
 class SubmissionPublic(BaseModel):

@@ -17,7 +17,8 @@ from app.models import Score, ScoreStats, Standing, Submission, SubmissionStatus
 from tests.helpers import PERFECT, PUBLIC_HALF, ready_competition, statements_during, submit
 
 # What it costs now, without the test's savepoints: a change that adds a statement fails here.
-TODAY = {"sqlite": 11, "postgresql": 12}
+# (One each is the record's entry of the score, issue 43: 10 and 11 before.)
+TODAY = {"sqlite": 12, "postgresql": 13}
 
 
 def test_a_small_uploads_scoring_costs_no_more_statements_than_today(
