@@ -16,6 +16,8 @@ from app.ledger.record import Appended
 from app.ledger.signing import Signer
 from app.models import Competition, LedgerEntry, Submission
 
+# The response header of every board CSV naming the record's head ("<seq>:<hash>").
+LEDGER_HEAD = "Podium-Ledger-Head"
 # Entries a page of ``GET …/ledger`` carries at most.
 PAGE_ENTRIES = 10_000
 FORMAT = 1

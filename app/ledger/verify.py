@@ -358,6 +358,13 @@ def read_receipts(directory: Path) -> list[tuple[str, dict[str, Any]]]:
 def from_archive(path: Path) -> Material:
     """A host's export (a zip holding ``ledger.jsonl`` and ``boards/<phase>-<board>.csv``), or
     a ``ledger.jsonl`` on its own."""
+    try:
+        return _from_archive(path)
+    except (OSError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
+        raise VerifyError(f"cannot read {path}: {exc}") from None
+
+
+def _from_archive(path: Path) -> Material:
     if not zipfile.is_zipfile(path):
         header, entries = parse_lines(path.read_text())
         return Material(header, entries, source=str(path))
@@ -377,13 +384,13 @@ def from_archive(path: Path) -> Material:
 
 
 def split_url(url: str) -> tuple[str, str]:
-    """The server's base URL and the competition's slug, from any URL under
-    ``/competitions/<slug>`` (a page or the API)."""
+    """The server's base URL and the competition's slug, from the competition's page
+    (``…/c/<slug>``) or any API URL under ``…/competitions/<slug>``."""
     parts = urlsplit(url)
     segments = [s for s in parts.path.split("/") if s]
-    if "competitions" not in segments or segments.index("competitions") + 1 >= len(segments):
-        raise VerifyError(f"{url} names no competition (…/competitions/<slug>)")
-    at = segments.index("competitions")
+    at = next((i for i, s in enumerate(segments) if s in ("c", "competitions")), None)
+    if at is None or at + 1 >= len(segments):
+        raise VerifyError(f"{url} names no competition (…/c/<slug> or …/competitions/<slug>)")
     prefix = "/".join(s for s in segments[:at] if s not in ("api", "v1"))
     base = f"{parts.scheme}://{parts.netloc}" + (f"/{prefix}" if prefix else "")
     return base, segments[at + 1]
@@ -391,22 +398,11 @@ def split_url(url: str) -> tuple[str, str]:
 
 def from_url(url: str, *, get: Any) -> Material:
     """The record of the competition at ``url`` as the server serves it to anyone, and its
-    boards. ``get(url) -> (status, text)`` fetches."""
+    boards. ``get(url) -> (status, text)`` fetches. The record is read again after the boards,
+    so that it is at least as new as they are (a score settled in between is in it)."""
     base, slug = split_url(url)
     api = f"{base}/api/v1/competitions/{slug}"
-    header: dict[str, Any] = {}
-    entries: list[dict[str, Any]] = []
-    after = 0
-    while True:
-        status, text = get(f"{api}/ledger?after={after}")
-        if status != 200:
-            raise VerifyError(f"{api}/ledger answered {status}")
-        page_header, page = parse_lines(text)
-        header = header or page_header
-        entries += page
-        if not page_header.get("more") or not page:
-            break
-        after = page[-1]["seq"]
+    header, entries = _read_record(api, get, {}, [])
     boards: dict[tuple[str, str], list[dict[str, str]]] = {}
     phases = sorted({e["body"].get("phase") for e in entries if e.get("kind") == "key_published"})
     for phase in phases:
@@ -414,7 +410,23 @@ def from_url(url: str, *, get: Any) -> Material:
             status, text = get(f"{api}/leaderboard.csv?board={board}&phase={phase}")
             if status == 200:
                 boards[(phase, board)] = parse_board(text)
+    header, entries = _read_record(api, get, header, entries)
     return Material(header, entries, boards=boards, source=url)
+
+
+def _read_record(
+    api: str, get: Any, header: dict[str, Any], entries: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The record's entries after those in ``entries``, page by page, and the newest header."""
+    while True:
+        after = entries[-1].get("seq", 0) if entries else 0
+        status, text = get(f"{api}/ledger?after={after}")
+        if status != 200:
+            raise VerifyError(f"{api}/ledger answered {status}")
+        header, page = parse_lines(text)
+        entries = entries + page
+        if not header.get("more") or not page:
+            return header, entries
 
 
 def iter_problems(reports: Iterable[Report]) -> list[str]:

@@ -17,6 +17,7 @@ from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep
 from app.errors import Forbidden
 from app.http.headers import content_disposition
+from app.ledger import service as ledger
 from app.metrics.docs import render_markdown as metrics_markdown
 from app.models.types import RowId
 from app.teams.service import find_team, team_counts
@@ -49,7 +50,13 @@ def home(request: Request, session: SessionDep, user: WebUser) -> Response:
 def overview(
     request: Request, competition: PageCompetition, session: SessionDep, user: WebUser
 ) -> Response:
-    return render(request, "overview.html", tab_context(session, competition, user, "overview"))
+    # The record's head, published where anyone can note it down (app.ledger).
+    head = ledger.head_text(ledger.head(session, competition.id))
+    return render(
+        request,
+        "overview.html",
+        {**tab_context(session, competition, user, "overview"), "ledger_head": head},
+    )
 
 
 @router.get("/c/{slug}/data", response_class=HTMLResponse)
