@@ -71,5 +71,59 @@ def _get(url: str) -> tuple[int, str]:
     return response.status_code, response.text
 
 
+def backup(
+    to: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            metavar="DIR_OR_S3_URL",
+            help="A folder, or s3://bucket/prefix (with this install's PODIUM_S3_* settings).",
+        ),
+    ],
+    keep: Annotated[
+        int | None,
+        typer.Option(help="Then delete the oldest backups there beyond this many.", min=1),
+    ] = None,
+) -> None:
+    """Back up this install while it serves: the database (SQLite's online backup or pg_dump),
+    the stored files, the record's signing key, the settings without secrets, a manifest of
+    checksums."""
+    from app.backup.snapshot import BackupError, take
+    from app.config import get_settings
+
+    try:
+        taken = take(get_settings(), to, keep=keep)
+    except BackupError as exc:
+        _fail(str(exc))
+    typer.echo(f"backup {taken.name}: {taken.files} files, {taken.bytes} bytes, in {taken.where}")
+    for name in taken.pruned:
+        typer.echo(f"pruned {name}")
+
+
+def restore(
+    source: Annotated[
+        str,
+        typer.Argument(
+            metavar="FROM",
+            help="A backup folder, or s3://bucket/prefix[/podium-backup-…] (its newest).",
+        ),
+    ],
+) -> None:
+    """Restore a backup into this install, which must be empty (refused otherwise); then check
+    it with `podium verify`."""
+    from app.backup.restore import restore as restore_backup
+    from app.backup.snapshot import BackupError
+    from app.config import get_settings
+
+    try:
+        restored = restore_backup(get_settings(), source)
+    except BackupError as exc:
+        _fail(str(exc))
+    moved = " (file references moved to this install's store)" if restored.rewritten else ""
+    typer.echo(f"restored {restored.source}: {restored.files} stored files{moved}")
+
+
 def register(app: typer.Typer) -> None:
     app.command()(verify)
+    app.command()(backup)
+    app.command()(restore)
