@@ -143,3 +143,17 @@ def phase_changed(session: Session, *, competition_id: int, phase: Any) -> Appen
         board=phase.board,
         counts=phase.counts,
     )
+
+
+def revealed(
+    session: Session, *, competition_id: int, phase: str, end: Any, seq: int, head: str
+) -> Appended:
+    """A phase's sealed values are open from now on; the head as the phase ended is chained."""
+    return fact(
+        session,
+        competition_id=competition_id,
+        kind=REVEALED,
+        phase=phase,
+        end=end.isoformat(),
+        head_at_end={"seq": seq, "hash": head},
+    )

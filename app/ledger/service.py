@@ -11,10 +11,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.ledger import facts
 from app.ledger.chain import GENESIS
 from app.ledger.record import Appended
 from app.ledger.signing import Signer
-from app.models import Competition, LedgerEntry, Submission
+from app.models import Competition, LedgerEntry, Phase, Submission
 
 # The response header of every board CSV naming the record's head ("<seq>:<hash>").
 LEDGER_HEAD = "Podium-Ledger-Head"
@@ -181,3 +182,40 @@ def entry_count(session: Session, competition_id: int) -> int:
         )
         or 0
     )
+
+
+def reveal_ended(session: Session, *, now: datetime) -> int:
+    """Append a ``revealed`` entry for each phase that has ended since its record last said so
+    (the sweep's pass: written once by whichever process sees the moment first; a second one
+    racing it writes a duplicate, which says nothing new). How many were appended."""
+    ended = session.execute(
+        select(Phase.competition_id, Phase.name, Phase.end)
+        .where(Phase.end.is_not(None), Phase.end <= now)
+        .where(
+            select(LedgerEntry.id)
+            .where(LedgerEntry.competition_id == Phase.competition_id)
+            .exists()
+        )
+    ).all()
+    appended = 0
+    for competition_id, name, end in ended:
+        said = session.scalar(
+            select(LedgerEntry.id).where(
+                LedgerEntry.competition_id == competition_id,
+                LedgerEntry.kind == facts.REVEALED,
+                LedgerEntry.body.contains(f'"phase":{json.dumps(name)}'),
+            )
+        )
+        if said is not None:
+            continue
+        at_end = head(session, competition_id, until=end)
+        facts.revealed(
+            session,
+            competition_id=competition_id,
+            phase=name,
+            end=end,
+            seq=at_end.seq,
+            head=at_end.hash,
+        )
+        appended += 1
+    return appended

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import text
 
+from app.jobs.sweep import sweep
 from app.ledger.chain import GENESIS, canonical, link, opens, sha256_hex
 from app.ledger.signing import verifies
 from app.ledger.verify import Material, check, from_url
@@ -87,7 +88,7 @@ def test_every_fact_is_chained_in_order(client, host, alice, bob):
 
 
 def test_private_values_are_sealed_until_the_phase_ends_then_opened(
-    client, host, alice, session_factory
+    client, host, alice, session_factory, settings
 ):
     ready_competition(client, host.headers)
     # Public AUC 0.5, private AUC 1.0.
@@ -105,6 +106,12 @@ def test_private_values_are_sealed_until_the_phase_ends_then_opened(
     hosts_view = next(e for e in _entries(client, host.headers) if e["kind"] == "scored")
     assert opens(scored["body"]["sealed"], hosts_view["opening"])
     close_now(session_factory)
+    # The sweep says so in the record, once, with the head as the phase ended.
+    for _ in range(2):
+        sweep(session_factory, lambda _id: None, settings=settings)
+    revealed = [e for e in _entries(client) if e["kind"] == "revealed"]
+    assert [e["body"]["phase"] for e in revealed] == ["main"]
+    assert revealed[0]["body"]["head_at_end"]["seq"] == revealed[0]["seq"] - 1
     opened = next(e for e in _entries(client) if e["kind"] == "scored")
     assert opens(opened["body"]["sealed"], opened["opening"])
     (values,) = opened["opening"]["values"].values()
