@@ -180,6 +180,7 @@ def rewrite_references(url: str, old: str, new: str) -> None:
             for column in (
                 Submission.path,
                 Submission.output_path,
+                Submission.attachment_path,
                 AnswerKey.path,
                 Competition.custom_metric_path,
             ):

@@ -31,8 +31,15 @@ def plain(value: Any) -> Any:
 
 
 def canonical(value: Any) -> str:
+    try:
+        return _dumps(value)
+    except ValueError:  # a nan or an infinity somewhere: written as text (rare)
+        return _dumps(plain(value))
+
+
+def _dumps(value: Any) -> str:
     return json.dumps(
-        plain(value), sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
     )
 
 

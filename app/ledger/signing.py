@@ -38,7 +38,8 @@ class SigningKeyError(ValueError):
 
 
 def signer_for(data_dir: Path, configured: str | None) -> Signer:
-    return _signer(data_dir.resolve(), configured)
+    """The process's signer for these settings, made once (every upload asks for it)."""
+    return _signer(data_dir, configured)
 
 
 @functools.cache

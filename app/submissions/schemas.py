@@ -13,6 +13,13 @@ class SubmissionAccepted(BaseModel):
     receipt: dict[str, Any] | None = None
 
 
+class CodeAttached(BaseModel):
+    submission_id: int
+    sha256: str
+    # The attachment's entry in the record, signed (app.ledger.service.receipt).
+    receipt: dict[str, Any]
+
+
 class SubmissionPublic(BaseModel):
     """A participant's view: no private score before the deadline, no host-only error."""
 

@@ -1,4 +1,5 @@
-"""the record: each competition's hash chain of ranked facts, and its head
+"""the record: each competition's hash chain of ranked facts, and its head; a submission's
+attached code (winners' checks)
 
 Revision ID: 0020
 Revises: 0017
@@ -46,9 +47,15 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(['competition_id'], ['competitions.id'], name=op.f('fk_ledger_heads_competition_id_competitions'), ondelete='CASCADE'),
         sa.PrimaryKeyConstraint('competition_id', name=op.f('pk_ledger_heads')),
     )
+    with op.batch_alter_table('submissions') as batch:
+        batch.add_column(sa.Column('attachment_path', sa.String(length=500), nullable=True))
+        batch.add_column(sa.Column('attachment_sha256', sa.String(length=64), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('submissions') as batch:
+        batch.drop_column('attachment_sha256')
+        batch.drop_column('attachment_path')
     op.drop_table('ledger_heads')
     with op.batch_alter_table('ledger_entries') as batch:
         batch.drop_index(batch.f('ix_ledger_entries_competition_id'))

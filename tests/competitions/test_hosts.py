@@ -109,6 +109,9 @@ OPEN_ROUTES = {
     ("GET", "/competitions/{slug}/invitations"),
     ("POST", "/invitations/{invitation_id}/accept"),
     ("POST", "/invitations/{invitation_id}/decline"),
+    # The record and its key: anyone, no token (sealed values opened for hosts; tests/ledger).
+    ("GET", "/competitions/{slug}/ledger"),
+    ("GET", "/ledger/key"),
 }
 
 
