@@ -272,3 +272,26 @@ def test_bad_paging_is_refused(client, host):
     for query in ("after=-1", "limit=0", "limit=100001", "after=x", f"after={2**40}"):
         response = client.get(f"{API}/competitions/churn/ledger?{query}")
         assert response.status_code == 422, query
+
+
+def test_a_scoring_batch_chains_its_entries_in_one_insert(
+    settings, session_factory, host, alice, bob
+):
+    from app.jobs.score import score_submissions
+    from app.main import create_app
+    from tests.asgi_client import TestClient
+    from tests.helpers import ParkedQueue
+
+    queue = ParkedQueue()
+    with TestClient(
+        create_app(settings, session_factory=session_factory, scoring_queue=queue)
+    ) as client:
+        ready_competition(client, host.headers)
+        for who in (alice, bob, alice):
+            assert submit(client, who.headers, PERFECT).status_code == 202
+        score_submissions(session_factory, queue.ids, settings)
+        assert submit(client, bob.headers, PUBLIC_HALF).status_code == 202  # after the batch
+        kinds = [e["kind"] for e in _entries(client)]
+        assert kinds == ["key_published"] + ["received"] * 3 + ["scored"] * 3 + ["received"]
+        report = check(_material(client))
+        assert report.ok, report.problems
