@@ -3,8 +3,9 @@ public key (``GET /api/v1/ledger/key``, printed by ``podium verify``)."""
 
 import base64
 import binascii
-import functools
 import os
+import secrets
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +38,22 @@ class SigningKeyError(ValueError):
     """The configured signing key is not a base64 Ed25519 seed."""
 
 
+_signers: dict[tuple[Path, str | None], Signer] = {}
+_making = threading.Lock()
+
+
 def signer_for(data_dir: Path, configured: str | None) -> Signer:
-    """The process's signer for these settings, made once (every upload asks for it)."""
-    return _signer(data_dir, configured)
+    """The process's signer for these settings, made once (every upload asks for it; the first
+    ones of a process may ask from several threads at once)."""
+    found = _signers.get((data_dir, configured))
+    if found is None:
+        with _making:
+            found = _signers.get((data_dir, configured))
+            if found is None:
+                found = _signers[(data_dir, configured)] = _signer(data_dir, configured)
+    return found
 
 
-@functools.cache
 def _signer(data_dir: Path, configured: str | None) -> Signer:
     if configured:
         try:
@@ -57,7 +68,7 @@ def _signer(data_dir: Path, configured: str | None) -> Signer:
         path.parent.mkdir(parents=True, exist_ok=True)
         # Written whole, then linked into place: two processes starting at once both keep the
         # first one's key, and neither reads a half-written file.
-        draft = path.with_name(f".{path.name}.{os.getpid()}")
+        draft = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
         fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(os.urandom(32))

@@ -295,3 +295,15 @@ def test_a_scoring_batch_chains_its_entries_in_one_insert(
         assert kinds == ["key_published"] + ["received"] * 3 + ["scored"] * 3 + ["received"]
         report = check(_material(client))
         assert report.ok, report.problems
+
+
+def test_the_signing_key_is_made_once_when_many_threads_ask_at_once(tmp_path):
+    """The first uploads of a new server arrive together: one key, kept, for all of them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from app.ledger.signing import signer_for
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        keys = set(pool.map(lambda _: signer_for(tmp_path, None).public_key, range(64)))
+    assert len(keys) == 1
+    assert [p.name for p in (tmp_path / "ledger").iterdir()] == ["ed25519.key"]
