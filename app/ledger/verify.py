@@ -258,6 +258,16 @@ def _check_boards(material: Material, by_seq: dict[int, dict[str, Any]], report:
                 report.problems.append(f"board {phase}/{board}: rows, but no key was published")
             continue
         report.boards += 1
+        _check_order(phase, board, rows, report)
+        if rows and not any(
+            value is not None
+            for (_sub, k), values in facts.values.items()
+            if k == key
+            for value in values[board].values()
+        ):
+            # Sealed still (a private board before the reveal, a Ladder's public one).
+            report.notes.append(f"board {phase}/{board}: its values are still sealed")
+            continue
         for row in rows:
             if row.get("baseline") == "true":
                 continue
@@ -288,19 +298,33 @@ def _check_boards(material: Material, by_seq: dict[int, dict[str, Any]], report:
                 for cell in values[board].values()
             ]
             if not any(_close(shown, value) for value in candidates):
-                sealed = board == "private" and not any(
-                    v
-                    for (s, k), vs in facts.values.items()
-                    if k == key
-                    for v in vs["private"].values()
-                )
-                if sealed:
-                    report.notes.append(f"board {phase}/{board}: its values are still sealed")
-                    break
                 report.problems.append(
                     f"board {phase}/{board}: team {team_name}'s score {shown_text} is not a "
                     "score the chain holds for it"
                 )
+
+
+def _check_order(phase: str, board: str, rows: list[dict[str, str]], report: Report) -> None:
+    """Each team once, ranked 1, 2, 3, … and its scores in one direction down the board (ties
+    keep their order by the tie-breaking columns and time, which the chain does not hold)."""
+    ranked = [r for r in rows if r.get("baseline") != "true"]
+    names = [r.get("team", "") for r in ranked]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        report.problems.append(f"board {phase}/{board}: teams listed twice: {', '.join(twice)}")
+    try:
+        ranks = [int(r.get("rank", "")) for r in ranked]
+    except ValueError:
+        ranks = []
+    if len(ranks) != len(ranked) or any(b < a for a, b in zip(ranks, ranks[1:], strict=False)):
+        report.problems.append(f"board {phase}/{board}: its ranks are not in order")
+    try:
+        scores = [float(r.get("score", "")) for r in ranked]
+    except ValueError:
+        return  # named row by row
+    steps = [b - a for a, b in zip(scores, scores[1:], strict=False)]
+    if any(d > 0 for d in steps) and any(d < 0 for d in steps):
+        report.problems.append(f"board {phase}/{board}: its scores are not in rank order")
 
 
 def _final_team(facts: _Facts, team: int | None) -> int | None:

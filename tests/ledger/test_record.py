@@ -307,3 +307,19 @@ def test_the_signing_key_is_made_once_when_many_threads_ask_at_once(tmp_path):
         keys = set(pool.map(lambda _: signer_for(tmp_path, None).public_key, range(64)))
     assert len(keys) == 1
     assert [p.name for p in (tmp_path / "ledger").iterdir()] == ["ed25519.key"]
+
+
+def test_verify_finds_a_board_reordered_by_hand(client, host, alice, bob, session_factory):
+    ready_competition(client, host.headers)
+    submit(client, alice.headers, PERFECT)  # 1.0
+    submit(client, bob.headers, PUBLIC_HALF)  # 0.5
+    material = _material(client)
+    assert check(material).ok
+    rows = material.boards[("main", "public")]
+    assert [r["team"] for r in rows] == ["alice", "bob"]
+    rows[0]["rank"], rows[1]["rank"] = "2", "1"
+    rows.reverse()  # bob's 0.5 above alice's 1.0
+    rows.append(dict(rows[0], rank="3"))
+    problems = check(material).problems
+    assert "board main/public: its scores are not in rank order" in problems
+    assert "board main/public: teams listed twice: bob" in problems
