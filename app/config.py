@@ -97,6 +97,10 @@ class Settings(BaseSettings):
     # upload and download links handed to the official kaggle client); default: the request's.
     public_url: str | None = None
 
+    # The record's Ed25519 signing key (receipts, chain heads), as the base64 of its 32-byte
+    # seed; unset: one is generated once into data_dir/ledger/ed25519.key and kept there.
+    ledger_signing_key: str | None = None
+
     # Budgets of every uploaded file, enforced while it is read (README, "Threat model").
     max_upload_bytes: int = 512 * 1024 * 1024
     max_rows: int = 50_000_000

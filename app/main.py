@@ -47,6 +47,7 @@ from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
 from app.leaderboard.cache import RenderedBoards
 from app.leaderboard.router import router as leaderboard_router
+from app.ledger.router import router as ledger_router
 from app.mail.sender import MailSender
 from app.notifications.router import router as notifications_router
 from app.ops import unavailable
@@ -105,6 +106,7 @@ def _api_router() -> APIRouter:
         registration_router,
         webhooks_router,
         notifications_router,
+        ledger_router,
     ):
         api.include_router(router)
     return api

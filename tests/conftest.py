@@ -97,6 +97,8 @@ BROWSER_MODULES = frozenset({"web/test_browser.py", "web/test_browser_csp.py"})
 # Only the order depends on this list.
 LONG_MODULES = frozenset(
     {
+        "ledger/test_record.py",
+        "ledger/test_verify_cli.py",
         "leaderboard/test_pages.py",
         "competitions/test_hosts.py",
         "storage/test_s3.py",

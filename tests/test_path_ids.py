@@ -22,7 +22,10 @@ ID_ROUTES = [
     ("GET", "/submissions/{id}/episodes"),
     ("GET", "/episodes/{id}"),
     ("GET", "/episodes/{id}/logs/0"),
+    ("GET", "/competitions/churn/submissions/{id}/code"),
 ]
+# Routes that read a file: tried with one, so that the id is what is judged.
+FILE_ID_ROUTES = [("PUT", "/competitions/churn/submissions/{id}/code")]
 
 
 def test_every_integer_path_parameter_is_bounded(client):
@@ -35,7 +38,25 @@ def test_every_integer_path_parameter_is_bounded(client):
                     assert schema.get("minimum") == 1, (path, parameter["name"])
                     assert schema.get("maximum") == 2**31 - 1, (path, parameter["name"])
                     checked += 1
-    assert checked == len(ID_ROUTES) + len(GUARDED_ID_ROUTES)
+    assert checked == len(ID_ROUTES) + len(GUARDED_ID_ROUTES) + len(FILE_ID_ROUTES)
+
+
+@pytest.mark.parametrize(("method", "path"), FILE_ID_ROUTES)
+def test_out_of_range_ids_with_a_file_are_422_and_the_largest_id_is_404(
+    client, host, alice, method, path
+):
+    ready_competition(client, host.headers)
+    assert client.post(f"{API}/competitions/churn/join", headers=alice.headers).status_code == 201
+    files = {"file": ("main.py", b"print(1)\n", "text/x-python")}
+    for bad in ("99999999999999999999999", str(2**31), "-1", "0", "12abc"):
+        response = client.request(
+            method, API + path.format(id=bad), headers=alice.headers, files=files
+        )
+        assert response.status_code == 422, (bad, response.text)
+    response = client.request(
+        method, API + path.format(id=2**31 - 1), headers=alice.headers, files=files
+    )
+    assert response.status_code == 404, response.text
 
 
 @pytest.mark.parametrize(("method", "path"), ID_ROUTES)

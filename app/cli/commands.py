@@ -605,6 +605,10 @@ from app.client.bundle import bundle_app  # noqa: E402 - `podium bundle import /
 
 app.add_typer(bundle_app, name="bundle")
 
+from app.cli.trust import register as _register_trust_commands  # noqa: E402 - verify, backup
+
+_register_trust_commands(app)
+
 
 def main() -> None:
     """Run the command; a usage error (a missing, unknown or bad option or argument) is one

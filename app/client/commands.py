@@ -188,8 +188,17 @@ def submit(
             "--detail", help="An entry detail the phase asks for, KEY=VALUE (repeatable)."
         ),
     ] = None,
+    receipts: Annotated[
+        Path | None,
+        typer.Option(
+            "--receipts",
+            help="Where to keep the upload's receipt (default: receipts/<competition> beside "
+            "the login's config file).",
+        ),
+    ] = None,
 ) -> None:
-    """Submit a predictions file; with --wait, print its score or why it failed."""
+    """Submit a predictions file; with --wait, print its score or why it failed. The server's
+    signed receipt is kept (for `podium verify --receipts`)."""
     if not file.is_file():
         _fail(f"file not found: {file}")
     details = {}
@@ -205,6 +214,11 @@ def submit(
             )
         submission_id = accepted["id"]
         typer.echo(f"submission {submission_id} {accepted['status']}")
+        if accepted.get("receipt"):
+            from app.client.config import keep_receipt, receipts_path
+
+            kept = keep_receipt(receipts or receipts_path(slug), accepted["receipt"])
+            typer.echo(f"receipt kept in {kept}")
         if not wait:
             return
         sub = _follow(client, submission_id, timeout)

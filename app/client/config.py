@@ -5,6 +5,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from app.client.http import ClientError
 
@@ -18,6 +19,19 @@ class Login:
 def config_path() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "podium" / "config.json"
+
+
+def receipts_path(slug: str) -> Path:
+    """Where ``podium submit`` keeps a competition's receipts (``podium verify --receipts``)."""
+    return config_path().parent / "receipts" / slug
+
+
+def keep_receipt(directory: Path, receipt: dict[str, Any]) -> Path:
+    """Write a receipt as ``<competition>-<position>.json`` under ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / f"{receipt.get('competition')}-{receipt.get('seq')}.json"
+    path.write_text(json.dumps(receipt, indent=2, sort_keys=True) + "\n")
+    return path
 
 
 def save_login(login: Login) -> Path:

@@ -61,6 +61,7 @@ from app.errors import AppError, Conflict, Forbidden, PayloadTooLarge, Unprocess
 from app.evaluation.columns import column_defs, columns_for
 from app.evaluation.metric import is_custom, is_program
 from app.http.messages import sentence
+from app.ledger.facts import key_published
 from app.models import AnswerKey, Submission, User
 from app.models import Competition as CompetitionRow
 from app.models import DataFile as DataFileRow
@@ -302,23 +303,24 @@ def _store_program(
         stored.append(blob.ref)  # removed again if the import fails or is a dry run
         blobs.append(blob)
     program_blob, key_blob = blobs
-    session.add(
-        AnswerKey(
-            competition_id=competition.id,
-            phase_id=row.id,
-            version=1,
-            path=key_blob.ref,
-            sha256=key_blob.sha256,
-            # Not a table: the program reads the files as they are.
-            id_column="",
-            target_columns=[],
-            n_rows=len(phase.answer_key),
-            n_public=0,
-            n_private=0,
-            uploaded_by_id=owner.id,
-            published_at=datetime.now(UTC),
-        )
+    key = AnswerKey(
+        competition_id=competition.id,
+        phase_id=row.id,
+        version=1,
+        path=key_blob.ref,
+        sha256=key_blob.sha256,
+        # Not a table: the program reads the files as they are.
+        id_column="",
+        target_columns=[],
+        n_rows=len(phase.answer_key),
+        n_public=0,
+        n_private=0,
+        uploaded_by_id=owner.id,
+        published_at=datetime.now(UTC),
     )
+    session.add(key)
+    session.flush()
+    key_published(session, competition_id=competition.id, phase=row.name, key=key)
     row.scorer = {
         "kind": program.kind if program else None,
         "ref": program_blob.ref,

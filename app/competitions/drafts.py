@@ -21,6 +21,7 @@ from app.competitions.phases import (
 from app.competitions.schemas import ColumnConfig, PhaseConfig
 from app.errors import Conflict, Unprocessable
 from app.evaluation.columns import check_columns, columns_for
+from app.ledger.facts import phase_changed
 from app.models import Competition, Phase, Submission, User
 from app.models.competition import DRAFT
 from app.scoring.columns import ColumnError, is_program, reading_metric, shape
@@ -128,6 +129,8 @@ def revise_phases(
         before={"phases": before},
         after={"phases": [_summary(p) for p in competition.phases]},
     )
+    for phase in competition.phases:
+        phase_changed(session, competition_id=competition.id, phase=phase)
     return list(competition.phases)
 
 

@@ -16,6 +16,7 @@ from app.competitions.schemas import PhaseConfig, PhasePublic, PhaseUpdate
 from app.config import get_settings
 from app.errors import Conflict, NotFound, Unprocessable
 from app.evaluation.columns import check_columns, columns_for
+from app.ledger.facts import phase_changed
 from app.models import Competition, Phase, Submission, User
 from app.models.phase import KIND_SIMULATION, LEGACY_PHASE
 from app.scoring.columns import Column, ColumnError, is_program, reading_metric, shape
@@ -419,6 +420,8 @@ def update_phase(
         before=before,
         after=snapshot(phase, list(changes)),
     )
+    if changes.keys() & {"start", "end", "board", "counts"}:
+        phase_changed(session, competition_id=competition.id, phase=phase)
     return phase
 
 

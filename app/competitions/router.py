@@ -1,6 +1,7 @@
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Form, Path, Query, Request, Response, UploadFile, status
+from sqlalchemy.orm import Session
 
 from app.auth import hosts
 from app.competitions import bundles, lifecycle, migration, phases, service
@@ -17,6 +18,7 @@ from app.competitions.schemas import (
     PhaseUpdate,
     Status,
 )
+from app.config import Settings
 from app.deps import (
     CompetitionDep,
     CurrentUser,
@@ -28,6 +30,11 @@ from app.deps import (
 )
 from app.errors import error_responses
 from app.http.headers import content_disposition
+from app.leaderboard import service as leaderboard
+from app.ledger import archive
+from app.ledger import service as ledger
+from app.ledger.signing import signer_for
+from app.models import Competition, User
 from app.pagination import PAGE_HEADERS, PageDep
 
 # A phase named in a path: bounded like the names phases are given.
@@ -296,6 +303,7 @@ def sample_submission(
 @router.get("/{slug}/export", response_class=Response)
 def export_competition(
     competition: HostedCompetitionDep,
+    user: CurrentUser,
     session: SessionDep,
     settings: SettingsDep,
     with_submissions: Annotated[bool, Query()] = False,
@@ -305,11 +313,29 @@ def export_competition(
     data = bundles.export_bundle(
         session, competition=competition, settings=settings, with_submissions=with_submissions
     )
+    data = archive.add_files(data, _record_files(session, competition, user, settings))
     return Response(
         content=data,
         media_type="application/zip",
         headers={"Content-Disposition": content_disposition(f"{competition.slug}-bundle.zip")},
     )
+
+
+def _record_files(
+    session: Session, competition: Competition, user: User, settings: Settings
+) -> dict[str, bytes]:
+    """``ledger.jsonl`` (every entry, opened: the host's view) and every phase's boards."""
+    signer = signer_for(settings.data_dir, settings.ledger_signing_key)
+    lines = ledger.lines(
+        session, competition=competition, signer=signer, host=True, limit=2**31 - 1
+    )
+    files = {"ledger.jsonl": "".join(lines).encode()}
+    for phase in competition.phases:
+        for board in ("public", "private"):
+            files[f"boards/{phase.name}-{board}.csv"] = leaderboard.leaderboard_csv(
+                session, competition=competition, board=board, user=user, phase_name=phase.name
+            )
+    return files
 
 
 @router.get("/{slug}/hosts", response_model=list[HostPublic])

@@ -42,6 +42,7 @@ from app.evaluation.metric import (
     metric_for,
     program_metric,
 )
+from app.ledger.facts import UNSELECTED, fact, key_published, phase_changed
 from app.metrics import Metric, MetricParamsError, UnknownMetric, get_metric
 from app.models import AnswerKey, Competition, Phase, Submission, Team, User
 from app.pagination import Page, Paged, paginate
@@ -285,6 +286,9 @@ def update_competition(
         before=before,
         after=snapshot(competition, list(changes)),
     )
+    if changes.keys() & {"start", "deadline"}:
+        for phase in competition.phases:
+            phase_changed(session, competition_id=competition.id, phase=phase)
     if "deadline" in changes:
         _unselect_late(session, competition, actor)
     return competition
@@ -362,6 +366,15 @@ def _unselect_late(session: Session, competition: Competition, actor: User) -> N
             before={"selected": ids},
             after={"selected": [], "reason": f"late after the deadline moved to {deadline}"},
         )
+        for submission_id in ids:
+            fact(
+                session,
+                competition_id=competition.id,
+                kind=UNSELECTED,
+                submission=submission_id,
+                team=team_id,
+                reason="late",
+            )
 
 
 def _scoring_setup(competition: Competition, phase: Phase | None = None) -> tuple[Any, ...]:
@@ -473,6 +486,8 @@ def upload_answer_key(
             "published": key.published_at is not None,
         },
     )
+    if key.published_at is not None:
+        key_published(session, competition_id=competition.id, phase=phase.name, key=key)
     return key
 
 

@@ -32,7 +32,8 @@ _ABSOLUTE_FORM = re.compile(r"^https?://[^/]+")
 # The routes whose body is a file: submissions, answer keys and metric files (API and web forms)
 # and the kaggle client's signed upload URL; data files have a limit of their own.
 UPLOADS = re.compile(
-    r"^(/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric|phases/[^/]+/answer-key)"
+    r"^(/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric|phases/[^/]+/answer-key"
+    r"|submissions/[0-9]+/code)"
     r"|/api/v1/kaggle/uploads/[^/]+"
     r"|/c/[^/]+/(submissions|host/keys|host/metric))/?$"
 )

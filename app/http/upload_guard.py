@@ -32,7 +32,8 @@ from app.ops.unavailable import outage
 
 # The routes that take a file: submissions, answer keys and metric files; and bundles to import.
 UPLOAD_ROUTES = re.compile(
-    r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric|phases/[^/]+/answer-key)/?$"
+    r"^/api/v1/competitions/[^/]+/(submissions|answer-key|custom-metric|phases/[^/]+/answer-key"
+    r"|submissions/[0-9]+/code)/?$"
 )
 BUNDLE_ROUTE = re.compile(r"^/api/v1/competitions/import/?$")
 

@@ -13,6 +13,7 @@ from app.errors import Conflict
 from app.jobs.queue import ScoringQueue
 from app.leaderboard.schemas import Board, RankChange, RescorePreview, RescoreStarted
 from app.leaderboard.service import standings
+from app.ledger.facts import key_published
 from app.models import AnswerKey, Competition, Phase, Score, Submission, SubmissionStatus, User
 
 
@@ -148,4 +149,5 @@ def publish(
         before={"board_version": old.version},
         after={"board_version": new.version},
     )
+    key_published(session, competition_id=competition.id, phase=phase.name, key=new)
     return new

@@ -70,6 +70,7 @@ from app.jobs.lease import now as lease_now
 from app.jobs.program import ProgramPlan, limits_of, program_plan, score_with_program
 from app.jobs.turns import claim_run
 from app.leaderboard.standings import recompute_teams
+from app.ledger import facts
 from app.models import (
     AnswerKey,
     Competition,
@@ -878,6 +879,10 @@ def _settle_statement(names: tuple[str, ...]):  # type: ignore[no-untyped-def]
             Submission.team_id,
             Submission.user_id,
             Submission.phase_id,
+            select(Phase.board)
+            .where(Phase.id == _outer("phase_id"))
+            .scalar_subquery()
+            .label("phase_board"),
             _scored(_outer("id"), key_id).label("scored"),
             (published == key_id).label("published"),
             *(
@@ -974,6 +979,7 @@ def _settle_in(
     settled = [Settled.lost if found[i] is None else Settled.written for i in range(len(scored))]
     # The stream's events, in this transaction: an outcome is heard of if and only if written.
     emit_rows(connection, [_settled_event(scored[i], found[i]) for i in order if found[i]])
+    _record_outcomes(session, scored, found, order)
     # A failure moves no board: it was never scored.
     moved = [i for i in order if found[i] is not None and scored[i].outcome.result is not None]
     if not moved:
@@ -1064,6 +1070,35 @@ def _settled_event(each: "_Scored", row: Any) -> dict[str, Any]:
     )
 
 
+def _record_outcomes(
+    session: Session, scored: list[_Scored], found: dict[int, Any], order: list[int]
+) -> None:
+    """Each settled outcome in the record: one entry a submission (a retried job that finds its
+    score written appends nothing)."""
+    for i in order:
+        row, each = found[i], scored[i]
+        if row is None or row.scored:
+            continue
+        submission_id, key_id = each.claim.lease.submission_id, each.claim.key_id
+        if each.outcome.result is None:
+            facts.failed(
+                session,
+                competition_id=row.competition_id,
+                submission_id=submission_id,
+                key_id=key_id,
+                error=each.outcome.error,
+            )
+            continue
+        facts.scored(
+            session,
+            competition_id=row.competition_id,
+            submission_id=submission_id,
+            key_id=key_id,
+            values=_score_values(submission_id, key_id, each.outcome),
+            clear_public=facts.public_in_clear(row.phase_board, row.public_board_mode),
+        )
+
+
 def _outcome_values(outcome: Outcome, ran: Ran | None) -> dict[str, Any]:
     """The submission's columns an outcome sets."""
     values = _finished(ran)
@@ -1148,9 +1183,37 @@ def rescore_submission(
     # A store outage propagates: nothing is written, so starting the rescore again completes it.
     outcome = _evaluate(plan.fetched(settings), settings, submission_id=submission_id)
     with unit_of_work(factory) as session:
-        _write_score(session, submission_id, key_id, outcome)
+        if _write_score(session, submission_id, key_id, outcome) is not None:
+            _record_rescore(session, submission_id, key_id, outcome)
     if outcome.result is not None:
         add_score_stats(factory, submission_id, key_id, settings)
+
+
+def _record_rescore(session: Session, submission_id: int, key_id: int, outcome: Outcome) -> None:
+    submission = session.get(Submission, submission_id)
+    if submission is None:
+        return
+    if outcome.result is None:
+        facts.failed(
+            session,
+            competition_id=submission.competition_id,
+            submission_id=submission_id,
+            key_id=key_id,
+            error=outcome.error,
+            kind=facts.RESCORED,
+        )
+        return
+    facts.scored(
+        session,
+        competition_id=submission.competition_id,
+        submission_id=submission_id,
+        key_id=key_id,
+        values=_score_values(submission_id, key_id, outcome),
+        clear_public=facts.public_in_clear(
+            submission.phase.board, submission.competition.public_board_mode
+        ),
+        kind=facts.RESCORED,
+    )
 
 
 def run_job(

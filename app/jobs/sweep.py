@@ -5,7 +5,8 @@
 - ``running`` and ``scoring`` ones whose lease lapsed (the worker died, or hung past its time
   limit) go back to ``queued`` and are enqueued again (a code run starts over: nothing of the lost
   run was kept, and its score is written once, by the run that settles it);
-- one that has used up its attempts fails instead, with a reason for the host only and a refund.
+- one that has used up its attempts fails instead, with a reason for the host only and a refund;
+- a phase that has ended gets its ``revealed`` entry in the record (app.ledger).
 
 Run by Celery beat (``podium beat``), by ``podium sweep``, and by the embedded thread backend at
 start-up and periodically. Enqueuing twice is harmless: a job claims its submission atomically.
@@ -23,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import unit_of_work
 from app.jobs.lease import give_up, now
+from app.ledger.service import reveal_ended
 from app.models import Phase, Submission, SubmissionStatus
 from app.models.phase import KIND_CODE, KIND_SIMULATION
 from app.models.submission import HELD_STATUSES
@@ -36,6 +38,7 @@ class SweepReport:
     requeued: int = 0  # queued, delivery overdue
     expired: int = 0  # scoring, lease lapsed: back to queued
     failed: int = 0  # out of attempts
+    revealed: int = 0  # phases ended since the record last said so (app.ledger)
 
 
 def sweep(
@@ -107,6 +110,11 @@ def sweep(
                 enqueue_episode(episode_id)
             except Exception:  # noqa: BLE001 - the broker is down: the next pass tries again
                 log.warning("sweep could not enqueue episode %s", episode_id, exc_info=True)
+    try:
+        with unit_of_work(factory) as session:
+            report.revealed = reveal_ended(session, now=at)
+    except Exception:  # noqa: BLE001 - the next pass says it instead
+        log.warning("sweep could not record the phases that ended", exc_info=True)
     for action in ("requeued", "expired", "failed"):
         if getattr(report, action):
             SWEEP_ACTIONS.labels(action).inc(getattr(report, action))

@@ -8,6 +8,7 @@ from sqlalchemy.orm import Session
 
 from app.audit.service import record
 from app.errors import NotFound
+from app.ledger.facts import HIDDEN, TEAM_BANNED, TEAM_UNBANNED, UNHIDDEN, fact
 from app.models import Competition, Submission, Team, User
 
 
@@ -25,6 +26,14 @@ def set_hidden(
         target=f"submission {submission.id} of team {submission.team.name}",
         before={"hidden": before},
         after={"hidden": hidden, "reason": reason},
+    )
+    fact(
+        session,
+        competition_id=submission.competition_id,
+        kind=HIDDEN if hidden else UNHIDDEN,
+        submission=submission.id,
+        team=submission.team_id,
+        reason=reason[:500],
     )
     return submission
 
@@ -60,5 +69,13 @@ def set_banned(
             "banned_at": team.banned_at.isoformat() if team.banned_at else None,
             "reason": reason,
         },
+    )
+    fact(
+        session,
+        competition_id=competition.id,
+        kind=TEAM_BANNED if banned else TEAM_UNBANNED,
+        team=team.id,
+        team_name=team.name,
+        reason=reason[:500],
     )
     return team

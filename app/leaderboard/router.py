@@ -22,6 +22,8 @@ from app.leaderboard.schemas import (
     RescorePreview,
     RescoreStarted,
 )
+from app.ledger import service as ledger
+from app.ledger.service import LEDGER_HEAD
 from app.models.types import Count
 
 PhaseQuery = Annotated[str | None, Query(max_length=64)]
@@ -83,10 +85,12 @@ def get_leaderboard_csv(
         sort=sort,
     )
     filename = f"{competition.slug}-{board}-leaderboard.csv"
+    # The record's head as the board was read: a saved board names the chain it follows from.
+    head = ledger.head_text(ledger.head(session, competition.id))
     return Response(
         body,
         media_type="text/csv",
-        headers={"Content-Disposition": content_disposition(filename)},
+        headers={"Content-Disposition": content_disposition(filename), LEDGER_HEAD: head},
     )
 
 

@@ -568,7 +568,9 @@ def _mark_teams(pending: _Pending, pairs: list[tuple[int, int]]) -> None:
         pending.teams.update(teams)
 
 
-@event.listens_for(Session, "before_commit")
+# insert=True: before any other hook, whatever the import order; the record's appends
+# (app.ledger.record) must come after the standings, as the last statements before the commit.
+@event.listens_for(Session, "before_commit", insert=True)
 def _apply_before_commit(session: Session) -> None:
     apply_pending(session)
 

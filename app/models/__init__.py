@@ -15,6 +15,7 @@ from app.models.event import (
     WebhookEndpoint,
 )
 from app.models.host import CompetitionHost, FormerHost, HostRole
+from app.models.ledger import LedgerEntry, LedgerHead
 from app.models.phase import Phase
 from app.models.registration import Announcement, Registration, RegistrationStatus
 from app.models.simulation import AgentRating, Episode, EpisodeAgent
@@ -54,6 +55,8 @@ __all__ = [
     "DataFile",
     "FormerHost",
     "HostRole",
+    "LedgerEntry",
+    "LedgerHead",
     "Phase",
     "Role",
     "Score",

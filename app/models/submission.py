@@ -99,6 +99,10 @@ class Submission(Base):
     runtime_fingerprint: Mapped[str | None] = mapped_column(String(64), default=None)
     # Where the submission.csv a successful run wrote is kept (rescored without running again).
     output_path: Mapped[str | None] = mapped_column(String(500), default=None)
+    # The code behind a predictions file, attached by its team when the hosts ask (winners'
+    # checks): private to the team and the hosts, its SHA-256 in the record.
+    attachment_path: Mapped[str | None] = mapped_column(String(500), default=None)
+    attachment_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
 
     competition: Mapped["Competition"] = relationship()
     phase: Mapped["Phase"] = relationship()

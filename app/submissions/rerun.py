@@ -16,6 +16,7 @@ from app.config import Settings
 from app.db import after_commit
 from app.errors import Conflict, NotFound
 from app.jobs.queue import ScoringQueue
+from app.ledger.facts import RERUN, fact
 from app.models import Score, Submission, SubmissionStatus, User
 from app.models.submission import PENDING_STATUSES
 from app.storage import open_stored
@@ -73,6 +74,13 @@ def rerun_submission(
         target=str(submission.id),
         before=before,
         after={"status": "queued"},
+    )
+    fact(
+        session,
+        competition_id=submission.competition_id,
+        kind=RERUN,
+        submission=submission.id,
+        key=key.id if key is not None else None,
     )
     submission_id, code = submission.id, submission.phase.takes_code
     after_commit(session, lambda: queue.enqueue(submission_id, code=code))

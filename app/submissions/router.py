@@ -1,10 +1,11 @@
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request, UploadFile, status
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from app.competitions.phases import board_phase, get_phase
+from app.config import Settings
 from app.deps import (
     CompetitionDep,
     CurrentUser,
@@ -20,11 +21,14 @@ from app.deps import (
 from app.errors import error_response, error_responses
 from app.http.headers import content_disposition
 from app.leaderboard import moderation
+from app.ledger import service as ledger
+from app.ledger.signing import signer_for
 from app.pagination import PAGE_HEADERS, PageDep
 from app.storage import iter_chunks
-from app.submissions import export, rerun, selection, service, visibility
+from app.submissions import attachments, export, rerun, selection, service, visibility
 from app.submissions.quota import quota_for
 from app.submissions.schemas import (
+    CodeAttached,
     HideRequest,
     QuotaPublic,
     RunLogPublic,
@@ -72,10 +76,22 @@ def create_submission(
         details=details,
     )
     finish_here(session)  # the commit on this thread: one thread hop fewer per upload
+    receipt = upload_receipt(upload, slug, settings)
     if upload.refusal is not None:
         # Answered, not raised: the failed submission is committed into the team's history.
+        upload.refusal.extra["receipt"] = receipt
         return error_response(upload.refusal)
-    return SubmissionAccepted(id=upload.submission.id, status=upload.submission.status)
+    return SubmissionAccepted(
+        id=upload.submission.id, status=upload.submission.status, receipt=receipt
+    )
+
+
+def upload_receipt(upload: service.Upload, slug: str, settings: Settings) -> dict[str, Any] | None:
+    """The upload's receipt, once its entry has its place in the chain (after the commit)."""
+    if upload.entry is None or upload.entry.seq is None:
+        return None
+    signer = signer_for(settings.data_dir, settings.ledger_signing_key)
+    return ledger.receipt(signer, slug, upload.entry)
 
 
 @router.get(
@@ -184,6 +200,62 @@ def download_submission(
             "Content-Length": str(submission.size_bytes),
             "Content-Disposition": content_disposition(submission.filename),
         },
+    )
+
+
+@router.put(
+    "/competitions/{slug}/submissions/{submission_id}/code",
+    response_model=CodeAttached,
+    status_code=status.HTTP_201_CREATED,
+    responses=error_responses(413),
+)
+def attach_code(
+    submission_id: IdPath,
+    file: UploadFile,
+    competition: CompetitionDep,
+    user: UploadUser,
+    session: SessionDep,
+    settings: SettingsDep,
+) -> CodeAttached:
+    """Attach the code behind a predictions submission (its team, when the hosts ask): private
+    to the team and the hosts, its SHA-256 recorded in the competition's chain."""
+    submission, entry = attachments.attach_code(
+        session,
+        competition=competition,
+        submission_id=submission_id,
+        user=user,
+        source=file.file,
+        settings=settings,
+    )
+    finish_here(session)  # the entry's place in the chain is known once committed
+    signer = signer_for(settings.data_dir, settings.ledger_signing_key)
+    return CodeAttached(
+        submission_id=submission.id,
+        sha256=submission.attachment_sha256 or "",
+        receipt=ledger.receipt(signer, competition.slug, entry),
+    )
+
+
+@router.get(
+    "/competitions/{slug}/submissions/{submission_id}/code",
+    response_class=StreamingResponse,
+    responses=error_responses(503),
+)
+def download_attached_code(
+    submission_id: IdPath,
+    competition: CompetitionDep,
+    user: CurrentUser,
+    session: SessionDep,
+    settings: SettingsDep,
+) -> StreamingResponse:
+    """The attached code, for the hosts and the submission's team."""
+    submission, source = attachments.attached_code(
+        session, competition=competition, submission_id=submission_id, user=user, settings=settings
+    )
+    return StreamingResponse(
+        iter_chunks(source),
+        media_type="application/octet-stream",
+        headers={"Content-Disposition": content_disposition(f"submission-{submission.id}-code")},
     )
 
 

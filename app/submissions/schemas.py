@@ -9,6 +9,15 @@ from app.models import SubmissionStatus
 class SubmissionAccepted(BaseModel):
     id: int
     status: SubmissionStatus
+    # The upload's entry in the record, signed by the server (app.ledger.service.receipt).
+    receipt: dict[str, Any] | None = None
+
+
+class CodeAttached(BaseModel):
+    submission_id: int
+    sha256: str
+    # The attachment's entry in the record, signed (app.ledger.service.receipt).
+    receipt: dict[str, Any]
 
 
 class SubmissionPublic(BaseModel):

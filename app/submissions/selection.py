@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 from app.auth.hosts import is_host
 from app.competitions.visibility import require_writable
 from app.errors import Conflict, Forbidden, NotFound
+from app.ledger.facts import SELECTED, UNSELECTED, fact
 from app.models import Submission, SubmissionStatus, User
 from app.models.phase import COUNTS_CHOSEN
 from app.submissions.service import is_member
@@ -59,4 +60,11 @@ def set_selected(session: Session, *, submission_id: int, user: User, selected: 
             )
     submission.selected = selected
     session.flush()
+    fact(
+        session,
+        competition_id=submission.competition_id,
+        kind=SELECTED if selected else UNSELECTED,
+        submission=submission.id,
+        team=submission.team_id,
+    )
     return submission

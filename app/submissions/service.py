@@ -23,6 +23,8 @@ from app.evaluation.keys import intake_limits
 from app.evaluation.metric import is_custom, label_set
 from app.events.stream import SUBMISSION_FAILED, emit
 from app.jobs.queue import ScoringQueue
+from app.ledger import facts
+from app.ledger.record import Appended
 from app.models import Competition, Phase, Submission, SubmissionStatus, TeamMember, User
 from app.ops.logs import current_request_id
 from app.pagination import Page, Paged, paginate
@@ -124,7 +126,7 @@ def create_submission(
             member=member,
             refused_ceiling=settings.refused_uploads_per_minute,
         )
-        return _failed(session, submission, refusal, now=now)
+        return _failed(session, submission, refusal, now=now, names=names)
 
     if not baseline:
         charge(session, competition=competition, team=team, now=now, phase=phase, counts=counts())
@@ -141,6 +143,8 @@ def create_submission(
         details=entry or None,
         request_id=current_request_id(),
     )
+    # Named in the record's entry of this upload (app.ledger.facts.received).
+    names = (team.name, phase.name)
     try:
         stored = store_stream(
             source,
@@ -159,15 +163,15 @@ def create_submission(
         stored.sha256,
     )
     if program:
-        return _queued(session, submission, queue)
+        return _queued(session, submission, queue, names=names)
     if phase.takes_agents:
         # Checked (not run) here; its validation episode runs on the code lane.
         try:
             checked_agent(stored.path, filename, max_bytes=settings.code_max_bytes)
         except Unprocessable as refusal:
             _discard(session, stored.ref, settings)
-            return _failed(session, submission, refusal, now=now)
-        return _queued(session, submission, queue, code=True)
+            return refused(refusal)
+        return _queued(session, submission, queue, names=names, code=True)
     if phase.takes_code:
         # Code is checked (not run) here; its submission.csv meets intake when the run wrote it.
         try:
@@ -175,7 +179,7 @@ def create_submission(
         except Unprocessable as refusal:
             _discard(session, stored.ref, settings)
             return refused(refusal)
-        return _queued(session, submission, queue, code=True)  # its run's own lane
+        return _queued(session, submission, queue, names=names, code=True)  # its run's own lane
     try:
         # The key row carries the same id_column / target_columns the parsed table would.
         check_upload(stored.path, key=key, limits=intake_limits(settings))  # type: ignore[arg-type]
@@ -195,7 +199,7 @@ def create_submission(
         # Refused files are not kept (a flood of them would fill the disk); the row is.
         _discard(session, stored.ref, settings)
         return refused(refusal)
-    return _queued(session, submission, queue)
+    return _queued(session, submission, queue, names=names)
 
 
 def refuse_unrunnable(phase: Phase) -> None:
@@ -215,7 +219,12 @@ def refuse_unrunnable(phase: Phase) -> None:
 
 
 def _queued(
-    session: Session, submission: Submission, queue: ScoringQueue, *, code: bool = False
+    session: Session,
+    submission: Submission,
+    queue: ScoringQueue,
+    *,
+    names: tuple[str, str],
+    code: bool = False,
 ) -> "Upload":
     # A Core INSERT of the columns set above (the others take their defaults), on the session's
     # connection: the ORM's flush of this one row cost more than the statement, and a queued
@@ -226,7 +235,22 @@ def _queued(
     values = {column.key: state.dict[column.key] for column in _COLUMNS if column.key in state.dict}
     submission.id = submission_id = session.connection().scalar(_INSERT, values)
     after_commit(session, lambda: queue.enqueue(submission_id, code=code))
-    return Upload(submission)
+    return Upload(submission, entry=_received(session, submission, names))
+
+
+def _received(
+    session: Session, submission: Submission, names: tuple[str, str], refusal: str | None = None
+) -> Appended:
+    # The record's one statement of an upload, written last, at the commit.
+    team_name, phase_name = names
+    return facts.received(
+        session,
+        competition_id=submission.competition_id,
+        submission=submission,
+        team_name=team_name,
+        phase=phase_name,
+        refusal=refusal,
+    )
 
 
 _COLUMNS = inspect(Submission).column_attrs
@@ -235,14 +259,21 @@ _INSERT = insert(Submission).returning(Submission.id)
 
 @dataclass(frozen=True)
 class Upload:
-    """A stored submission and, when its file was refused at upload, the error to answer."""
+    """A stored submission, its entry in the record (placed in the chain at the commit) and,
+    when its file was refused at upload, the error to answer."""
 
     submission: Submission
     refusal: AppError | None = None
+    entry: Appended | None = None
 
 
 def _failed(
-    session: Session, submission: Submission, refusal: AppError, *, now: datetime
+    session: Session,
+    submission: Submission,
+    refusal: AppError,
+    *,
+    now: datetime,
+    names: tuple[str, str],
 ) -> Upload:
     """Record an upload refused for its file: in the history with its reason, quota-free."""
     submission.status = SubmissionStatus.failed
@@ -262,7 +293,8 @@ def _failed(
     )
     refusal.extra["submission_id"] = submission.id
     refusal.recorded = True
-    return Upload(submission, refusal)
+    entry = _received(session, submission, names, refusal=submission.error or "")
+    return Upload(submission, refusal, entry)
 
 
 def _discard(session: Session, ref: str, settings: Settings) -> None:

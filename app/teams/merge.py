@@ -24,6 +24,7 @@ from app.auth.hosts import FormerHostRefused, team_has_host
 from app.auth.service import require_may_take_part
 from app.db import lock_standings
 from app.errors import Conflict
+from app.ledger.facts import TEAM_MERGED, fact
 from app.models import (
     Competition,
     InvitationStatus,
@@ -225,6 +226,16 @@ def _merge_selections(
             "selected": ids if kept else [],
             "selections": "kept" if kept else "cleared",
         },
+    )
+    fact(
+        session,
+        competition_id=competition.id,
+        kind=TEAM_MERGED,
+        team=survivor.id,
+        team_name=survivor.name,
+        absorbed=absorbed.id,
+        absorbed_name=absorbed.name,
+        unselected=[] if kept else ids,
     )
 
 

@@ -17,6 +17,7 @@ from app.datafiles.download import file_response
 from app.deps import SessionDep, SettingsDep
 from app.errors import Forbidden
 from app.http.headers import content_disposition
+from app.ledger import service as ledger
 from app.metrics.docs import render_markdown as metrics_markdown
 from app.models.types import RowId
 from app.registration import announcements
@@ -51,10 +52,12 @@ def overview(
     request: Request, competition: PageCompetition, session: SessionDep, user: WebUser
 ) -> Response:
     news = announcements.recent(session, competition=competition, limit=5)
+    # The record's head, published where anyone can note it down (app.ledger).
+    head = ledger.head_text(ledger.head(session, competition.id))
     return render(
         request,
         "overview.html",
-        {**tab_context(session, competition, user, "overview"), "news": news},
+        {**tab_context(session, competition, user, "overview"), "news": news, "ledger_head": head},
     )
 
 

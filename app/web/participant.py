@@ -13,6 +13,8 @@ from sqlalchemy.orm import Session
 from app.deps import IdPath, SessionDep, SettingsDep
 from app.entry.gate import registration_of
 from app.errors import Unprocessable, error_response
+from app.ledger import service as ledger
+from app.ledger.signing import signer_for
 from app.models import Competition, Phase, User
 from app.pagination import MAX_LIMIT, Page
 from app.submissions import selection, service, visibility
@@ -86,6 +88,10 @@ def submission(
     shown = submission_page(
         session, competition=competition, submission_id=submission_id, user=user
     )
+    settings = request.app.state.settings
+    signer = signer_for(settings.data_dir, settings.ledger_signing_key)
+    receipt = ledger.submission_receipt(session, signer, competition, submission_id)
+    shown["receipt"] = json.dumps(receipt, indent=2, sort_keys=True) if receipt else None
     return render(request, "submission.html", {**context, **shown})
 
 

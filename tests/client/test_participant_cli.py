@@ -218,3 +218,29 @@ def test_the_console_script_prints_one_error_line_and_exits_2_as_a_process(serve
     listed = podium_process(home, "competitions", **env)
     assert listed.returncode == 0, listed.stderr
     assert SLUG in listed.stdout
+
+
+def test_submit_keeps_its_receipt_and_verify_finds_it_in_the_servers_record(server, home, tmp_path):
+    env = {"PODIUM_URL": server.url, "PODIUM_TOKEN": server.tokens["bob"]}
+    (tmp_path / "perfect.csv").write_bytes(PERFECT)
+    result = podium(home, "submit", SLUG, str(tmp_path / "perfect.csv"), **env)
+    assert result.returncode == 0, result.stderr
+    kept = home / ".config" / "podium" / "receipts" / SLUG
+    (receipt,) = kept.iterdir()
+    assert f"receipt kept in {receipt}" in result.stdout
+    body = json.loads(receipt.read_text())
+    assert body["kind"] == "received" and body["body"]["submission"] == int(
+        result.stdout.split()[1]
+    )
+    # No account needed: the server's URL and the receipts.
+    verified = podium(home, "verify", f"{server.url}/c/{SLUG}", "--receipts", str(kept))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "receipts checked: 1" in verified.stdout
+    assert verified.stdout.rstrip().endswith("verdict: OK")
+    # A receipt the server never signed breaks the verdict: exit 1.
+    forged = json.loads(receipt.read_text())
+    forged["body"]["sha256"] = "0" * 64
+    (kept / "forged.json").write_text(json.dumps(forged))
+    broken = podium(home, "verify", f"{server.url}/c/{SLUG}", "--receipts", str(kept))
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert "BROKEN: receipt forged.json: not signed by the server's key" in broken.stdout

@@ -167,6 +167,12 @@ OPEN_ROUTES = {
     ("POST", "/admin/invitations"),
     ("DELETE", "/admin/invitations/{invitation_id}"),
     ("GET", "/admin/audit"),
+    # The record and its key: anyone, no token (sealed values opened for hosts; tests/ledger).
+    ("GET", "/competitions/{slug}/ledger"),
+    ("GET", "/ledger/key"),
+    # Winners' checks: the submission's team attaches, it and the hosts read (tests/ledger).
+    ("PUT", "/competitions/{slug}/submissions/{submission_id}/code"),
+    ("GET", "/competitions/{slug}/submissions/{submission_id}/code"),
 }
 
 

@@ -24,7 +24,7 @@ def test_submission_is_accepted_queued_then_scored(client, host, alice):
     response = submit(client, alice.headers, PUBLIC_HALF, description="first try")
     assert response.status_code == 202
     body = response.json()
-    assert set(body) == {"id", "status"} and body["status"] == "queued"
+    assert set(body) == {"id", "status", "receipt"} and body["status"] == "queued"
     view = _view(client, alice, body["id"])
     assert view["status"] == "scored"
     assert view["public_score"] == 0.5
