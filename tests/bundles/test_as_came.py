@@ -18,6 +18,7 @@ from tests.bundles.builders import (
     make_zip,
 )
 from tests.bundles.test_import_api import import_bundle
+from tests.bundles.test_program_scoring import accept_rules
 from tests.conftest import Caller
 from tests.helpers import API
 
@@ -174,6 +175,7 @@ def test_a_codalab_phase_with_a_zero_daily_quota_takes_no_upload_of_its_own(
     assert response.json()["phases"][0]["daily_submission_limit"] == 0
     assert any("takes no submissions of its own" in w for w in response.json()["warnings"])
     assert _publish(client, host, "pi-zero").status_code == 200
+    accept_rules(client, alice, "pi-zero")  # the bundle's terms page is the rules (issue 40)
     refused = client.post(
         f"{API}/competitions/pi-zero/submissions",
         files={"file": ("r.zip", make_zip({"answer.txt": "3.14"}), "application/zip")},

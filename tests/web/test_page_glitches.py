@@ -2,6 +2,7 @@
 start pre-filled with microseconds, the Dry run box, drop-downs and refusals' cells; and
 `make run PORT=8080`."""
 
+import os
 import re
 import subprocess
 from datetime import UTC, datetime, timedelta
@@ -55,8 +56,16 @@ def test_the_dry_run_box_sits_with_its_label_and_drop_downs_and_refusals_have_ro
 
 
 def test_make_run_takes_a_port_and_the_readme_says_so():
+    # As a person runs it: not as a sub-make of `make test` (whose MAKEFLAGS would carry over,
+    # and which prints "make[1]: Leaving directory" last).
+    alone = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     shown = subprocess.run(
-        ["make", "-n", "run", "PORT=8080"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "--no-print-directory", "-n", "run", "PORT=8080"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=alone,
     )
     assert (
         shown.stdout.strip()
