@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
-from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db import unit_of_work
+from app.jobs.claims import claim_due
 from app.mail.outbox import register_waker, unregister_waker
 from app.models import OutboundMail
 
@@ -124,29 +124,7 @@ def deliver_due(
     batch: int = 50,
 ) -> tuple[int, int]:
     """One pass over the mails due now: returns (sent, failed attempts)."""
-    at = now()
-    with unit_of_work(factory) as session:
-        due = session.scalars(
-            select(OutboundMail)
-            .where(
-                OutboundMail.status == "pending",
-                OutboundMail.next_attempt_at <= at,
-                or_(
-                    OutboundMail.lease_expires_at.is_(None),
-                    and_(
-                        OutboundMail.lease_expires_at.is_not(None),
-                        OutboundMail.lease_expires_at < at,
-                    ),
-                ),
-            )
-            .order_by(OutboundMail.id)
-            .limit(batch)
-            .with_for_update(skip_locked=True)
-        ).all()
-        for mail in due:
-            mail.lease_expires_at = at + LEASE
-            mail.attempts += 1
-        claimed = [mail.id for mail in due]
+    claimed = claim_due(factory, OutboundMail, at=now(), lease=LEASE, batch=batch)
     sent = failed = 0
     for mail_id in claimed:
         with unit_of_work(factory) as session:

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import httpx
-from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 from standardwebhooks.webhooks import Webhook
 
 from app.config import Settings
 from app.db import unit_of_work
 from app.events.stream import WEBHOOK_DISABLED, emit
+from app.jobs.claims import claim_due
 from app.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from app.webhooks import guard
 
@@ -82,29 +82,7 @@ def deliver_due(
     batch: int = 50,
 ) -> tuple[int, int]:
     """One pass over the deliveries due now: returns (delivered, failed attempts)."""
-    at = now()
-    with unit_of_work(factory) as session:
-        due = session.scalars(
-            select(WebhookDelivery)
-            .where(
-                WebhookDelivery.status == "pending",
-                WebhookDelivery.next_attempt_at <= at,
-                or_(
-                    WebhookDelivery.lease_expires_at.is_(None),
-                    and_(
-                        WebhookDelivery.lease_expires_at.is_not(None),
-                        WebhookDelivery.lease_expires_at < at,
-                    ),
-                ),
-            )
-            .order_by(WebhookDelivery.id)
-            .limit(batch)
-            .with_for_update(skip_locked=True)
-        ).all()
-        for delivery in due:
-            delivery.lease_expires_at = at + LEASE
-            delivery.attempts += 1
-        claimed = [d.id for d in due]
+    claimed = claim_due(factory, WebhookDelivery, at=now(), lease=LEASE, batch=batch)
     delivered = failed = 0
     for delivery_id in claimed:
         if _deliver_one(factory, settings, delivery_id, now):
