@@ -22,7 +22,6 @@ from app.accounts.housekeeping import housekeeping
 from app.accounts.limits import AccountLimits
 from app.accounts.router import admin_router
 from app.accounts.router import router as accounts_router
-from app.accounts.sso import providers as sso_providers
 from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
@@ -176,7 +175,6 @@ def create_app(
     scoring_queue: ScoringQueue | None = None,
 ) -> FastAPI:
     settings = settings or get_settings()
-    sso_providers(settings)  # a refused PODIUM_OIDC_PROVIDERS stops the start, not every page
     if settings.log_format == "json":
         configure_logging(settings.log_format, settings.log_level)
     if session_factory is None:

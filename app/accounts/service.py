@@ -17,7 +17,7 @@ from app.auth.names import check_signup_name
 from app.auth.passwords import verify_password
 from app.auth.service import end_sessions, set_password
 from app.config import Settings
-from app.errors import Conflict, Forbidden, Unauthorized
+from app.errors import Conflict, Forbidden, RateLimited, Unauthorized
 from app.mail.outbox import enqueue_mail
 from app.models import (
     ApiToken,
@@ -25,6 +25,7 @@ from app.models import (
     OidcIdentity,
     Role,
     SiteAuditEntry,
+    TeamMember,
     User,
     UserState,
     WebSession,
@@ -115,8 +116,6 @@ def _check_unverified_room(session: Session, ctx: Context) -> None:
         .where(User.must_verify.is_(True), User.email_verified_at.is_(None))
     )
     if (waiting or 0) >= ctx.settings.signup_max_unverified:
-        from app.errors import RateLimited
-
         raise RateLimited(
             "sign-up is paused for a while (too many accounts wait for their verification)",
             retry_after=3600,
@@ -228,9 +227,7 @@ def request_password_reset(session: Session, ctx: Context, *, email: str) -> Non
     address = normalise_email(email)
     user = session.scalar(select(User).where(User.email == address))
     if user is None or not user.is_active or not ctx.limits.may_mail(address):
-        # Same work as the other branch where it is cheap to match; the answer is the same.
-        hashlib.sha256(address.encode()).digest()
-        return
+        return  # the same answer: the caller learns nothing of the address
     links.revoke(session, purpose=links.RESET_PASSWORD, user_id=user.id)
     issued = links.issue(
         session,
@@ -321,8 +318,6 @@ def prune_unverified(session: Session, *, older_than: timedelta = timedelta(days
             )
         )
     )
-    from app.models import TeamMember
-
     removed = 0
     for user in stale:
         if session.scalar(select(TeamMember.id).where(TeamMember.user_id == user.id).limit(1)):
