@@ -4,8 +4,6 @@ sends the webhook deliveries that are due. Every part is safe beside the same th
 processes."""
 
 import logging
-import threading
-import time
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete
@@ -16,6 +14,7 @@ from app.db import unit_of_work
 from app.events import stream
 from app.events.moments import sweep_moments
 from app.events.readers import read_new
+from app.jobs.woken import WokenLoop
 from app.models import Event, Notification, WebhookDelivery
 from app.notifications import dispatch
 from app.webhooks import delivery
@@ -69,41 +68,18 @@ def prune(factory: sessionmaker[Session], *, now: datetime | None = None) -> int
     return removed
 
 
-class EventsThread:
+class EventsThread(WokenLoop):
+    """The readers of the stream (notifications, webhooks, time's moments) in one thread, every
+    ``interval`` seconds and at once after this process commits an event; old rows pruned."""
+
     def __init__(
         self, factory: sessionmaker[Session], settings: Settings, *, interval: float = 5.0
     ) -> None:
-        self._factory = factory
-        self._settings = settings
-        self._interval = interval
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def _poke(self) -> None:
-        self._wake.set()
-
-    def start(self) -> None:
-        stream.register_waker(self._poke)
-        self._thread = threading.Thread(target=self._run, name="podium-events", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        stream.unregister_waker(self._poke)
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        last_prune = 0.0
-        while not self._stop.is_set():
-            try:
-                process_once(self._factory, self._settings)
-                if time.monotonic() - last_prune >= PRUNE_EVERY_SECONDS:
-                    last_prune = time.monotonic()
-                    prune(self._factory)
-            except Exception:  # noqa: BLE001 - the database may be away; the next pass retries
-                log.warning("events pass failed", exc_info=True)
-            self._wake.wait(self._interval)
-            self._wake.clear()
+        super().__init__(
+            "podium-events",
+            lambda: process_once(factory, settings),
+            interval=interval,
+            wakers=(stream.register_waker, stream.unregister_waker),
+            chore=lambda: prune(factory),
+            chore_every=PRUNE_EVERY_SECONDS,
+        )

@@ -8,8 +8,6 @@ between the server's "250 OK" and marking the row, the one retry is recognisably
 
 import logging
 import smtplib
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -24,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.db import unit_of_work
 from app.jobs.claims import claim_due
+from app.jobs.woken import WokenLoop
 from app.mail.outbox import register_waker, unregister_waker
 from app.models import OutboundMail
 
@@ -157,9 +156,9 @@ def deliver_due(
     return sent, failed
 
 
-class MailSender:
-    """The embedded sender: a thread that delivers what is due every ``interval`` seconds, and at
-    once after this process commits a mail. Safe beside senders in other processes (leases)."""
+class MailSender(WokenLoop):
+    """The embedded sender: delivers what is due every ``interval`` seconds, and at once after
+    this process commits a mail. Safe beside senders in other processes (leases)."""
 
     def __init__(
         self,
@@ -172,45 +171,12 @@ class MailSender:
     ) -> None:
         """``housekeeping``: other periodic clean-up this thread runs every
         ``housekeeping_every`` seconds (the accounts' spent links and stale sign-ups)."""
-        self._factory = factory
-        self._housekeeping = housekeeping
-        self._housekeeping_every = housekeeping_every
-        self._transport = make_transport(settings)
-        self._sender = settings.smtp_from
-        self._interval = interval
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def _poke(self) -> None:
-        self._wake.set()
-
-    def start(self) -> None:
-        register_waker(self._poke)
-        self._thread = threading.Thread(target=self._run, name="podium-mail", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        unregister_waker(self._poke)
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        last_housekeeping = 0.0
-        while not self._stop.is_set():
-            try:
-                deliver_due(self._factory, self._transport, sender=self._sender)
-            except Exception:  # noqa: BLE001 - the database may be away; the next pass retries
-                log.warning("mail delivery pass failed", exc_info=True)
-            if self._housekeeping is not None and (
-                time.monotonic() - last_housekeeping >= self._housekeeping_every
-            ):
-                last_housekeeping = time.monotonic()
-                try:
-                    self._housekeeping()
-                except Exception:  # noqa: BLE001 - the next interval tries again
-                    log.warning("housekeeping failed", exc_info=True)
-            self._wake.wait(self._interval)
-            self._wake.clear()
+        transport, sender = make_transport(settings), settings.smtp_from
+        super().__init__(
+            "podium-mail",
+            lambda: deliver_due(factory, transport, sender=sender),
+            interval=interval,
+            wakers=(register_waker, unregister_waker),
+            chore=housekeeping,
+            chore_every=housekeeping_every,
+        )
