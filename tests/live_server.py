@@ -180,3 +180,47 @@ def live_server(
         process.wait(timeout=30)
     text = log.read_text()
     assert "Traceback" not in text and " 500 " not in text, text[-3000:]
+
+
+def seeded_with_people(
+    root: Path, secret: str, people: tuple[tuple[str, Role], ...], password: str
+) -> tuple[str, dict[str, str]]:
+    """A migrated SQLite database under ``root`` holding ``people`` (name, role), each with an
+    address at example.org and ``password``: its URL and their tokens."""
+    from app.auth.service import set_password
+
+    url = f"sqlite:///{root}/podium.db"
+    migrated(url)
+    tokens: dict[str, str] = {}
+    engine = make_engine(url)
+    with unit_of_work(make_session_factory(engine)) as session:
+        for name, role in people:
+            user, tokens[name] = create_user(
+                session, name=name, role=role, secret_key=secret, email=f"{name}@example.org"
+            )
+            set_password(user, password=password)
+    engine.dispose()
+    return url, tokens
+
+
+@contextmanager
+def uvicorn_server(root: Path, port: int, env: dict[str, str]) -> Iterator[str]:
+    """``podium``'s app under uvicorn on ``port`` with ``env`` added to this process's
+    environment (the thread scoring backend, PODIUM_ENV=test), its log under ``root``; yields
+    its base URL once /healthz answers."""
+    base = f"http://127.0.0.1:{port}"
+    full = {**os.environ, "PODIUM_SCORING_BACKEND": "thread", "PODIUM_ENV": "test", **env}
+    with (root / "server.log").open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app"]
+            + ["--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+            env=full,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_until_healthy(process, base, root / "server.log")
+            yield base
+        finally:
+            process.terminate()
+            process.wait(timeout=10)

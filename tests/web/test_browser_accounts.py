@@ -8,24 +8,18 @@ then fails."""
 import email
 import email.policy
 import json
-import os
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from aiosmtpd.controller import Controller
 
-from app.auth.service import create_user, set_password
-from app.db import make_engine, make_session_factory, unit_of_work
 from app.models import Role
 from tests.accounts.oidc_provider import login_name, oidc_provider
 from tests.conftest import skip_or_fail
-from tests.databases import migrated
 from tests.helpers import KEY, PERFECT
-from tests.live_server import HTTP, free_port, wait_until_healthy
+from tests.live_server import HTTP, free_port, seeded_with_people, uvicorn_server
 from tests.mail.smtp import Inbox
 from tests.web.test_browser import chromium, shot  # noqa: F401 - fixtures, shared
 
@@ -55,22 +49,9 @@ def link_in(message: email.message.EmailMessage) -> str:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:  # type: ignore[type-arg]
     root = tmp_path_factory.mktemp("accounts-browser")
-    url = f"sqlite:///{root}/podium.db"
-    migrated(url)
     secret = "browser-accounts-secret-key-0123456789abcdef"
-    tokens = {}
-    engine = make_engine(url)
-    with unit_of_work(make_session_factory(engine)) as session:
-        for name, role in (
-            ("host", Role.organiser),
-            ("root_admin", Role.admin),
-            ("bob", Role.participant),
-        ):
-            user, tokens[name] = create_user(
-                session, name=name, role=role, secret_key=secret, email=f"{name}@example.org"
-            )
-            set_password(user, password=PASSWORD)
-    engine.dispose()
+    people = (("host", Role.organiser), ("root_admin", Role.admin), ("bob", Role.participant))
+    url, tokens = seeded_with_people(root, secret, people, PASSWORD)
     inbox = Inbox()
     smtp = Controller(inbox, hostname="127.0.0.1", port=free_port())
     smtp.start()
@@ -81,35 +62,23 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:  # type: 
         "client_secret": "podium-client-secret-0123456789",
         "redirect_uris": [f"{base}/signin/oidc/uni/callback"],
     }
-    with oidc_provider(root, [client]) as provider:
-        sso = [{"name": "uni", "title": "University", "issuer": provider.issuer,
-                "client_id": client["client_id"], "client_secret": client["client_secret"]}]  # fmt: skip
-        env = {
-            **os.environ,
-            "PODIUM_DATABASE_URL": url,
-            "PODIUM_DATA_DIR": str(root / "data"),
-            "PODIUM_SECRET_KEY": secret,
-            "PODIUM_SCORING_BACKEND": "thread",
-            "PODIUM_ENV": "test",
-            "PODIUM_SMTP_URL": f"smtp://127.0.0.1:{smtp.port}",
-            "PODIUM_SMTP_FROM": "Podium <podium@example.org>",
-            "PODIUM_OIDC_PROVIDERS": json.dumps(sso),
-            "PODIUM_PUBLIC_URL": base,
-        }
-        log = open(root / "server.log", "wb")  # noqa: SIM115 - closed below
-        process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-             "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-            env=env, stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
-            wait_until_healthy(process, base, root / "server.log")
-            yield {"url": base, "tokens": tokens, "inbox": inbox, "provider": provider}
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
-            log.close()
-            smtp.stop()
+    try:
+        with oidc_provider(root, [client]) as provider:
+            sso = [{"name": "uni", "title": "University", "issuer": provider.issuer,
+                    "client_id": client["client_id"], "client_secret": client["client_secret"]}]  # fmt: skip
+            env = {
+                "PODIUM_DATABASE_URL": url,
+                "PODIUM_DATA_DIR": str(root / "data"),
+                "PODIUM_SECRET_KEY": secret,
+                "PODIUM_SMTP_URL": f"smtp://127.0.0.1:{smtp.port}",
+                "PODIUM_SMTP_FROM": "Podium <podium@example.org>",
+                "PODIUM_OIDC_PROVIDERS": json.dumps(sso),
+                "PODIUM_PUBLIC_URL": base,
+            }
+            with uvicorn_server(root, port, env):
+                yield {"url": base, "tokens": tokens, "inbox": inbox, "provider": provider}
+    finally:
+        smtp.stop()
 
 
 @pytest.fixture

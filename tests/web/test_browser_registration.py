@@ -4,12 +4,7 @@ a participant asks to join an approval competition and accepts its rules; the ho
 on the Participants tab; the participant finds the approval mail, submits; the host's receiver
 gets a submission.scored delivery whose signature the standardwebhooks library verifies."""
 
-import email
-import email.policy
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,25 +14,12 @@ import pytest
 from aiosmtpd.controller import Controller
 from standardwebhooks.webhooks import Webhook
 
-from app.auth.service import create_user, set_password
-from app.db import make_engine, make_session_factory, unit_of_work
 from app.models import Role
-from tests.databases import migrated
 from tests.helpers import KEY, PERFECT
-from tests.live_server import HTTP, wait_until_healthy
+from tests.live_server import HTTP, seeded_with_people, uvicorn_server
+from tests.mail.smtp import Inbox
 from tests.web.test_browser import CHROMIUM, PASSWORD, _file, _free_port, chromium, shot, sync_api  # noqa: F401
 from tests.webhooks.receiver import Receiver
-
-
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[email.message.EmailMessage] = []
-
-    async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]  # noqa: N802
-        self.messages.append(
-            email.message_from_bytes(envelope.content, policy=email.policy.default)  # type: ignore[arg-type]
-        )
-        return "250 OK"
 
 
 @dataclass
@@ -66,48 +48,26 @@ def _eventually(found: Callable[[], Any], what: str, seconds: float = 60.0) -> A
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     root = tmp_path_factory.mktemp("registration-browser")
-    url = f"sqlite:///{root}/podium.db"
-    migrated(url)
     secret = "browser-registration-secret-0123456789abcdef"
-    tokens = {}
-    engine = make_engine(url)
-    with unit_of_work(make_session_factory(engine)) as session:
-        for name, role in (("host", Role.organiser), ("alice", Role.participant)):
-            user, tokens[name] = create_user(
-                session, name=name, role=role, secret_key=secret, email=f"{name}@example.org"
-            )
-            set_password(user, password=PASSWORD)
-    engine.dispose()
+    people = (("host", Role.organiser), ("alice", Role.participant))
+    url, tokens = seeded_with_people(root, secret, people, PASSWORD)
     inbox = Inbox()
     smtp = Controller(inbox, hostname="127.0.0.1", port=_free_port())
     smtp.start()
     receiver = Receiver()
     port = _free_port()
-    base = f"http://127.0.0.1:{port}"
     env = {
-        **os.environ,
         "PODIUM_DATABASE_URL": url,
         "PODIUM_DATA_DIR": str(root / "data"),
         "PODIUM_SECRET_KEY": secret,
-        "PODIUM_SCORING_BACKEND": "thread",
-        "PODIUM_ENV": "test",
         "PODIUM_SMTP_URL": f"smtp://127.0.0.1:{smtp.port}",
-        "PODIUM_PUBLIC_URL": base,
+        "PODIUM_PUBLIC_URL": f"http://127.0.0.1:{port}",
         "PODIUM_WEBHOOK_ALLOW_PRIVATE": "true",  # the receiver is on loopback
     }
-    log = open(root / "server.log", "wb")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "--factory", "app.main:create_app",
-         "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
     try:
-        wait_until_healthy(process, base, root / "server.log")
-        yield World(base, tokens, inbox, receiver)
+        with uvicorn_server(root, port, env) as base:
+            yield World(base, tokens, inbox, receiver)
     finally:
-        process.terminate()
-        process.wait(timeout=10)
-        log.close()
         receiver.close()
         smtp.stop()
 
