@@ -6,7 +6,8 @@ imports nothing of the server (only the standard library, and nbclient for a not
 itself first (the limits pass to everything it starts), runs the script (``python -u``) or executes
 the notebook top to bottom with nbclient, printing each cell's output to the log as it comes, then
 writes the file over its own pipe and one JSON status over another. The participant's code gets
-neither pipe, nor this process's ``/proc`` entries (it is not dumpable).
+neither pipe, nor this process's ``/proc`` entries (it is not dumpable). The skeleton (job in,
+limits, status out) is every kind's (:func:`app.jail.inside.serve`); this file is the adapter.
 
 Every run pays for this process's start-up, so a script's path imports only what is built in or
 nearly so (no json, re, subprocess or typing: together they were a fifth of an empty run's time).
@@ -161,30 +162,27 @@ def _json(value: Any) -> str:
     return str(encode_basestring_ascii(str(value)))
 
 
-def main(argv: list[str]) -> int:
-    job = marshal.loads(bytes.fromhex(argv[1]))
-    status_fd, output_fd = job["status_fd"], job["output_fd"]
-    for fd in (status_fd, output_fd):
-        os.set_inheritable(fd, False)
-    jail.undumpable()
-    jail.lower(jail.job_limits(job))
-    try:
-        ran = _run_notebook(job) if job["kind"] == "notebook" else _run_script(job)
-    except Exception as exc:  # noqa: BLE001 - our own failure still reaches the host
-        ran = {"status": "wrapper_error", "message": f"{type(exc).__name__}: {exc}"[:2000]}
+def _run(job: dict[str, Any]) -> dict[str, Any]:
+    ran = _run_notebook(job) if job["kind"] == "notebook" else _run_script(job)
     result = dict(ran)
     if ran["status"] == "exited" and ran["code"] == 0:
-        result.update(_deliver(job, output_fd))
+        result.update(_deliver(job, job["output_fd"]))
         result["code"] = 0
-    os.close(output_fd)
     result["working_full"] = _working_full(job)
-    jail.write_all(status_fd, _json(result).encode("ascii"))
-    os.close(status_fd)
-    return 0
+    return result
+
+
+def main(argv: list[str]) -> int:
+    # The job comes as hex of marshal and the status goes as this file's own JSON: neither
+    # needs the json module's import (see the module's doc).
+    return jail.serve(
+        argv,
+        _run,
+        load=lambda text: marshal.loads(bytes.fromhex(text)),
+        dump=lambda result: _json(result).encode("ascii"),
+        hide=lambda job: True,  # the participant's code runs as this process's user
+    )
 
 
 if __name__ == "__main__":
-    code = main(sys.argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    jail.exit_now(main(sys.argv))

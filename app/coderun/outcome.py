@@ -6,6 +6,11 @@ from typing import Literal
 
 from app.coderun.limits import CodeLimits
 
+# The log's shape and budgets are the shared runner's (every kind's log is the same).
+from app.jail.runner import LOG_HEAD_BYTES as LOG_HEAD_BYTES
+from app.jail.runner import LOG_TAIL_BYTES as LOG_TAIL_BYTES
+from app.jail.runner import RunLog as RunLog
+
 Failure = Literal[
     "timeout",  # the wall limit was reached; everything was killed
     "memory",  # the memory limit was reached (the kernel killed a process, or MemoryError)
@@ -30,33 +35,6 @@ class RunnerError(RuntimeError):
     """The platform's side of a run failed (the notebook kernel never started, the runner in the
     jail crashed): not the participant's doing, so the caller retries or refunds. The message is
     for the host and the logs."""
-
-
-LOG_HEAD_BYTES = 8 * 1024
-LOG_TAIL_BYTES = 64 * 1024
-
-
-@dataclass(frozen=True)
-class RunLog:
-    """The run's stdout and stderr together, as they interleaved: the first 8 KB and the last
-    64 KB (``total_bytes`` says how much there was; what lies between is dropped)."""
-
-    head: bytes
-    tail: bytes
-    total_bytes: int
-
-    @property
-    def truncated(self) -> bool:
-        return self.total_bytes > len(self.head) + len(self.tail)
-
-    def text(self) -> str:
-        """The log as one text, with a line saying how much was left out in the middle."""
-        head = self.head.decode("utf-8", errors="replace")
-        tail = self.tail.decode("utf-8", errors="replace")
-        if not self.truncated:
-            return head + tail
-        dropped = self.total_bytes - len(self.head) - len(self.tail)
-        return f"{head}\n[... {dropped} bytes of output left out ...]\n{tail}"
 
 
 @dataclass(frozen=True)

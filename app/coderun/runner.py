@@ -20,42 +20,34 @@ import marshal
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from io import BufferedReader
 from pathlib import Path
-from typing import Any
 
 from app.coderun.code import Entry, InvalidCode, unpack_code
 from app.coderun.limits import CodeLimits
 from app.coderun.outcome import (
-    LOG_HEAD_BYTES,
-    LOG_TAIL_BYTES,
     CodeRunOutcome,
     Provenance,
     RunLog,
     RunnerError,
 )
 from app.coderun.runtime import runtime_fingerprint
-from app.coderun.verdict import Facts, read_status, verdict
+from app.coderun.verdict import Facts, verdict
 from app.jail.bwrap import (
     APP_ROOT,
     CODE_DIR,
     RUNNER_CODE,
     TMP_BYTES,
     check_jail,
-    jail_command,
-    jail_user,
     python_paths,
     unprivileged,
     visible_to_jail,
 )
 from app.jail.cgroups import Cgroup, run_cgroup
-from app.jail.process import BoundedReader, FileSink, HeadTailReader, start, wait_then_kill
+from app.jail.runner import JailSpec, limits_for_job, run_jailed
 
 MIB = 1024**2
 INPUT_ROOT = "/kaggle/input"
@@ -199,8 +191,8 @@ def _run(
         processes=max_processes + 8,  # bubblewrap and the shells that start it count as well
     )
     held = group.held if group else set()
-    try:
-        facts, status, seconds = _jailed(
+    ran = run_jailed(
+        _spec(
             entry=entry,
             files=files,
             slug=slug,
@@ -209,13 +201,23 @@ def _run(
             max_output_bytes=max_output_bytes,
             # The run's own pids group where there is one: RLIMIT_NPROC counts every process of
             # uid 65534 on the machine, so one run's fork bomb would starve the runs beside it.
-            max_processes=None if "processes" in held else max_processes,
-            address_space=None if "memory" in held else limits.memory_mb * MIB,
+            job_limits=limits_for_job(
+                group, max_processes=max_processes, address_space=limits.memory_mb * MIB
+            ),
             group=group,
         )
-    finally:
-        if group is not None:
-            group.remove()
+    )
+    facts = Facts(
+        timed_out=ran.timed_out,
+        oom_kills=ran.oom_kills,
+        returncode=ran.exit,
+        received=ran.output_bytes,
+        log=RunLog(
+            head=_scrub(ran.log.head), tail=_scrub(ran.log.tail), total_bytes=ran.log.total_bytes
+        ),
+        memory_by_rlimit="memory" not in held,
+    )
+    status, seconds = ran.status, ran.seconds
     try:
         found = verdict(status, facts, limits=limits, max_output_bytes=max_output_bytes)
     except RunnerError:
@@ -242,7 +244,7 @@ def _run(
     )
 
 
-def _jailed(
+def _spec(
     *,
     entry: Entry,
     files: dict[str, Path],
@@ -250,77 +252,43 @@ def _jailed(
     limits: CodeLimits,
     output: Path,
     max_output_bytes: int,
-    max_processes: int | None,
-    address_space: int | None,
+    job_limits: dict[str, int | None],
     group: Cgroup | None,
-) -> tuple[Facts, dict[str, Any] | None, float]:
-    """Start the runner in the jail, read its log, status and file, and kill everything at the
-    end or at the wall limit; return what was seen."""
+) -> JailSpec:
+    """The run in the shared runner's terms: Kaggle's layout, the runner (:mod:`inside`) and
+    its job, submission.csv handed back over a pipe of at most ``max_output_bytes``."""
     env = {
         "PODIUM_INPUT_DIR": f"{INPUT_ROOT}/{slug}",
         "HOME": "/tmp",
         "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
     }
-    status_read, status_write = os.pipe()
-    output_read, output_write = os.pipe()
     job = {
         "kind": entry.kind,
         "entry": entry.path,
         "code_dir": CODE_INSIDE,
         "working_dir": WORKING_DIR,
         "env": env,
-        "status_fd": status_write,
-        "output_fd": output_write,
         "max_output_bytes": max_output_bytes,
-        "max_processes": max_processes,
-        "address_space": address_space,
+        **job_limits,
     }
     # A script's runner needs only the standard library: no site-packages to scan (-S).
     python = [sys.executable, "-I", *(["-S"] if entry.kind == "script" else [])]
-    began = time.monotonic()
-    try:
-        argv = jail_command(
-            [*python, _WRAPPER, marshal.dumps(job).hex()],  # the runner reads it without json
-            files=files,
-            env=env,
-            code=_CODE,
-            dirs=[f"{INPUT_ROOT}/{slug}"],
-            writable={WORKING_DIR: limits.working_mb * MIB},
-            chdir=WORKING_DIR,
-            hostname="podium-run",
-        )
-        process = start(
-            group.wrap(argv) if group else argv,
-            env={},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(status_write, output_write),
-            user=jail_user(code=_CODE),
-        )
-    except BaseException:
-        os.close(status_read)
-        os.close(output_read)
-        raise
-    finally:
-        os.close(status_write)  # the jail holds its own copies
-        os.close(output_write)
-    stdout: BufferedReader = process.stdout  # type: ignore[assignment]
-    log = HeadTailReader(stdout, head=LOG_HEAD_BYTES, tail=LOG_TAIL_BYTES)
-    status = BoundedReader(os.fdopen(status_read, "rb"), _STATUS_BYTES, name="podium-run-status")
-    sink = FileSink(os.fdopen(output_read, "rb"), output, max_output_bytes)
-    timed_out = wait_then_kill(process, limits.wall_seconds)
-    seconds = time.monotonic() - began
-    for reader in (log, status, sink):
-        reader.join(timeout=5)
-    facts = Facts(
-        timed_out=timed_out,
-        oom_kills=group.oom_kills() if group else 0,
-        returncode=process.returncode,
-        received=None if sink.overflowed else sink.written,
-        log=RunLog(head=_scrub(log.head()), tail=_scrub(log.tail()), total_bytes=log.total),
-        memory_by_rlimit=address_space is not None,
+    return JailSpec(
+        command=[*python, _WRAPPER],
+        job=job,
+        encode=lambda job: marshal.dumps(job).hex(),  # the runner reads it without json
+        env=env,
+        wall_seconds=limits.wall_seconds,
+        code=_CODE,
+        files=files,
+        dirs=[f"{INPUT_ROOT}/{slug}"],
+        writable={WORKING_DIR: limits.working_mb * MIB},
+        chdir=WORKING_DIR,
+        hostname="podium-run",
+        group=group,
+        status_bytes=_STATUS_BYTES,
+        output=(output, max_output_bytes),
     )
-    return facts, read_status(status.data()), seconds
 
 
 # Where a log shows the server's Python (a library's frames in a traceback): Kaggle's layout

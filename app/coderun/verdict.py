@@ -4,13 +4,13 @@ received) and what the runner in the jail reported: the file, or the failure tha
 Pure: no process, no file; each rule is tested by itself (tests/coderun/test_verdict.py).
 """
 
-import json
 import signal
 from dataclasses import dataclass
 from typing import Any
 
 from app.coderun.limits import CodeLimits
 from app.coderun.outcome import Failure, RunLog, RunnerError
+from app.jail.runner import read_status as read_status
 
 # Under RLIMIT_AS an allocation fails inside the code: Python's MemoryError (numpy's "Unable to
 # allocate"), C's ENOMEM, C++'s bad_alloc.
@@ -38,15 +38,6 @@ class Verdict:
     message: str
     exit_code: int | None = None
     cell: int | None = None
-
-
-def read_status(data: bytes) -> dict[str, Any] | None:
-    """The runner's one JSON object, or None where it wrote none (it was killed first)."""
-    try:
-        status = json.loads(data)
-    except ValueError:
-        return None
-    return status if isinstance(status, dict) else None
 
 
 def verdict(
