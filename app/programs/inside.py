@@ -19,6 +19,8 @@ then either
   undumpable first: its pipes are not reachable through ``/proc``.
 
 One JSON status goes back over its own pipe; the program's output goes to the log (the host's).
+The skeleton (job in, limits, status out) is every kind's (:func:`app.jail.inside.serve`); this
+file is the adapter.
 """
 
 import base64
@@ -36,7 +38,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from app.jail import inside as jail  # noqa: E402
 
 _SCORE_FILES = ("scores.json", "scores.txt")
-_MESSAGE_CHARS = 2000
 
 
 def _plain(value: Any) -> Any:
@@ -171,34 +172,16 @@ def _ingestion(job: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def main(argv: list[str]) -> int:
-    job = json.loads(argv[1])
-    status_fd, output_fd = job["status_fd"], job.get("output_fd")
-    for fd in (status_fd, output_fd):
-        if fd is not None:
-            os.set_inheritable(fd, False)
+def _run(job: dict[str, Any]) -> dict[str, Any]:
     if job["kind"] == "ingestion":
-        jail.undumpable()
-    jail.lower(jail.job_limits(job))
-    try:
-        if job["kind"] == "ingestion":
-            result = _ingestion(job)
-        else:
-            result = _evalai(job) if job["kind"] == "evalai" else _coda(job)
-    except Exception as exc:  # noqa: BLE001 - our own failure still reaches the host
-        result = {"status": "runner_error", "message": f"{type(exc).__name__}: {exc}"}
-        result["message"] = result["message"][:_MESSAGE_CHARS]
-    if output_fd is not None:
-        os.close(output_fd)
-    data = json.dumps(result).encode("utf-8")
-    while data:
-        data = data[os.write(status_fd, data) :]
-    os.close(status_fd)
-    return 0
+        return _ingestion(job)
+    return _evalai(job) if job["kind"] == "evalai" else _coda(job)
+
+
+def main(argv: list[str]) -> int:
+    # The ingestion step runs the participant's code as this process's user: hide our pipes.
+    return jail.serve(argv, _run, hide=lambda job: job["kind"] == "ingestion")
 
 
 if __name__ == "__main__":
-    code = main(sys.argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    jail.exit_now(main(sys.argv))

@@ -26,16 +26,12 @@ programs that hard-code ``/app/input/ref`` find it there. Only the runner
 The program's output (stdout and stderr) is the host's only: it may print the reference data.
 """
 
-import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from io import BufferedReader
 from pathlib import Path
 from typing import Any
 
@@ -43,18 +39,15 @@ from app.bundles.archive import Limits
 from app.bundles.errors import BundleError
 from app.bundles.model import BundleFile, Ingestion, Program
 from app.bundles.runner import MAX_SCORES_BYTES, coda_layout, ingestion_layout, materialise
-from app.coderun.outcome import LOG_HEAD_BYTES, LOG_TAIL_BYTES, RunLog
 from app.jail.bwrap import (
     APP_ROOT,
     CODE_DIR,
     RUNNER_CODE,
     TMP_BYTES,
     check_jail,
-    jail_command,
-    jail_user,
 )
-from app.jail.cgroups import Cgroup, run_cgroup
-from app.jail.process import BoundedReader, FileSink, HeadTailReader, start, wait_then_kill
+from app.jail.cgroups import run_cgroup
+from app.jail.runner import JailSpec, RunLog, limits_for_job, run_jailed
 
 MIB = 1024**2
 ROOT = "/app"
@@ -320,105 +313,42 @@ def _jailed(
     limits: ProgramLimits,
     sink: tuple[Path, int] | None = None,
 ) -> JailedRun:
+    """The program's run in the shared runner's terms (:func:`app.jail.runner.run_jailed`)."""
     # The writable folders, /tmp and /dev/shm are in memory and charged to the run's group.
     group = run_cgroup(
         memory_bytes=limits.memory_mb * MIB + sum(writable.values()) + 2 * TMP_BYTES,
         cpus=limits.cpus,
         processes=limits.max_processes + 8,  # bubblewrap and the shells that start it count too
     )
-    held = group.held if group else set()
-    try:
-        return _start(
-            job,
-            files=files,
-            writable=writable,
-            chdir=chdir,
-            limits=limits,
-            group=group,
-            # The run's own pids group where there is one (RLIMIT_NPROC counts every process of
-            # uid 65534 on the machine); the address space where no memory group holds.
-            max_processes=None if "processes" in held else limits.max_processes,
-            address_space=None if "memory" in held else limits.memory_mb * MIB,
-            sink=sink,
-        )
-    finally:
-        if group is not None:
-            group.remove()
-
-
-def _start(
-    job: dict[str, Any],
-    *,
-    files: dict[str, Path],
-    writable: dict[str, int],
-    chdir: str,
-    limits: ProgramLimits,
-    group: Cgroup | None,
-    max_processes: int | None,
-    address_space: int | None,
-    sink: tuple[Path, int] | None = None,
-) -> JailedRun:
-    env = _env()
-    status_read, status_write = os.pipe()
-    output_read, output_write = os.pipe() if sink else (None, None)
-    job = {
-        **job,
-        "status_fd": status_write,
-        "output_fd": output_write,
-        "max_processes": max_processes,
-        "address_space": address_space,
-    }
-    ends = [status_write] if output_write is None else [status_write, output_write]
-    began = time.monotonic()
-    try:
-        argv = jail_command(
-            [sys.executable, "-I", _RUNNER, json.dumps(job)],
-            files=files,
-            env=env,
+    ran = run_jailed(
+        JailSpec(
+            command=[sys.executable, "-I", _RUNNER],
+            job={
+                **job,
+                # The run's own pids group where there is one (RLIMIT_NPROC counts every process
+                # of uid 65534 on the machine); the address space where no memory group holds.
+                **limits_for_job(
+                    group, max_processes=limits.max_processes, address_space=limits.memory_mb * MIB
+                ),
+            },
+            env=_env(),
+            wall_seconds=limits.wall_seconds,
             code=_CODE,
+            files=files,
             writable=writable,
             chdir=chdir,
             hostname="podium-program",
+            group=group,
+            status_bytes=_STATUS_BYTES,
+            output=sink,
         )
-        process = start(
-            group.wrap(argv) if group else argv,
-            env={},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,  # one log, as the output interleaved
-            pass_fds=tuple(ends),
-            user=jail_user(code=_CODE),
-        )
-    except BaseException:
-        os.close(status_read)
-        if output_read is not None:
-            os.close(output_read)
-        raise
-    finally:
-        for end in ends:
-            os.close(end)  # the jail holds its own copies
-    stdout: BufferedReader = process.stdout  # type: ignore[assignment]
-    log = HeadTailReader(stdout, head=LOG_HEAD_BYTES, tail=LOG_TAIL_BYTES)
-    status = BoundedReader(os.fdopen(status_read, "rb"), _STATUS_BYTES, name="podium-program")
-    readers: list[BoundedReader | HeadTailReader | FileSink] = [log, status]
-    if sink is not None and output_read is not None:
-        readers.append(FileSink(os.fdopen(output_read, "rb"), sink[0], sink[1]))
-    timed_out = wait_then_kill(process, limits.wall_seconds)
-    seconds = time.monotonic() - began
-    for reader in readers:
-        reader.join(timeout=5)
-    received = None
-    if isinstance(readers[-1], FileSink):
-        received = None if readers[-1].overflowed else readers[-1].written
-    try:
-        parsed = json.loads(status.data())
-    except ValueError:
-        parsed = None
+    )
     return JailedRun(
-        status=parsed if isinstance(parsed, dict) else None,
-        log=RunLog(head=log.head(), tail=log.tail(), total_bytes=log.total),
-        timed_out=timed_out,
-        oom_kills=group.oom_kills() if group else 0,
-        returncode=process.returncode,
-        seconds=seconds,
-        output_bytes=received,
+        status=ran.status,
+        log=ran.log,
+        timed_out=ran.timed_out,
+        oom_kills=ran.oom_kills,
+        returncode=ran.exit,
+        seconds=ran.seconds,
+        output_bytes=ran.output_bytes,
     )
