@@ -1,10 +1,11 @@
 """The sandboxed side of a custom metric: one fresh process scores one submission, then exits.
 
 Started only by :func:`app.custom_metrics.sandbox.run_custom_metric` as
-``python -s -P -m app.custom_metrics.child JOB.json``, inside the jail. It limits itself before it
-imports pandas or loads the organiser's file, and writes exactly one JSON object to the stdout it
-was started with; before anything else it points its fd 1 at fd 2 (the host's output file), so
-whatever the organiser's code prints cannot corrupt the result.
+``python -s -P -m app.custom_metrics.child JOB`` (JOB: the job file's path and the status pipe's
+number), inside the jail. It limits itself before it imports pandas or loads the organiser's
+file, and writes exactly one JSON object to its status pipe, so whatever the organiser's code
+prints (to the run's log) cannot corrupt the result. The skeleton (job in, limits, status out) is
+every kind's (:func:`app.jail.inside.serve`); this file is the metric's adapter.
 """
 
 import errno
@@ -41,23 +42,29 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _limit_self(job: dict[str, Any]) -> None:
+def _load_job(text: str) -> dict[str, Any]:
+    """The job file's job, with the pipe numbers the runner added beside its path."""
+    given = json.loads(text)
+    job: dict[str, Any] = json.loads(Path(given.pop("job_file")).read_text(encoding="utf-8"))
+    return {**job, **given}
+
+
+def _limits(job: dict[str, Any]) -> list[jail.Limit]:
+    # RLIMIT_CPU's hard limit is one second later: SIGXCPU first, then SIGKILL. RLIMIT_NPROC
+    # and RLIMIT_CORE are every kind's (jail.job_limits); the process limit is enforced because
+    # the jail's uid is not root outside it (app.jail.bwrap.jail_user).
+    return [
+        (resource.RLIMIT_AS, job["memory_bytes"], job["memory_bytes"]),
+        (resource.RLIMIT_CPU, job["cpu_seconds"], job["cpu_seconds"] + 1),
+        (resource.RLIMIT_FSIZE, job["output_bytes"], job["output_bytes"]),
+    ]
+
+
+def _prepare(job: dict[str, Any]) -> None:
     global _reserve
     if job["parent_pid"] is not None:  # in the jail, bubblewrap's --die-with-parent does this
         _die_with_parent(job["parent_pid"])
-    # RLIMIT_CPU's hard limit is one second later: SIGXCPU first, then SIGKILL.
-    jail.lower(
-        [
-            (resource.RLIMIT_AS, job["memory_bytes"], job["memory_bytes"]),
-            (resource.RLIMIT_CPU, job["cpu_seconds"], job["cpu_seconds"] + 1),
-            (resource.RLIMIT_FSIZE, job["output_bytes"], job["output_bytes"]),
-            (resource.RLIMIT_CORE, 0, 0),
-        ]
-    )
     if job.get("max_processes"):
-        # Processes and threads of this uid in the jail's user namespace; enforced because the
-        # jail's uid is not root outside it (app.jail.bwrap.jail_user).
-        resource.setrlimit(resource.RLIMIT_NPROC, (job["max_processes"], job["max_processes"]))
         _limited_processes.append(job["max_processes"])
     _reserve = bytearray(8 * 1024 * 1024)
 
@@ -174,27 +181,20 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     return {"status": "ok", "has_usage": inputs.usage is not None, **scores}
 
 
+def _run(job: dict[str, Any]) -> dict[str, Any]:
+    _prepare(job)
+    return run(job)
+
+
 def main(argv: list[str]) -> int:
-    # The result's channel is a private copy of stdout; fd 1 itself now goes where fd 2 goes.
-    result_fd = os.dup(1)
-    os.dup2(2, 1)
-    job = json.loads(Path(argv[1]).read_text(encoding="utf-8"))
-    _limit_self(job)
-    try:
-        result = run(job)
-    except BaseException as exc:  # noqa: BLE001 - a bug here must still reach the host
-        result = _describe_failure(exc, during="preparing the inputs")
-    # One write of the whole object: the parent reads it to the end of the pipe.
-    data = json.dumps(result).encode("utf-8")
-    while data:
-        data = data[os.write(result_fd, data) :]
-    os.close(result_fd)
-    return 0
+    return jail.serve(
+        argv,
+        _run,
+        load=_load_job,
+        limits=_limits,
+        on_error=lambda exc: _describe_failure(exc, during="preparing the inputs"),
+    )
 
 
 if __name__ == "__main__":
-    code = main(sys.argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Not sys.exit: threads or atexit hooks the organiser's code left behind must not delay us.
-    os._exit(code)
+    jail.exit_now(main(sys.argv))

@@ -16,7 +16,6 @@ import math
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -32,12 +31,10 @@ from app.jail.bwrap import (
     JailUnavailable,
     base_env,
     check_jail,
-    jail_command,
-    jail_user,
     pids_cgroup,
     visible_to_jail,
 )
-from app.jail.process import BoundedReader, start, wait_then_kill
+from app.jail.runner import JailSpec, run_jailed
 from app.scoring.core import ScoreResult, ScoringError
 
 log = logging.getLogger(__name__)
@@ -69,7 +66,8 @@ class SandboxLimits:
     ``memory_bytes`` bounds the child's address space, which includes roughly 350 MB for Python,
     numpy, pandas and pyarrow themselves. ``timeout_seconds`` is wall-clock time for the whole run,
     starting the interpreter and reading both files included. ``output_bytes`` bounds each file
-    the metric writes, its printed output included.
+    the metric writes; what it prints goes to the run's log, of which the host keeps the first
+    and last bytes (:class:`app.jail.runner.RunLog`).
     """
 
     timeout_seconds: float = 60.0
@@ -270,7 +268,7 @@ def _score_in_child(
     jailed = _jailed(limits)
     with tempfile.TemporaryDirectory(prefix="podium-metric-", ignore_cleanup_errors=True) as tmp:
         work = Path(tmp)
-        output_path, job_path = work / "output.log", work / "job.json"
+        job_path = work / "job.json"
         # Host path -> the path the child opens: under /job in the jail, the same one outside.
         inputs = {"metric_path": metric_path, "answer_key": answer_key, "submission": submission}
         seen = {
@@ -300,27 +298,26 @@ def _score_in_child(
                 if path is not None
             }
             files[_INSIDE["job"]] = _visible_copy(job_path, work, "job")
-            command = _child_command(_INSIDE["job"])
-            argv = jail_command(command, files=files, env=_jail_env(), code=_CODE)
-            env, cwd = {}, None
-        else:
-            argv, env, cwd = _child_command(str(job_path)), _child_env(work), work
         # A root-made jail's limit: bubblewrap and the shell that starts it count as well.
         cgroup = pids_cgroup(limits.max_processes + 4) if jailed else None
-        try:
-            returncode, timed_out, stdout = _run_child(
-                cgroup.wrap(argv) if cgroup else argv,
-                env=env,
-                cwd=cwd,
-                output_path=output_path,
-                timeout=limits.timeout_seconds,
-                as_jail_user=jailed,
+        ran = run_jailed(
+            JailSpec(
+                command=_child_command(),
+                # The job file holds the job; the runner adds its pipe's number beside its path.
+                job={"job_file": _INSIDE["job"] if jailed else str(job_path)},
+                env=_jail_env() if jailed else _child_env(work),
+                wall_seconds=limits.timeout_seconds,
+                code=_CODE,
+                files=files if jailed else {},
+                group=cgroup,
+                hostname="podium-metric",
+                status_bytes=_RESULT_BYTES,
+                jailed=jailed,
+                cwd=None if jailed else work,
             )
-        finally:
-            if cgroup is not None:
-                cgroup.remove()
-        output = _tail(output_path)
-    return _interpret(_read_result(stdout), returncode, timed_out, output, limits)
+        )
+    output = ran.log.text()[-_OUTPUT_SHOWN:]
+    return _interpret(ran.status, ran.exit, ran.timed_out, output, limits)
 
 
 def _visible_copy(path: Path, work: Path, name: str) -> Path:
@@ -334,8 +331,8 @@ def _visible_copy(path: Path, work: Path, name: str) -> Path:
     return copy
 
 
-def _child_command(job_path: str) -> list[str]:
-    return [sys.executable, "-s", "-P", "-m", "app.custom_metrics.child", job_path]
+def _child_command() -> list[str]:
+    return [sys.executable, "-s", "-P", "-m", "app.custom_metrics.child"]
 
 
 # One thread per library, and no allocator that reserves a gigabyte of address space up front
@@ -365,50 +362,6 @@ def _child_env(work: Path) -> dict[str, str]:
         **_LEAN,
     )
     return env
-
-
-def _run_child(
-    argv: list[str],
-    *,
-    env: dict[str, str],
-    cwd: Path | None,
-    output_path: Path,
-    timeout: float,
-    as_jail_user: bool,
-) -> tuple[int | None, bool, bytes]:
-    """Run the child; return its exit status, whether it timed out, and its result bytes."""
-    with open(output_path, "wb") as output:
-        process = start(
-            argv,
-            env=env,
-            cwd=cwd,
-            stdout=subprocess.PIPE,  # the child's result only: it moves its fd 1 to fd 2
-            stderr=output,
-            user=jail_user(code=_CODE) if as_jail_user else None,
-        )
-        reader = BoundedReader(process.stdout, _RESULT_BYTES)  # type: ignore[arg-type]
-        timed_out = wait_then_kill(process, timeout)
-        # Unjailed, a detached grandchild may hold the pipe open: do not wait for it forever.
-        reader.join(timeout=5)
-    return process.returncode, timed_out, reader.data()
-
-
-def _tail(path: Path) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, fh.tell() - _OUTPUT_SHOWN))
-            return fh.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
-def _read_result(data: bytes) -> dict[str, Any] | None:
-    try:
-        result = json.loads(data)
-    except ValueError:
-        return None
-    return result if isinstance(result, dict) else None
 
 
 def _failure(
