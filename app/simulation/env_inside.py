@@ -25,15 +25,7 @@ _MESSAGE_CHARS = 4000
 
 
 def _send(fd: int, message: dict[str, Any]) -> None:
-    try:
-        data = (json.dumps(message, default=str, allow_nan=False) + "\n").encode()
-    except (TypeError, ValueError) as exc:
-        data = (
-            json.dumps({"error": f"the environment's answer is not JSON: {exc}"}) + "\n"
-        ).encode()
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    jail.send_line(fd, message, default=str, unsendable="the environment's answer is not JSON")
 
 
 def _load(folder: str, name: str, configuration: dict[str, Any]) -> Any:
@@ -103,31 +95,27 @@ def _serve(env: Any, request: dict[str, Any]) -> dict[str, Any]:
     return {"error": f"unknown request {op!r}"}
 
 
-def main(argv: list[str]) -> int:
-    job = json.loads(argv[1])
-    inbox, outbox = job["observation_fd"], job["action_fd"]
-    jail.lower(jail.job_limits(job))
+def _setup(job: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     try:
         env = _load(job["env_dir"], job["name"], job.get("configuration") or {})
         players = max(int(n) for n in env.specification.agents)
-        _send(outbox, {"ready": True, "configuration": dict(env.configuration), "players": players})
     except BaseException as exc:  # noqa: BLE001 - the host's code: its failure is the answer
         text = "".join(traceback.format_exception(exc))[-_MESSAGE_CHARS:]
-        _send(outbox, {"error": f"the environment could not be made: {text}"})
-        return 0
-    with os.fdopen(inbox, "rb") as lines:
-        for line in lines:
-            try:
-                reply = _serve(env, json.loads(line))
-            except BaseException as exc:  # noqa: BLE001 - the host's interpreter raised
-                text = "".join(traceback.format_exception(exc))[-_MESSAGE_CHARS:]
-                reply = {"error": f"the environment failed: {text}"}
-            _send(outbox, reply)
-    return 0
+        return None, {"error": f"the environment could not be made: {text}"}
+    return env, {"ready": True, "configuration": dict(env.configuration), "players": players}
+
+
+def _answer(env: Any, request: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return _serve(env, request)
+    except BaseException as exc:  # noqa: BLE001 - the host's interpreter raised
+        text = "".join(traceback.format_exception(exc))[-_MESSAGE_CHARS:]
+        return {"error": f"the environment failed: {text}"}
+
+
+def main(argv: list[str]) -> int:
+    return jail.converse(argv, _setup, _answer, send=_send)
 
 
 if __name__ == "__main__":
-    code = main(sys.argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    jail.exit_now(main(sys.argv))

@@ -12,10 +12,11 @@ the host writes ``{"observation": ..., "configuration": ...}`` per step; this si
 ``{"action": ..., "stdout": ..., "stderr": ...}`` or ``{"error": "...", ...}`` (the agent
 raised). The first line either way is the load: ``{"ready": true}`` or ``{"error": ...}``. What
 the agent prints during a step is kept as Kaggle keeps it (the first ``maxLogLength``
-characters); what it writes past Python's streams reaches the host's bounded log reader.
+characters); what it writes past Python's streams reaches the host's bounded log reader. The
+skeleton (job in, limits, one line out per line in) is :func:`app.jail.inside.converse`, shared
+with a host's environment; this file is the agent's adapter.
 """
 
-import json
 import os
 import sys
 import traceback
@@ -101,15 +102,7 @@ def _plain(value: Any) -> Any:
 
 
 def _send(fd: int, message: dict[str, Any]) -> None:
-    try:
-        data = (json.dumps(message, default=_plain, allow_nan=False) + "\n").encode()
-    except (TypeError, ValueError) as exc:
-        data = (
-            json.dumps({"error": f"the action cannot be sent: {exc}"[:_MESSAGE_CHARS]}) + "\n"
-        ).encode()
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    jail.send_line(fd, message, default=_plain, unsendable="the action cannot be sent")
 
 
 def _act(agent: Any, message: dict[str, Any], log_chars: int | None) -> dict[str, Any]:
@@ -135,27 +128,24 @@ def _act(agent: Any, message: dict[str, Any], log_chars: int | None) -> dict[str
     return reply
 
 
-def main(argv: list[str]) -> int:
-    job = json.loads(argv[1])
-    inbox, outbox = job["observation_fd"], job["action_fd"]
-    jail.lower(jail.job_limits(job))
-    log_chars = job.get("log_chars")
+def _setup(job: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     try:
         os.chdir(job["agent_dir"])
         agent = load_agent(os.path.join(job["agent_dir"], "main.py"))
     except BaseException as exc:  # noqa: BLE001 - a SystemExit at import is a failed load too
         traceback.print_exc()
-        _send(outbox, {"error": f"the agent could not be loaded: {type(exc).__name__}: {exc}"})
-        return 0
-    _send(outbox, {"ready": True})
-    with os.fdopen(inbox, "rb") as lines:
-        for line in lines:
-            _send(outbox, _act(agent, json.loads(line), log_chars))
-    return 0
+        return None, {"error": f"the agent could not be loaded: {type(exc).__name__}: {exc}"}
+    return (agent, job.get("log_chars")), {"ready": True}
+
+
+def _answer(state: tuple[Any, int | None], message: dict[str, Any]) -> dict[str, Any]:
+    agent, log_chars = state
+    return _act(agent, message, log_chars)
+
+
+def main(argv: list[str]) -> int:
+    return jail.converse(argv, _setup, _answer, send=_send)
 
 
 if __name__ == "__main__":
-    code = main(sys.argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    jail.exit_now(main(sys.argv))

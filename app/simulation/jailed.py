@@ -22,22 +22,12 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from io import BufferedReader
 from pathlib import Path
 from typing import Any
 
-from app.coderun.outcome import RunLog
-from app.jail.bwrap import (
-    APP_ROOT,
-    CODE_DIR,
-    RUNNER_CODE,
-    TMP_BYTES,
-    check_jail,
-    jail_command,
-    jail_user,
-)
-from app.jail.cgroups import Cgroup, run_cgroup
-from app.jail.process import HeadTailReader, kill_group, start
+from app.jail.bwrap import APP_ROOT, CODE_DIR, RUNNER_CODE, TMP_BYTES, check_jail
+from app.jail.cgroups import run_cgroup
+from app.jail.runner import Jail, JailSpec, RunLog, limits_for_job
 
 MIB = 1024**2
 AGENT_DIR = "/kaggle_simulations/agent"
@@ -89,52 +79,42 @@ class JailedPipe:
     ) -> None:
         check_jail()
         self.limits, self.who = limits, who
-        self.group: Cgroup | None = run_cgroup(
+        group = run_cgroup(
             memory_bytes=limits.memory_mb * MIB + 2 * TMP_BYTES,
             cpus=limits.cpus,
             processes=limits.max_processes + 8,  # bubblewrap and its shells count as well
         )
-        held = self.group.held if self.group else set()
         obs_read, self._obs_write = os.pipe()
         self._act_read, act_write = os.pipe()
-        job = {
-            **job,
-            "observation_fd": obs_read,
-            "action_fd": act_write,
-            "max_processes": None if "processes" in held else limits.max_processes,
-            "address_space": None if "memory" in held else limits.memory_mb * MIB,
-        }
-        env = {"HOME": "/tmp", "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+        spec = JailSpec(
+            command=[sys.executable, "-I", code[1]],
+            job={
+                **job,
+                **limits_for_job(
+                    group,
+                    max_processes=limits.max_processes,
+                    address_space=limits.memory_mb * MIB,
+                ),
+            },
+            env={"HOME": "/tmp", "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
+            wall_seconds=0,  # each answer has its own deadline (ask); close() ends it
+            code=(code, *RUNNER_CODE),
+            files=files,
+            dirs=dirs,
+            chdir=chdir,
+            hostname=hostname,
+            group=group,
+            log_head=_LOG_HEAD,
+            log_tail=_LOG_TAIL,
+        )
         try:
-            argv = jail_command(
-                [sys.executable, "-I", code[1], json.dumps(job)],
-                files=files,
-                env=env,
-                code=(code, *RUNNER_CODE),
-                dirs=dirs,
-                chdir=chdir,
-                hostname=hostname,
-            )
-            self.process = start(
-                self.group.wrap(argv) if self.group else argv,
-                env={},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                pass_fds=(obs_read, act_write),
-                user=jail_user(code=(code, *RUNNER_CODE)),
-            )
+            self.jail = Jail(spec, {"observation_fd": obs_read, "action_fd": act_write})
         except BaseException:
             for fd in (self._obs_write, self._act_read):
                 os.close(fd)
-            if self.group is not None:
-                self.group.remove()
             raise
-        finally:
-            os.close(obs_read)  # the jail holds its own copies
-            os.close(act_write)
+        self.process, self.group = self.jail.process, self.jail.group
         os.set_blocking(self._obs_write, False)
-        stdout: BufferedReader = self.process.stdout  # type: ignore[assignment]
-        self._log = HeadTailReader(stdout, head=_LOG_HEAD, tail=_LOG_TAIL)
         self._pending = b""
         self.closed = False
 
@@ -211,20 +191,15 @@ class JailedPipe:
         return left > 0 and bool(poller.poll(max(1, int(left * 1000))))
 
     def kill(self) -> None:
-        kill_group(self.process.pid)
+        self.jail.kill()
 
     def close(self) -> RunLog:
         """Kill the agent's jail (whatever it left running) and return its process log."""
         if not self.closed:
             self.closed = True
-            self.kill()
-            self.process.wait()
             for fd in (self._obs_write, self._act_read):
                 os.close(fd)
-            self._log.join(timeout=5)
-            if self.group is not None:
-                self.group.remove()
-        return RunLog(head=self._log.head(), tail=self._log.tail(), total_bytes=self._log.total)
+        return self.jail.close()
 
 
 class JailedAgent(JailedPipe):
