@@ -1,7 +1,8 @@
-"""The half of every runner that lives inside the jail, shared by each kind of untrusted code
-(custom metrics, imported scoring programs, participants' code runs, simulation agents and host
-environments): lowering its own limits before any of that code runs, hiding its pipes, and
-writing a whole answer to a pipe.
+"""The half of the one runner (:mod:`app.jail.runner`) that lives inside the jail, shared by each
+kind of untrusted code (custom metrics, imported scoring programs, participants' code runs,
+simulation agents and host environments): reading the job, lowering its own limits before any of
+that code runs, hiding its pipes, and writing a whole answer to a pipe (:func:`serve` for a run,
+:func:`converse` for an episode's worth of answers).
 
 Each kind's runner is a small adapter around these (``app/coderun/inside.py``,
 ``app/programs/inside.py``, ``app/custom_metrics/child.py``, ``app/simulation/inside.py``,
