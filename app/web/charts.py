@@ -170,3 +170,77 @@ def confusion_heatmap(labels: list[str], matrix: list[list[int]]) -> Markup:
             )
     out.append("</svg>")
     return Markup("".join(out))  # noqa: S704 - labels are escaped above
+
+
+def rating_over_episodes(points: list[tuple[int, float, float]], *, k: float) -> Markup:
+    """An agent's skill after each rated episode: μ as a line, μ ± σ as a band around it, and
+    the board's conservative skill μ − kσ dashed (``points``: episode number, μ, σ)."""
+    width, height = 560, 300
+    right, top, bottom = 14, 30, 48
+    if not points:
+        return Markup("")
+    lows = [mu - max(sigma, k * sigma) for _, mu, sigma in points]
+    highs = [mu + sigma for _, mu, sigma in points]
+    lo, hi = min(lows), max(highs)
+    pad = (hi - lo) * 0.05 or 1.0
+    lo, hi = lo - pad, hi + pad
+    ticks = [(v, _fmt(v, hi - lo)) for v in _ticks(lo, hi)]
+    left = max(40, 12 + math.ceil(7.5 * max(len(label) for _, label in ticks)))
+    plot_w, plot_h = width - left - right, height - top - bottom
+    last = max(points[-1][0], 1)
+
+    def x(n: float) -> float:
+        return left + plot_w * n / last
+
+    def y(v: float) -> float:
+        return top + plot_h * (1 - (v - lo) / (hi - lo))
+
+    out = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        "aria-label=\"The agent's skill (mu, with mu plus or minus sigma as a band) after each "
+        'episode" xmlns="http://www.w3.org/2000/svg">',
+        f'<text x="{left}" y="18" class="chart-note">μ ± σ (band), μ − {k:g}σ (dashed)</text>',
+    ]
+    for v, label in ticks:
+        out.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" class="grid"/>'
+            f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{label}</text>'
+        )
+    for i in range(5):
+        n = last * i / 4
+        anchor = "start" if i == 0 else "end" if i == 4 else "middle"
+        out.append(
+            f'<text x="{x(n):.1f}" y="{height - bottom + 18}" text-anchor="{anchor}">{n:.0f}</text>'
+        )
+    out.append(
+        f'<line x1="{left}" x2="{left}" y1="{top}" y2="{height - bottom}" class="axis"/>'
+        f'<line x1="{left}" x2="{width - right}" y1="{height - bottom}" y2="{height - bottom}" class="axis"/>'
+        f'<text x="{left + plot_w / 2}" y="{height - 10}" text-anchor="middle" class="axis-title">'
+        "Episodes played</text>"
+    )
+    upper = [f"{x(n):.1f},{y(mu + sigma):.1f}" for n, mu, sigma in points]
+    lower = [f"{x(n):.1f},{y(mu - sigma):.1f}" for n, mu, sigma in reversed(points)]
+    colour = PALETTE[0]
+    out.append(
+        f'<polygon points="{" ".join(upper + lower)}" fill="{colour}" fill-opacity="0.18" '
+        'stroke="none"><title>μ ± σ</title></polygon>'
+    )
+    conservative = " ".join(f"{x(n):.1f},{y(mu - k * sigma):.1f}" for n, mu, sigma in points)
+    out.append(
+        f'<polyline points="{conservative}" fill="none" stroke="{PALETTE[1]}" stroke-width="1.6" '
+        f'stroke-dasharray="5 4"><title>μ − {k:g}σ</title></polyline>'
+    )
+    line = " ".join(f"{x(n):.1f},{y(mu):.1f}" for n, mu, _ in points)
+    out.append(
+        f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2.2">'
+        "<title>μ</title></polyline>"
+    )
+    if len(points) <= 200:  # a point per episode to hover; past that the line says enough
+        for n, mu, sigma in points:
+            out.append(
+                f'<circle cx="{x(n):.1f}" cy="{y(mu):.1f}" r="2.5" fill="{colour}">'
+                f"<title>after {n} episode{'' if n == 1 else 's'}: μ {mu:.2f} ± {sigma:.2f}"
+                "</title></circle>"
+            )
+    out.append("</svg>")
+    return Markup("".join(out))  # noqa: S704 - numbers only, no user text

@@ -12,15 +12,19 @@ import re
 from importlib import resources
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from app.deps import IdPath, SessionDep
-from app.episodes.service import replay
+from app.episodes.service import AgentView, agent_view, replay
 from app.errors import Conflict
 from app.simulation.environments import BUILT_IN, EnvironmentConfig, make
+from app.simulation.settings import SimulationSettings
+from app.web.charts import rating_over_episodes
+from app.web.competition import PageCompetition, tab_context
 from app.web.docs import with_docs_policy
 from app.web.session import WebUser
+from app.web.templating import render
 
 router = APIRouter(include_in_schema=False)
 
@@ -77,3 +81,31 @@ def episode_page(episode_id: IdPath, session: SessionDep, user: WebUser) -> HTML
             f"not run; its replay is at /api/v1/episodes/{episode_id}"
         )
     return with_docs_policy(HTMLResponse(player_page(document)))
+
+
+@router.get("/c/{slug}/agents/{submission_id}", response_class=HTMLResponse)
+def agent_page(
+    request: Request,
+    competition: PageCompetition,
+    submission_id: IdPath,
+    session: SessionDep,
+    user: WebUser,
+) -> HTMLResponse:
+    view = agent_view(session, competition=competition, submission_id=submission_id, user=user)
+    context = tab_context(session, competition, user, "leaderboard")
+    return render(request, "agent.html", {**context, **_agent_context(view)})
+
+
+def _agent_context(view: AgentView) -> dict[str, Any]:
+    phase = view.submission.phase
+    k = SimulationSettings.model_validate(phase.simulation or {}).k
+    points = [(p.n, p.mu, p.sigma) for p in view.history]
+    return {
+        "agent": view,
+        "agent_phase": phase,
+        "k": k,
+        "conservative": view.rating.mu - k * view.rating.sigma,
+        "chart": rating_over_episodes(points, k=k),
+        # The replay page plays kaggle-environments' own renderers only (a host's is their code).
+        "player": (phase.environment or {}).get("name") in BUILT_IN,
+    }

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import API
+from tests.helpers import API, predictions, ready_competition, submit
 from tests.simulation.agents import CRASHES, RANDOM, SLEEPS, negamax
 
 pytestmark = pytest.mark.slow
@@ -177,3 +177,83 @@ def test_an_agents_page_shows_its_skill_over_time_and_its_episodes(
     board = browser().get("/c/connectx/leaderboard")  # the Leaderboard tab, to anyone
     assert board.status_code == 200, board.text
     assert "alice" in board.text and "bob" in board.text and "μ ± σ" in board.text
+
+
+def test_an_agents_public_page_shows_its_rating_over_episodes_and_replays_to_anyone(
+    jail, client, host, alice, bob, browser, with_password
+):
+    _competition(client, host)
+    mine = _submit(client, alice, RANDOM)
+    theirs = _submit(client, bob, RANDOM)
+    assert client.app.state.scoring_queue.play_episodes(3) == 3
+    page = browser().get(f"/c/connectx/agents/{mine['id']}")  # a visitor, signed out
+    assert page.status_code == 200, page.text
+    assert "after 3 episodes" in page.text
+    chart = page.text[page.text.index('<svg class="chart"') : page.text.index("</svg>")]
+    assert "<script" not in chart and "href" not in chart  # inline SVG, drawn by the server
+    assert chart.count("<circle") == 4  # the prior, then one point per rated episode
+    assert page.text.count('href="/episodes/') == 3  # the ladder's replays; not its validation
+    assert f'href="/c/connectx/agents/{theirs["id"]}"' in page.text  # its opponent's page
+    assert "/logs/" not in page.text  # the logs are the team's
+    with_password("alice")
+    own = browser("alice").get(f"/c/connectx/agents/{mine['id']}")
+    assert own.status_code == 200, own.text
+    assert own.text.count('href="/episodes/') == 4  # its validation too, for its team
+    assert own.text.count("/logs/") == 4
+    with_password("bob")
+    other = browser("bob").get(f"/c/connectx/agents/{mine['id']}")  # the wrong user
+    assert other.status_code == 200 and "/logs/" not in other.text
+
+
+def test_an_agents_page_is_404_for_what_is_not_an_agent_of_the_competition(
+    jail, client, host, alice, bob, browser
+):
+    _competition(client, host)
+    mine = _submit(client, alice, RANDOM)
+    failed = _submit(client, bob, CRASHES)
+    assert failed["status"] == "failed"
+    ready_competition(client, host.headers, "files")
+    for path in (
+        f"/c/connectx/agents/{failed['id']}",  # failed its validation: never on the ladder
+        f"/c/files/agents/{mine['id']}",  # another competition's agent
+        "/c/connectx/agents/999999",
+    ):
+        assert browser().get(path).status_code == 404, path
+
+
+def test_a_file_submission_has_no_agent_page(client, host, alice, browser):
+    ready_competition(client, host.headers, "files")
+    sent = submit(client, alice.headers, predictions(a=0.9, b=0.1), "files")
+    assert sent.status_code == 202, sent.text
+    assert browser().get(f"/c/files/agents/{sent.json()['id']}").status_code == 404
+
+
+@pytest.mark.parametrize("board", ["blind", "hidden"])
+def test_a_blind_or_hidden_phase_keeps_its_agents_ratings_from_others(
+    jail, client, host, alice, bob, browser, with_password, board
+):
+    phase = {**PHASE, "board": board}
+    body = {"slug": "quiet", "title": "Quiet", "metric": {"name": "accuracy"}, "phases": [phase]}
+    assert client.post(f"{API}/competitions", json=body, headers=host.headers).status_code == 201
+    mine = _submit(client, alice, RANDOM, slug="quiet")
+    assert mine["status"] == "scored", mine
+    _submit(client, bob, RANDOM, slug="quiet")
+    assert client.app.state.scoring_queue.play_episodes(1) == 1
+    episodes = f"{API}/submissions/{mine['id']}/episodes"
+
+    def played(headers: dict[str, str] | None = None) -> dict[str, Any]:
+        listed = client.get(episodes, headers=headers).json()
+        return next(e for e in listed if e["kind"] == "ladder" and e["status"] == "done")
+
+    # The episode is anyone's; the ratings in it are not.
+    assert [seat["mu_after"] for seat in played()["agents"]] == [None, None]
+    assert all(seat["mu_after"] is not None for seat in played(host.headers)["agents"])
+    path = f"/c/quiet/agents/{mine['id']}"
+    assert browser().get(path).status_code == 403
+    with_password("bob")
+    assert browser("bob").get(path).status_code == 403
+    with_password("alice")
+    # A hidden board: each team sees its own; a blind one: nobody but the hosts until it ends.
+    assert browser("alice").get(path).status_code == (200 if board == "hidden" else 403)
+    with_password("host")
+    assert browser("host").get(path).status_code == 200
