@@ -13,6 +13,9 @@ rating table needs to find the agents' true order.
    (:mod:`app.simulation.ladder`, openskill's Weng–Lin ratings), no jail: it prints after how many
    episodes the board's order (μ − kσ) first reaches a Spearman rank correlation of 0.9 with the
    true order, and where it stands at the end.
+3. **Fair share**: in that same ladder, how many episodes each agent played (least, median, most,
+   and the most over the least), when the correlation was first reached and at the end: the
+   scheduler should give every agent a like share, whatever its skill.
 
     python bench/bench_simulation.py                         # 40 episodes, 2 workers
     python bench/bench_simulation.py --episodes 100 --workers 2 --agents 64
@@ -103,13 +106,16 @@ def spearman(a: list[float], b: list[float]) -> float:
     return 1 - 6 * d / (n * (n * n - 1))
 
 
-def convergence(agents: int, max_episodes: int, k: float, seed: int) -> tuple[int | None, float]:
-    """Episodes until the board's order reaches rank correlation 0.9 with the truth."""
+def convergence(
+    agents: int, max_episodes: int, k: float, seed: int
+) -> tuple[int | None, float, list[int] | None, list[int]]:
+    """Episodes until the board's order reaches rank correlation 0.9 with the truth, the final
+    correlation, and each agent's episodes then and at the end."""
     rng = random.Random(seed)
     truth = [i * 4.0 / agents for i in range(agents)]  # skills 0 .. 4 logits apart
     skills = [Skill(MU0, SIGMA0) for _ in range(agents)]
     played = [0] * agents
-    reached = None
+    reached, share_then = None, None
     for episode in range(1, max_episodes + 1):
         entrants = [Entrant(i, i, skills[i].mu, skills[i].sigma, played[i]) for i in range(agents)]
         seats = choose(entrants, 2, rng, explore=0.1)
@@ -123,8 +129,15 @@ def convergence(agents: int, max_episodes: int, k: float, seed: int) -> tuple[in
         if episode % 50 == 0:
             rho = spearman([s.conservative(k) for s in skills], truth)
             if reached is None and rho >= 0.9:
-                reached = episode
-    return reached, spearman([s.conservative(k) for s in skills], truth)
+                reached, share_then = episode, list(played)
+    return reached, spearman([s.conservative(k) for s in skills], truth), share_then, played
+
+
+def spread(played: list[int]) -> str:
+    ordered = sorted(played)
+    least, most = ordered[0], ordered[-1]
+    ratio = f"{most / least:.2f}" if least else "inf"
+    return f"least {least}, median {ordered[len(ordered) // 2]}, most {most} (most/least {ratio})"
 
 
 def main() -> None:
@@ -143,7 +156,7 @@ def main() -> None:
     print(f"  kaggle-environments, one process, no jail: {base:8.0f} episodes/min")
     print(f"  Podium, each agent jailed, {args.workers} workers: {ours:8.0f} episodes/min")
     print(f"  ratio: {ours / base:.2f} (goal: at least 0.5)")
-    reached, final = convergence(args.agents, args.rating_episodes, args.k, args.seed)
+    reached, final, then, played = convergence(args.agents, args.rating_episodes, args.k, args.seed)
     print(
         f"Ratings, {args.agents} agents of known skill, ladder as scheduled, board mu - {args.k:g} sigma"
     )
@@ -154,6 +167,10 @@ def main() -> None:
             f"  rank correlation >= 0.9 after {reached} episodes ({reached / args.agents:.0f} per agent)"
         )
     print(f"  after {args.rating_episodes} episodes: {final:.3f}")
+    print("Fair share, episodes per agent (each episode seats two)")
+    if then is not None:
+        print(f"  when 0.9 was reached: {spread(then)}")
+    print(f"  after {args.rating_episodes} episodes: {spread(played)}")
 
 
 if __name__ == "__main__":
