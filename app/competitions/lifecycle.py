@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sqlalchemy import delete as sa_delete
 from sqlalchemy import exists, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from app.audit.service import record
 from app.auth.hosts import is_owner
@@ -27,8 +27,9 @@ from app.errors import AppError, Conflict, Forbidden
 from app.evaluation.columns import columns_for
 from app.evaluation.keys import intake_limits, key_table
 from app.evaluation.metric import is_custom, label_set
-from app.models import Competition, DataFile, Phase, Submission, User
+from app.models import Competition, DataFile, Episode, Phase, Submission, User
 from app.models.competition import ARCHIVED, DRAFT, PUBLISHED
+from app.models.simulation import EPISODE_DONE, EPISODE_FAILED
 from app.scoring.columns import Column
 from app.scoring.core import ScoringError, score_columns_file
 from app.storage import delete_blob, remove_stored
@@ -68,6 +69,65 @@ def _answer_key(phase: Phase, several: bool) -> ChecklistItem:
         detail = f"version {key.version}, the scoring program's reference data ({files})"
         return _item(name, True, where + detail, phase=phase.name)
     return _item(name, True, f"{where}version {key.version}, {key.n_rows:,} rows", phase=phase.name)
+
+
+# What a phase's episodes and validations record when its environment failed (app.jobs.episodes).
+_COULD_NOT_PLAY = ("the episode could not be played", "the validation episode could not be played")
+
+
+def _environment(phase: Phase, several: bool) -> ChecklistItem:
+    """A simulation phase's environment: named, and not failing its episodes. A host's own was
+    made and reset in the jail at upload; one that misbehaves later (raises or hangs mid-episode,
+    answers nonsense) fails its episodes and validations, and this item names the latest."""
+    name = _name("environment", phase, several)
+    where = f"phase '{phase.name}': " if several else ""
+    environment = phase.environment or {}
+    if not environment.get("name"):
+        detail = "no environment: name one of kaggle-environments' or upload your own"
+        return _item(name, False, where + detail, phase=phase.name)
+    session = object_session(phase)
+    failures = _environment_failures(session, phase) if session is not None else []
+    if failures:
+        latest = failures[0].strip()
+        # Its start says what failed, its end (a traceback's last line) why.
+        shown = latest if len(latest) <= 600 else f"{latest[:200]} … {latest[-400:]}"
+        detail = f"its last {len(failures)} episode(s) could not be played: {shown}"
+        return _item(name, False, where + detail, phase=phase.name)
+    own = environment.get("upload") is not None
+    detail = (
+        f"your environment '{environment['name']}', made and reset in the jail at upload"
+        if own
+        else f"kaggle-environments' '{environment['name']}'"
+    )
+    return _item(name, True, where + detail, phase=phase.name)
+
+
+def _environment_failures(session: Session, phase: Phase, recent: int = 10) -> list[str]:
+    """The environment's failures among the phase's most recent episodes and validations (the
+    run of them up to the first that went well), newest first."""
+    episodes = session.execute(
+        select(Episode.id, Episode.status, Episode.error)
+        .where(Episode.phase_id == phase.id, Episode.status.in_((EPISODE_DONE, EPISODE_FAILED)))
+        .order_by(Episode.id.desc())
+        .limit(recent)
+    ).all()
+    validations = session.execute(
+        select(Submission.id, Submission.host_error)
+        .where(Submission.phase_id == phase.id, Submission.finished_at.is_not(None))
+        .order_by(Submission.id.desc())
+        .limit(recent)
+    ).all()
+    failures = []
+    for _, status, error in episodes:
+        if status == EPISODE_DONE or not (error or "").startswith(_COULD_NOT_PLAY):
+            break
+        failures.append(str(error))
+    if not episodes:  # no ladder yet: the validations say whether it plays
+        for _, host_error in validations:
+            if not (host_error or "").startswith(_COULD_NOT_PLAY):
+                break
+            failures.append(str(host_error))
+    return failures
 
 
 def _sample_scores(
@@ -215,9 +275,13 @@ def checklist(
     now = now or datetime.now(UTC)
     phases = list(competition.phases)
     several = len(phases) > 1
-    items = [_answer_key(p, several) for p in phases]
+    # A simulation phase has no answer key: its environment is what must work.
+    items = [
+        _environment(p, several) if p.takes_agents else _answer_key(p, several) for p in phases
+    ]
     for phase in phases:
-        items += _sample_scores(competition, phase, several, settings)
+        if not phase.takes_agents:
+            items += _sample_scores(competition, phase, several, settings)
     items += [_dates(competition, now), _description(competition)]
     return Checklist(ready=all(i.ok for i in items), items=items)
 

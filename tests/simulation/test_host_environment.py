@@ -114,3 +114,42 @@ def test_an_environment_that_fails_is_refused_and_the_phase_keeps_its_own(jail, 
     assert _upload(client, host, b"not a zip").status_code == 422
     phase = client.get(f"{API}/competitions/bigger/phases", headers=host.headers).json()[0]
     assert phase["environment"]["name"] == "rps"
+
+
+def _environment_item(client, host) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    checklist = client.get(f"{API}/competitions/bigger/checklist", headers=host.headers)
+    assert checklist.status_code == 200, checklist.text
+    items = [i for i in checklist.json()["items"] if i["key"] == "environment"]
+    assert len(items) == 1, checklist.json()
+    assert not any(
+        i["key"].startswith(("answer_key", "sample_scores")) for i in checklist.json()["items"]
+    )
+    return items[0]  # type: ignore[no-any-return]
+
+
+def test_an_environment_that_fails_mid_episode_fails_its_phases_checklist(
+    jail, client, host, alice
+):
+    body = {"slug": "bigger", "title": "Bigger", "metric": {"name": "accuracy"}, "phases": [PHASE]}
+    assert client.post(f"{API}/competitions", json=body, headers=host.headers).is_success
+    assert _environment_item(client, host)["ok"]  # kaggle-environments' rps until the upload
+    # Made and reset at upload, it raises at its first step: every episode fails, not the server.
+    later = INTERPRETER.replace(
+        "        return state\n    values", "        return state\n    1 / 0\n    values", 1
+    )
+    assert later != INTERPRETER
+    made = _upload(client, host, _zip({"bigger.json": json.dumps(SPEC), "bigger.py": later}))
+    assert made.status_code == 200, made.text
+    item = _environment_item(client, host)
+    assert item["ok"] and "made and reset in the jail" in item["detail"]
+    response = client.post(
+        f"{API}/competitions/bigger/submissions",
+        files={"file": ("main.py", NINE, "text/x-python")},
+        headers=alice.headers,
+    )
+    assert response.status_code == 202, response.text
+    sent = client.get(f"{API}/submissions/{response.json()['id']}", headers=alice.headers).json()
+    assert sent["status"] == "failed", sent
+    item = _environment_item(client, host)
+    assert not item["ok"]
+    assert "could not be played" in item["detail"] and "ZeroDivisionError" in item["detail"], item
