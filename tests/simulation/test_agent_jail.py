@@ -62,6 +62,13 @@ ATTACKS = {
             with socket.create_connection(("127.0.0.1", int(os.environ.get("PORT", "9"))), 2):
                 return 0
     """,
+    # Sleeps past its step's time (actTimeout 1 s and an overage of 1 s), then answers.
+    "sleeps": """
+        import time
+        def agent(observation, configuration):
+            time.sleep(4)
+            return 0
+    """,
     # Answers with an action of 4 MB.
     "huge action": """
         def agent(observation, configuration):
@@ -128,6 +135,8 @@ def test_each_attack_works_outside_the_jail(tmp_path, listener):
         _agent_dir(tmp_path, "sockets", ATTACKS["sockets"]), env={"PORT": str(listener)}
     )
     assert sockets.returncode == 0, sockets.stderr
+    sleeps = _outside(_agent_dir(tmp_path, "sleeps", ATTACKS["sleeps"]))
+    assert "ACTION BYTES 1" in sleeps.stderr, sleeps.stderr  # it answers, after its sleep
     huge = _outside(_agent_dir(tmp_path, "huge", ATTACKS["huge action"]))
     assert f"ACTION BYTES {4 * 1024 * 1024 + 2}" in huge.stderr
 
@@ -140,6 +149,7 @@ def test_each_attack_works_outside_the_jail(tmp_path, listener):
         # A memory group kills it (where the machine allows one), else RLIMIT_AS raises.
         ("allocates", ("memory limit of 256 MB", "MemoryError")),
         ("sockets", "the agent raised"),
+        ("sleeps", "did not answer within actTimeout"),
         ("huge action", "larger than 65536 bytes"),
     ],
 )
@@ -155,7 +165,7 @@ def test_an_attacking_agent_is_bounded_and_named_in_the_jail(jail, agents, attac
         assert len(first["stdout"]) == 1024
         assert len(json.dumps(seat.log_json())) < 200 * 1024
         return
-    assert seat.status in ("ERROR", "INVALID"), seat
+    assert seat.status in ("ERROR", "INVALID", "TIMEOUT"), seat
     assert seat.reward is None
     assert any(w in (seat.reason or "") for w in ([words] if isinstance(words, str) else words))
     # As Kaggle scores it: the failed agent's reward is None (last), the other's is not.
