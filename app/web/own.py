@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.coderun.outcome import KAGGLE_WORDS
 from app.competitions.phases import board_phase
-from app.episodes.service import submission_episodes
+from app.episodes.service import may_see_ratings, submission_episodes
 from app.errors import NotFound
 from app.evaluation.columns import columns_for
 from app.evaluation.rounding import shown_decimals
@@ -96,8 +96,10 @@ def _agent(session: Session, submission: Submission, user: User) -> dict[str, An
         for seat in e.agents
         if seat.submission_id == submission.id and seat.mu_after is not None
     ]
+    # A blind phase shows its team no rating until it ends, as it shows no score.
+    shown = may_see_ratings(session, submission, user, own=True)
     return {
-        "rating": session.get(AgentRating, submission.id),
+        "rating": session.get(AgentRating, submission.id) if shown else None,
         "episodes": episodes,
         "chart": score_over_time({"μ": points}, maximize=True, metric="μ") if points else "",
     }

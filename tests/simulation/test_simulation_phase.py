@@ -255,5 +255,8 @@ def test_a_blind_or_hidden_phase_keeps_its_agents_ratings_from_others(
     with_password("alice")
     # A hidden board: each team sees its own; a blind one: nobody but the hosts until it ends.
     assert browser("alice").get(path).status_code == (200 if board == "hidden" else 403)
+    own = browser("alice").get(f"/c/quiet/submissions/{mine['id']}")  # its team's own page
+    assert own.status_code == 200, own.text
+    assert ("μ = " in own.text) == (board == "hidden")
     with_password("host")
     assert browser("host").get(path).status_code == 200
