@@ -3,10 +3,20 @@ submission) on and off, and the Leaderboard tab shows each row's key version and
 
 import html
 
-from tests.helpers import API, PERFECT, PUBLIC_HALF, create_competition, submit, upload_key
+from tests.helpers import (
+    API,
+    KEY_ROWS,
+    PERFECT,
+    PUBLIC_HALF,
+    create_competition,
+    csv_bytes,
+    submit,
+    upload_key,
+)
 
 # A ticked checkbox sends its hidden "no" and then its "yes"; an unticked one the "no" alone.
 TICKED, UNTICKED = ["no", "yes"], "no"
+V2 = csv_bytes(["id", "target", "Usage"], *[[i, 1 - t, u] for i, t, u in KEY_ROWS])
 
 
 def _bench(client, person, **fields):  # type: ignore[no-untyped-def]
@@ -64,3 +74,25 @@ def test_the_leaderboard_tab_shows_each_rows_key_version_and_submission(
     assert "Key version" in page and "Submission" in page
     assert f"#{first}" in page and f"#{second}" in page
     assert page.count(">v1</td>") == 2
+
+
+def test_the_rescore_tab_publishes_a_benchmarks_version_and_rescores_at_once(
+    client, person, browser, alice
+):
+    ada = _bench(client, person, benchmark=True)
+    submit(client, alice.headers, PERFECT, "bench")
+    assert upload_key(client, ada.headers, "bench", V2).json()["version"] == 2
+    web = browser("ada")
+    assert (
+        "A benchmark: publishing a version does not wait" in web.get("/c/bench/host/rescore").text
+    )
+    sent = web.post(
+        "/c/bench/host/rescore/publish", page="/c/bench/host/rescore", data={"phase": ""}
+    )
+    assert sent.status_code == 303
+    assert "every scored submission is being rescored" in web.get(sent.headers["location"]).text
+    board = client.get(f"{API}/competitions/bench/leaderboard", headers=ada.headers).json()
+    assert [r["key_version"] for r in board["rows"]] == [2]
+    # Nothing newer waits: the tab offers to queue what is not yet rescored (here nothing).
+    page = web.get("/c/bench/host/rescore").text
+    assert "Rescore what is not yet scored against version 2" in page
