@@ -134,9 +134,12 @@ def test_a_version_that_cannot_score_a_submission_leaves_its_older_row(client, h
     assert sorted(versions) == [1, 2] and versions[2]["public_score"] is None
     (row,) = _board(client, host)["rows"]
     assert row["team"] == "alice" and row["key_version"] == 1 and row["score"] == 1.0
-    # Its status stays: scored on the test set it had.
+    # Its status stays, and its team sees the score its row shows: scored on the test set it had.
     shown = client.get(f"{API}/submissions/{alice_id}", headers=alice.headers).json()
-    assert shown["status"] == "scored"
+    assert shown["status"] == "scored" and shown["public_score"] == 1.0
+    listed = client.get(f"{API}/competitions/{SLUG}/submissions", headers=alice.headers).json()
+    items = listed["items"] if isinstance(listed, dict) else listed
+    assert [i["public_score"] for i in items] == [1.0]
 
 
 def test_a_board_of_every_submission_names_each_team_and_submission(client, host, alice, bob):
