@@ -7,7 +7,10 @@ import io
 import json
 
 import pytest
+from sqlalchemy import select
 
+from app.jobs.score import rescore_submission
+from app.models import AnswerKey, Score
 from tests.helpers import (
     API,
     KEY_ROWS,
@@ -16,6 +19,7 @@ from tests.helpers import (
     ParkedQueue,
     csv_bytes,
     ready_competition,
+    statements_during,
     submit,
     upload_key,
 )
@@ -189,3 +193,59 @@ def test_a_competition_publishes_as_before_and_its_rows_carry_the_board_version(
     board = _board(client, host)
     assert board["benchmark"] is False and board["rows"][0]["key_version"] == 1
     assert "key_version" not in _csv(client, host)[0]
+
+
+def test_a_benchmark_page_costs_the_same_statements_whatever_the_submissions(
+    client, host, make_user, connection
+):
+    _benchmark(client, host, board_every_submission=True)
+    callers = [make_user(f"u{i}") for i in range(6)]
+
+    def read(limit: int) -> int:
+        return len(
+            statements_during(connection, lambda: _board_page(client, callers[0], limit=limit))
+        )
+
+    submit(client, callers[0].headers, PERFECT, SLUG)
+    small = read(100)
+    for caller in callers[1:]:
+        submit(client, caller.headers, PERFECT, SLUG)
+        submit(client, caller.headers, PUBLIC_HALF, SLUG)
+    upload_key(client, host.headers, SLUG, V2)
+    _publish(client, host)
+    assert _board_page(client, callers[0], limit=100)["total"] == 11
+    assert read(100) == small
+    assert read(3) == small
+
+
+def _board_page(client, caller, **params):
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    response = client.get(f"{API}/competitions/{SLUG}/leaderboard?{query}", headers=caller.headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_rescoring_job_run_twice_writes_one_row_and_one_fact(
+    client, host, alice, bob, session_factory, settings
+):
+    _benchmark(client, host)
+    ids = [
+        submit(client, alice.headers, PERFECT, SLUG).json()["id"],
+        submit(client, bob.headers, PUBLIC_HALF, SLUG).json()["id"],
+    ]
+    upload_key(client, host.headers, SLUG, V2)
+    running, parked = client.app.state.scoring_queue, ParkedQueue()
+    client.app.state.scoring_queue = parked
+    _publish(client, host)
+    client.app.state.scoring_queue = running
+    assert sorted(parked.ids) == sorted(ids)
+    with session_factory() as session:
+        key_id = session.scalar(select(AnswerKey.id).where(AnswerKey.version == 2))
+    for _ in range(2):  # a retried task, a job handed out twice
+        for submission_id in parked.ids:
+            rescore_submission(session_factory, submission_id, key_id, settings)
+    with session_factory() as session:
+        rows = session.scalars(select(Score).where(Score.answer_key_id == key_id)).all()
+    assert sorted(r.submission_id for r in rows) == sorted(ids)
+    assert _ledger_kinds(client, host).count("rescored") == 2
+    assert {r["key_version"] for r in _board(client, host)["rows"]} == {2}
