@@ -36,8 +36,9 @@ class Entry:
     key_version: int
     score: float
     values: Values
-    entries: int = 0  # the team's submissions on the board's split
-    last_submission_at: datetime | None = None
+    # The team's submissions on the board's split, and its latest one's time.
+    entries: int
+    last_submission_at: datetime
     rank: int | None = None
     position: int = 0
 
@@ -83,6 +84,8 @@ def _current(session: Session, phase: Phase, board: str, ranking: Column) -> lis
             name=label,
             baseline=bool(row.baseline),
             submitted_at=row.created_at,
+            entries=1,
+            last_submission_at=row.created_at,
             key_version=row.version,
             score=value,
             values=stored_values(
@@ -101,6 +104,18 @@ def _place(entry: Entry, order: list[Column], board: str) -> tuple[Any, ...]:
     return (*keys, entry.submitted_at, entry.submission_id)
 
 
+def _standing(current: list[Entry], phase: Phase, columns: list[Column], board: str) -> list[Entry]:
+    """Each team's one standing entry, by the ranking column whatever the board's sort: its
+    best, or its latest with ``counts: last``; each baseline on its own."""
+    if phase.counts == COUNTS_LAST:
+        ordered = sorted(current, key=lambda e: (e.submitted_at, e.submission_id))
+    else:
+        ordered = sorted(current, key=lambda e: _place(e, columns, board), reverse=True)
+    # Each team's entry written last wins: its newest, or its best.
+    picked = {e.team_id: e for e in ordered if not e.baseline}
+    return [e for e in current if e.baseline] + list(picked.values())
+
+
 def entries(
     session: Session,
     *,
@@ -112,33 +127,13 @@ def entries(
 ) -> list[Entry]:
     """The whole board, ranked by ``sort`` then the other columns in order, then time."""
     current = _current(session, phase, board, columns[0])
-    ranking = [columns[0], *columns[1:]]
     counts: dict[int, int] = {}
     last: dict[int, datetime] = {}
     for e in current:
         if not e.baseline:
             counts[e.team_id] = counts.get(e.team_id, 0) + 1
             last[e.team_id] = max(last.get(e.team_id, e.submitted_at), e.submitted_at)
-    if every:
-        shown = current
-    else:
-        # Each team's one standing entry, picked by the ranking column whatever the sort.
-        latest = phase.counts == COUNTS_LAST
-        standing: dict[int, Entry] = {}
-        for e in sorted(current, key=lambda e: _place(e, ranking, board)):
-            if e.baseline:
-                continue
-            held = standing.get(e.team_id)
-            if held is None or (
-                latest
-                and (e.submitted_at, e.submission_id)
-                > (
-                    held.submitted_at,
-                    held.submission_id,
-                )
-            ):
-                standing[e.team_id] = e
-        shown = [e for e in current if e.baseline] + list(standing.values())
+    shown = current if every else _standing(current, phase, columns, board)
     order = [sort] + [c for c in columns if c.key != sort.key]
     result, rank = [], 0
     for position, e in enumerate(sorted(shown, key=lambda e: _place(e, order, board)), start=1):
