@@ -243,3 +243,20 @@ def _publish_benchmark(
     )
     key_published(session, competition_id=competition.id, phase=phase.name, key=new)
     return new
+
+
+def lost_rescores(session: Session) -> list[tuple[int, int]]:
+    """(submission id, key id) of every benchmark rescoring not done against its phase's
+    published version: at a server's start, jobs an in-memory queue lost with the last process.
+    A job queued twice does nothing the second time."""
+    phases = session.scalars(
+        select(Phase)
+        .join(Competition, Competition.id == Phase.competition_id)
+        .where(Competition.benchmark.is_(True))
+    )
+    return [
+        (submission_id, key.id)
+        for phase in phases
+        if (key := phase.board_key) is not None
+        for submission_id in _scored_pending(session, phase, key)
+    ]

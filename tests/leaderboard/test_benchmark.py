@@ -10,7 +10,9 @@ import pytest
 from sqlalchemy import select
 
 from app.jobs.score import rescore_submission
+from app.main import create_app
 from app.models import AnswerKey, Score
+from tests.asgi_client import TestClient
 from tests.helpers import (
     API,
     KEY_ROWS,
@@ -257,3 +259,20 @@ def test_a_rescoring_job_run_twice_writes_one_row_and_one_fact(
     assert sorted(r.submission_id for r in rows) == sorted(ids)
     assert _ledger_kinds(client, host).count("rescored") == 2
     assert {r["key_version"] for r in _board(client, host)["rows"]} == {2}
+
+
+def test_a_server_that_starts_queues_the_rescores_the_last_one_lost(
+    client, host, alice, bob, settings, session_factory
+):
+    _benchmark(client, host)
+    submit(client, alice.headers, PERFECT, SLUG)
+    submit(client, bob.headers, PUBLIC_HALF, SLUG)
+    upload_key(client, host.headers, SLUG, V2)
+    running, parked = client.app.state.scoring_queue, ParkedQueue()
+    client.app.state.scoring_queue = parked
+    _publish(client, host)  # its in-memory jobs die with the process
+    client.app.state.scoring_queue = running
+    assert {r["key_version"] for r in _board(client, host)["rows"]} == {1}
+    with TestClient(create_app(settings, session_factory=session_factory)) as restarted:
+        assert {r["key_version"] for r in _board(restarted, host)["rows"]} == {2}
+    assert _ledger_kinds(client, host).count("rescored") == 2
