@@ -41,6 +41,7 @@ from app.http.error_handlers import install_error_handlers
 from app.http.security_headers import SecurityHeaders
 from app.http.upload_guard import UploadGuard
 from app.jobs.queue import ScoringQueue, make_queue
+from app.jobs.rescore import lost_rescores
 from app.jobs.sweep import Sweeper, sweep
 from app.kaggle.proxy import AbsoluteFormTargets
 from app.kaggle.router import router as kaggle_router
@@ -168,6 +169,21 @@ def _share_inclusions(app: FastAPI) -> None:
                 pass
 
 
+def _requeue_lost_rescores(factory: sessionmaker[Session], queue: ScoringQueue) -> None:
+    """A benchmark's rescoring jobs live in the embedded queue's memory: those the last process
+    took with it are queued again (a broker keeps Celery's)."""
+    try:
+        with factory() as session:
+            lost = lost_rescores(session)
+    except Exception:  # noqa: BLE001 - the database is away: POST …/rescore queues them later
+        log.warning("could not look for lost benchmark rescores", exc_info=True)
+        return
+    for submission_id, key_id in lost:
+        queue.enqueue(submission_id, key_id)
+    if lost:
+        log.info("queued %d benchmark rescoring job(s) lost with the last process", len(lost))
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -202,6 +218,8 @@ def create_app(
             )
         except Exception:  # noqa: BLE001 - the database is away: the periodic sweep catches up
             log.warning("start-up sweep failed", exc_info=True)
+        if embedded:
+            _requeue_lost_rescores(session_factory, queue)
         _freeze_start_up_objects()
         # Not on a factory bound to one connection (a test's savepoints): a thread of its own
         # would share that connection with the requests.

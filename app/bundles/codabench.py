@@ -242,11 +242,30 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
         docker_image=docker,
         warnings=(),
         registration="open" if _auto_approve(f, config) else "approval",
+        benchmark=_benchmark(config, phases, warnings),
     )
     extension = config.get("podium")
     if extension is not None:
         competition = apply_extension(competition, extension, f, tree, warnings)
     return replace(competition, warnings=tuple(dict.fromkeys(warnings)))
+
+
+def _benchmark(config: dict[str, Any], phases: list[Phase], warnings: list[str]) -> bool:
+    """``competition_type: benchmark``: a Podium benchmark when its phases never end (Podium's
+    rule); one whose phases end is imported as a competition, and the warning says why."""
+    if config.get("competition_type") != "benchmark":
+        return False
+    ended = [p.name for p in phases if p.end is not None]
+    if ended:
+        warnings.append(
+            "competition_type is 'benchmark', but phase(s) "
+            + ", ".join(repr(n) for n in ended)
+            + " end, and a Podium benchmark never ends: imported as a competition; clear "
+            "their ends, then turn benchmark mode on (Host → Settings, or podium competitions "
+            "settings SLUG --benchmark)"
+        )
+        return False
+    return True
 
 
 def _auto_approve(f: Fields, config: dict[str, Any]) -> bool:

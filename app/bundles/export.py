@@ -242,6 +242,8 @@ def export_codabench(competition: Competition) -> Export:
         "phases": phases_yaml,
         "leaderboards": [board],
     }
+    if competition.benchmark:
+        config["competition_type"] = "benchmark"
     sheet = _fact_sheet(first)
     if sheet:
         config["fact_sheet"] = sheet

@@ -195,6 +195,9 @@ class Competition:
     # Who takes part: "approval" where the platform's hosts approved each participant
     # (Codabench's registration_auto_approve false, CodaLab's has_registration true).
     registration: Literal["open", "approval"] = "open"
+    # A competition that never ends, its new key versions rescoring every submission (Codabench's
+    # competition_type "benchmark"; app.competitions.benchmark).
+    benchmark: bool = False
 
     def phase_columns(self, phase: Phase) -> tuple[tuple[Column, ...], str]:
         if phase.columns is not None:

@@ -123,6 +123,11 @@ score_decimals: 5
 # exact, ladder or ladder_free (Blum & Hardt's Ladder).
 public_board_mode: exact
 score_intervals: true
+# A benchmark never ends (no deadline, no phase end); publishing a new answer key version
+# rescores every scored submission, and the board names each row's version. Its board may show
+# every scored submission instead of each team's best.
+benchmark: false
+board_every_submission: false
 # Who takes part: open (join at once), approval (you approve each request) or invite (the
 # allow list, or your invitation links). The deny list applies in every mode.
 registration: open
@@ -660,6 +665,21 @@ def settings(
         str | None,
         typer.Option(help="Single-label classification: the labels, comma-separated."),
     ] = None,
+    benchmark: Annotated[
+        bool | None,
+        typer.Option(
+            "--benchmark/--no-benchmark",
+            help="A benchmark never ends; a published key version rescores every scored "
+            "submission.",
+        ),
+    ] = None,
+    every_submission: Annotated[
+        bool | None,
+        typer.Option(
+            "--every-submission/--team-best",
+            help="A benchmark's board: every scored submission, or each team's best.",
+        ),
+    ] = None,
 ) -> None:
     """Change a competition's settings (a phase's own dates and quotas: podium competitions
     phase SLUG NAME)."""
@@ -679,6 +699,8 @@ def settings(
         score_intervals=intervals,
         scoring_time_limit_seconds=time_limit,
         labels=[x.strip() for x in labels.split(",") if x.strip()] if labels else None,
+        benchmark=benchmark,
+        board_every_submission=every_submission,
     )
     if not changes:
         _fail("name at least one setting to change: podium competitions settings --help")

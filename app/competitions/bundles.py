@@ -135,6 +135,7 @@ def import_bundle(
         model = replace(model, pages=tuple(p for p in model.pages if p.kind != "terms"))
     body["description"] = description_markdown(model)
     body["registration"] = model.registration
+    body["benchmark"] = model.benchmark
     try:
         data = CompetitionCreate.model_validate(body)
     except ValidationError as exc:
@@ -395,6 +396,7 @@ def competition_model(competition: CompetitionRow, settings: Settings) -> Compet
         if competition.rules.strip()
         else (),
         registration="open" if competition.registration == "open" else "approval",
+        benchmark=competition.benchmark,
         columns=columns,
         ranking=columns[0].key,
         phases=phases,

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, object_session
 
 from app.audit.service import record
 from app.auth.hosts import is_owner
+from app.competitions.benchmark import benchmark_problems
 from app.competitions.schemas import Checklist, ChecklistItem
 from app.competitions.service import sample_submission_csv
 from app.competitions.visibility import require_writable
@@ -250,6 +251,13 @@ def _dates(competition: Competition, now: datetime) -> ChecklistItem:
         problems.append("the team merge deadline must come after the start")
     if merge is not None and deadline is not None and merge > deadline:
         problems.append("the team merge deadline must not come after the deadline")
+    problems += benchmark_problems(
+        benchmark=competition.benchmark,
+        every_submission=competition.board_every_submission,
+        public_board_mode=competition.public_board_mode,
+        deadline=deadline,
+        phase_ends=[(p.name, p.end) for p in phases],
+    )
     if problems:
         return _item("dates", False, "; ".join(problems))
     windows = ", ".join(
@@ -260,6 +268,8 @@ def _dates(competition: Competition, now: datetime) -> ChecklistItem:
     detail = windows if several else windows.split(" ", 1)[1]
     if deadline is not None and deadline <= now:
         detail += f" (ended {deadline.isoformat()}: it publishes as an ended competition)"
+    if competition.benchmark:
+        detail += " (a benchmark: it never ends)"
     return _item("dates", True, detail)
 
 

@@ -371,6 +371,12 @@ def update_phase(
         raise Unprocessable(
             f"phase '{phase.name}': end must come after start", extra={"field": "end"}
         )
+    if end is not None and competition.benchmark:
+        raise Unprocessable(
+            f"phase '{phase.name}': '{competition.slug}' is a benchmark, whose phases never "
+            "end: leave the end empty (or turn benchmark mode off first)",
+            extra={"field": "end"},
+        )
     merge = competition.team_merge_deadline
     if merge is not None and merge < start and phase.position == 0:
         raise Unprocessable("team_merge_deadline must not come before the first phase's start")

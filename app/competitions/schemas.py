@@ -4,6 +4,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.coderun.limits import CodeLimits
+from app.competitions.benchmark import benchmark_problems
 from app.competitions.dates import EndInstant, StartInstant
 from app.entry.lists import AccessList
 from app.models.types import MAX_INT
@@ -224,9 +225,22 @@ class CompetitionCreate(BaseModel):
     rules: str = Field(default="", max_length=MAX_RULES)
     allow: AccessList = None
     deny: AccessList = None
+    # A benchmark never ends; a new key version rescores every scored submission
+    # (app.competitions.benchmark). Its boards may show every scored submission.
+    benchmark: bool = False
+    board_every_submission: bool = False
 
     @model_validator(mode="after")
     def _timeline_in_order(self) -> "CompetitionCreate":
+        problems = benchmark_problems(
+            benchmark=self.benchmark,
+            every_submission=self.board_every_submission,
+            public_board_mode=self.public_board_mode,
+            deadline=self.deadline,
+            phase_ends=[(p.name, p.end) for p in self.phases or []],
+        )
+        if problems:
+            raise ValueError("; ".join(problems))
         if self.metric is not None and self.columns is not None:
             raise ValueError("give 'metric' or 'columns', not both: 'metric' is one column")
         if self.metric is None and self.columns is None:
@@ -271,6 +285,8 @@ class CompetitionUpdate(BaseModel):
     rules: str | None = Field(default=None, max_length=MAX_RULES)
     allow: AccessList = None
     deny: AccessList = None
+    benchmark: bool | None = None
+    board_every_submission: bool | None = None
 
 
 def check_timeline(
@@ -334,6 +350,8 @@ class CompetitionPublic(BaseModel):
     registration: RegistrationMode = "open"
     rules: str = ""
     rules_version: int = 0
+    benchmark: bool = False
+    board_every_submission: bool = False
 
 
 class CompetitionImported(CompetitionPublic):

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from app.audit.service import record, snapshot
 from app.auth.hosts import make_owner
+from app.competitions.benchmark import benchmark_problems
 from app.competitions.phases import make_phases, relabel_late
 from app.competitions.phases import to_public as phase_public
 from app.competitions.schemas import (
@@ -91,6 +92,8 @@ def create_competition(session: Session, *, data: CompetitionCreate, owner: User
         rules_version=1 if data.rules.strip() else 0,
         allow=data.allow,
         deny=data.deny,
+        benchmark=data.benchmark,
+        board_every_submission=data.board_every_submission,
         created_by_id=owner.id,
     )
     session.add(competition)
@@ -230,6 +233,8 @@ def to_public(competition: Competition) -> CompetitionPublic:
         registration=competition.registration,  # type: ignore[arg-type]
         rules=competition.rules,
         rules_version=competition.rules_version,
+        benchmark=competition.benchmark,
+        board_every_submission=competition.board_every_submission,
     )
 
 
@@ -244,6 +249,8 @@ _NOT_NULL = {
     "score_intervals",
     "registration",
     "rules",
+    "benchmark",
+    "board_every_submission",
 }
 
 
@@ -264,6 +271,7 @@ def update_competition(
     except ValueError as exc:
         raise Unprocessable(str(exc)) from None
     _write_through_to_phase(competition, changes)
+    _check_benchmark(competition, changes)
     if "labels" in changes:
         changes["labels"] = _checked_labels(metric_for(competition), changes["labels"])
         key = competition.board_key
@@ -292,6 +300,24 @@ def update_competition(
     if "deadline" in changes:
         _unselect_late(session, competition, actor)
     return competition
+
+
+def _check_benchmark(competition: Competition, changes: dict[str, Any]) -> None:
+    """A benchmark's rules over the settings as they will stand (the phases' ends already
+    written through: a one-phase competition's deadline is its phase's end)."""
+
+    def setting(name: str) -> Any:
+        return changes.get(name, getattr(competition, name))
+
+    problems = benchmark_problems(
+        benchmark=setting("benchmark"),
+        every_submission=setting("board_every_submission"),
+        public_board_mode=setting("public_board_mode"),
+        deadline=setting("deadline"),
+        phase_ends=[(p.name, p.end) for p in competition.phases],
+    )
+    if problems:
+        raise Unprocessable("; ".join(problems))
 
 
 _PHASE_FIELDS = {

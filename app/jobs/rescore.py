@@ -1,6 +1,10 @@
 """Rescoring after an answer-key fix: score a phase's submissions against its newest key version
 into new score rows, preview how the ranks move, then publish that version to its boards. Each
-phase has its own keys; a route without a phase means the current one."""
+phase has its own keys; a route without a phase means the current one.
+
+A benchmark (app.competitions.benchmark) turns the order round: a version is published first
+and every scored submission is rescored against it afterwards, as jobs.
+"""
 
 from datetime import UTC, datetime
 
@@ -49,6 +53,29 @@ def _pending(session: Session, phase: Phase, key: AnswerKey) -> list[int]:
     return [i for i in _submission_ids(session, phase) if i not in done]
 
 
+def _scored_pending(session: Session, phase: Phase, key: AnswerKey) -> list[int]:
+    """A benchmark's scored submissions of the phase with no score row against ``key`` yet."""
+    done = select(Score.submission_id).where(Score.answer_key_id == key.id)
+    return list(
+        session.scalars(
+            select(Submission.id)
+            .where(
+                Submission.phase_id == phase.id,
+                Submission.status == SubmissionStatus.scored,
+                Submission.id.not_in(done),
+            )
+            .order_by(Submission.id)
+        )
+    )
+
+
+def _queue_rescores(session: Session, queue: ScoringQueue, todo: list[int], key_id: int) -> None:
+    # Jobs of the existing lane (app.jobs.score.rescore_submission): each writes its score row
+    # once (a second job finds it there and does nothing), appends its 'rescored' fact to the
+    # record, and makes no submission, so nothing is charged to any quota.
+    after_commit(session, lambda: [queue.enqueue(i, key_id) for i in todo])
+
+
 def start_rescore(
     session: Session,
     *,
@@ -58,10 +85,16 @@ def start_rescore(
     phase: Phase | None = None,
 ) -> RescoreStarted:
     phase = _phase(competition, phase)
+    board_key = phase.board_key
+    newest = (phase.answer_keys or [None])[-1]
+    if competition.benchmark and board_key is not None and newest is board_key:
+        # A benchmark's published version rescores as it is published; asked again, this
+        # queues what is not scored against it yet (a job lost with its server, say).
+        return _resume_benchmark(session, competition, phase, board_key, actor, queue)
     board, newest = _versions(phase)
     todo = _pending(session, phase, newest)
     key_id = newest.id
-    after_commit(session, lambda: [queue.enqueue(i, key_id) for i in todo])
+    _queue_rescores(session, queue, todo, key_id)
     record(
         session,
         competition=competition,
@@ -72,6 +105,28 @@ def start_rescore(
         after={"version": newest.version, "queued": len(todo)},
     )
     return RescoreStarted(version=newest.version, queued=len(todo))
+
+
+def _resume_benchmark(
+    session: Session,
+    competition: Competition,
+    phase: Phase,
+    key: AnswerKey,
+    actor: User,
+    queue: ScoringQueue,
+) -> RescoreStarted:
+    todo = _scored_pending(session, phase, key)
+    _queue_rescores(session, queue, todo, key.id)
+    record(
+        session,
+        competition=competition,
+        actor=actor,
+        action="rescore",
+        target=f"version {key.version}",
+        before={"board_version": key.version},
+        after={"version": key.version, "queued": len(todo)},
+    )
+    return RescoreStarted(version=key.version, queued=len(todo))
 
 
 def _changes(
@@ -113,10 +168,21 @@ def preview(
 
 
 def publish(
-    session: Session, *, competition: Competition, actor: User, phase: Phase | None = None
+    session: Session,
+    *,
+    competition: Competition,
+    actor: User,
+    queue: ScoringQueue,
+    phase: Phase | None = None,
 ) -> AnswerKey:
+    """Publish the phase's newest key version to its boards. A competition waits until every
+    submission is scored against it; a benchmark publishes at once and rescores every scored
+    submission as jobs, its board showing each row's version meanwhile (and after: a submission
+    the new version cannot score keeps its older score, with that version)."""
     phase = _phase(competition, phase)
     old, new = _versions(phase)
+    if competition.benchmark:
+        return _publish_benchmark(session, competition, phase, old, new, actor, queue)
     pending = _pending(session, phase, new)
     if pending:
         raise Conflict(
@@ -151,3 +217,46 @@ def publish(
     )
     key_published(session, competition_id=competition.id, phase=phase.name, key=new)
     return new
+
+
+def _publish_benchmark(
+    session: Session,
+    competition: Competition,
+    phase: Phase,
+    old: AnswerKey,
+    new: AnswerKey,
+    actor: User,
+    queue: ScoringQueue,
+) -> AnswerKey:
+    new.published_at = datetime.now(UTC)
+    session.flush()
+    todo = _scored_pending(session, phase, new)
+    _queue_rescores(session, queue, todo, new.id)
+    record(
+        session,
+        competition=competition,
+        actor=actor,
+        action="rescore_publish",
+        target=f"version {new.version}",
+        before={"board_version": old.version},
+        after={"board_version": new.version, "queued": len(todo)},
+    )
+    key_published(session, competition_id=competition.id, phase=phase.name, key=new)
+    return new
+
+
+def lost_rescores(session: Session) -> list[tuple[int, int]]:
+    """(submission id, key id) of every benchmark rescoring not done against its phase's
+    published version: at a server's start, jobs an in-memory queue lost with the last process.
+    A job queued twice does nothing the second time."""
+    phases = session.scalars(
+        select(Phase)
+        .join(Competition, Competition.id == Phase.competition_id)
+        .where(Competition.benchmark.is_(True))
+    )
+    return [
+        (submission_id, key.id)
+        for phase in phases
+        if (key := phase.board_key) is not None
+        for submission_id in _scored_pending(session, phase, key)
+    ]

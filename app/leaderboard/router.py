@@ -127,7 +127,8 @@ def start_rescore(
     session: SessionDep,
     phase: PhaseQuery = None,
 ) -> RescoreStarted:
-    """Score a phase's submissions (default: the current phase's) against its newest key."""
+    """Score a phase's submissions (default: the current phase's) against its newest key; in a
+    benchmark whose newest key is published, queue again those not yet rescored against it."""
     return rescore.start_rescore(
         session,
         competition=competition,
@@ -149,12 +150,17 @@ def rescore_preview(
 
 @router.post("/competitions/{slug}/rescore/publish", response_model=AnswerKeyPublic)
 def rescore_publish(
+    request: Request,
     user: CurrentUser,
     competition: HostedCompetitionDep,
     session: SessionDep,
     phase: PhaseQuery = None,
 ) -> AnswerKeyPublic:
     key = rescore.publish(
-        session, competition=competition, actor=user, phase=board_phase(competition, phase)
+        session,
+        competition=competition,
+        actor=user,
+        queue=request.app.state.scoring_queue,
+        phase=board_phase(competition, phase),
     )
     return AnswerKeyPublic.model_validate(key)

@@ -27,6 +27,12 @@ class LeaderboardRow(BaseModel):
     mu: float | None = None
     sigma: float | None = None
     episodes: int | None = None
+    # The answer key version this row was scored on: the board's on a competition's board; on a
+    # benchmark's, each row's own (the newest published one that scored it).
+    key_version: int | None = None
+    # A benchmark board of every submission: the row's submission and when it was made.
+    submission: int | None = None
+    submitted_at: datetime | None = None
 
 
 class Leaderboard(BaseModel):
@@ -40,6 +46,9 @@ class Leaderboard(BaseModel):
     columns: list[dict[str, Any]] = Field(default_factory=list)
     sort: str | None = None
     answer_key_version: int | None
+    # A benchmark's board (rows of several key versions), and whether it shows every submission.
+    benchmark: bool = False
+    every_submission: bool = False
     score_decimals: int | None  # None: full precision (an organiser's view)
     tie_break: str = (
         "equal scores: the next columns in order, then the team whose scoring submission came "

@@ -52,6 +52,7 @@ from app.honest.board.board import (
     row_stats,
     stored_bands,
 )
+from app.leaderboard import benchmark
 from app.leaderboard.cache import BoardView, RenderedBoards
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
 from app.leaderboard.simulation import SimRow
@@ -544,6 +545,8 @@ def leaderboard(
     check_board_access(session, competition, board, user, phase)
     if phase.takes_agents:
         return _simulation_board(session, competition, phase, board, user, limit, offset)
+    if competition.benchmark:
+        return _benchmark_board(session, competition, phase, board, user, limit, offset, sort)
     metric = metric_for(competition)
     key = phase.board_key
     host = _is_host(session, competition, user)
@@ -592,6 +595,7 @@ def leaderboard(
         scores = columns.values(values[r.submission_id], board) if r.submission_id in values else {}
         shown_row = _row(r, decimals, honest, scores)
         shown_row.details = details.get(r.submission_id, {})
+        shown_row.key_version = key.version if key else None
         return shown_row
 
     return Leaderboard(
@@ -768,6 +772,8 @@ def leaderboard_csv(
     shown_details = [f["key"] for f in phase.entry_fields or [] if f.get("on_board")]
     extra = [c.key for c in columns.shown] if len(columns.all) > 1 else []
     extra += shown_details
+    if competition.benchmark and not phase.takes_agents:
+        return _benchmark_csv(session, competition, phase, board, columns, extra)
     if key is None:
         return _csv([], decimals, extra)
     if board == "public" and hides_public_scores(competition, host):
@@ -896,3 +902,124 @@ def _aware(value: datetime | str) -> datetime:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _benchmark_entries(
+    session: Session, competition: Competition, phase: Phase, board: Board, columns: BoardColumns
+) -> list[benchmark.Entry]:
+    return benchmark.entries(
+        session,
+        phase=phase,
+        board=board,
+        columns=columns.all,
+        sort=columns.sort,
+        every=competition.board_every_submission,
+    )
+
+
+def _benchmark_board(
+    session: Session,
+    competition: Competition,
+    phase: Phase,
+    board: Board,
+    user: User | None,
+    limit: int,
+    offset: int,
+    sort: str | None,
+) -> Leaderboard:
+    """A benchmark's board (:mod:`app.leaderboard.benchmark`) in the boards' one shape, each row
+    with the key version it was scored on. No intervals or bands: they compare scores of one
+    key version, and a benchmark's rows may be of several."""
+    metric = metric_for(competition)
+    host = _is_host(session, competition, user)
+    decimals = shown_decimals(competition, host=host)
+    columns = board_columns(competition, phase, host=host, sort=sort, decimals=decimals)
+    ranked = _benchmark_entries(session, competition, phase, board, columns)
+    own_team_id = _own_team_id(session, competition, user)
+    page = ranked[offset : offset + limit]
+    own = next((e for e in ranked if e.team_id == own_team_id and not e.baseline), None)
+    details = _board_details(
+        session, phase, [e.submission_id for e in page + ([own] if own else [])]
+    )
+    every = competition.board_every_submission
+
+    def row(e: benchmark.Entry) -> LeaderboardRow:
+        return LeaderboardRow(
+            rank=e.rank,
+            team=e.name,
+            score=rounded(e.score, decimals),
+            entries=e.entries,
+            last_submission_at=e.last_submission_at,
+            baseline=e.baseline,
+            scores=columns.values(e.values, board),
+            details=details.get(e.submission_id, {}),
+            key_version=e.key_version,
+            submission=e.submission_id if every else None,
+            submitted_at=e.submitted_at if every else None,
+        )
+
+    key = phase.board_key
+    return Leaderboard(
+        competition=competition.slug,
+        phase=phase.name,
+        board=board,
+        metric=metric.name,
+        direction=metric.direction,
+        columns=[public_column(c) for c in columns.shown],
+        sort=columns.sort.key,
+        answer_key_version=key.version if key else None,
+        benchmark=True,
+        every_submission=every,
+        score_decimals=decimals,
+        tie_break="equal scores: the next columns in order, then the earlier submission ranks "
+        "higher",
+        total=len(ranked),
+        limit=limit,
+        offset=offset,
+        rows=[row(e) for e in page],
+        own_row=row(own) if own else None,
+        public_board_mode=competition.public_board_mode,
+    )
+
+
+def _benchmark_csv(
+    session: Session,
+    competition: Competition,
+    phase: Phase,
+    board: Board,
+    columns: BoardColumns,
+    extra: list[str],
+) -> bytes:
+    """A benchmark's whole board as CSV: the usual columns, then ``key_version`` (and, on a
+    board of every submission, ``submission`` and ``submitted_at``), then the columns and
+    entry details a board of several shows."""
+    ranked = _benchmark_entries(session, competition, phase, board, columns)
+    details = _board_details(session, phase, [e.submission_id for e in ranked])
+    every = competition.board_every_submission
+    with_columns = len(columns.all) > 1
+    detail_keys = extra[len(columns.shown) :] if with_columns else extra
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    own = ["key_version"] + (["submission", "submitted_at"] if every else [])
+    writer.writerow(CSV_COLUMNS + own + extra)
+    for e in ranked:
+        shown = columns.values(e.values, board) if with_columns else {}
+        mine = details.get(e.submission_id, {})
+        score = e.score if columns.decimals is None else round(e.score, columns.decimals)
+        writer.writerow(
+            safe_row(
+                (
+                    "" if e.rank is None else e.rank,
+                    e.name,
+                    repr(score),
+                    e.entries,
+                    _iso(e.last_submission_at),
+                    "true" if e.baseline else "false",
+                    e.key_version,
+                    *([e.submission_id, _iso(e.submitted_at)] if every else []),
+                    *(_cell(v) for v in shown.values()),
+                    *(_cell(mine.get(k)) for k in detail_keys),
+                )
+            )
+        )
+    return out.getvalue().encode()

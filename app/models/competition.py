@@ -75,6 +75,12 @@ class Competition(Base):
     rules_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_by_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # A benchmark (app.leaderboard.benchmark): no deadline, its phases never end, and a new key
+    # version, once published, rescores every scored submission; each board row says which
+    # version it was scored on. ``board_every_submission``: its boards show every scored
+    # submission, not each team's one standing entry.
+    benchmark: Mapped[bool] = mapped_column(Boolean, default=False)
+    board_every_submission: Mapped[bool] = mapped_column(Boolean, default=False)
     # The bundle it was first imported from (app.competitions.bundles): {"format", "file",
     # "sha256", "imported_at"}; None: made on Podium. Export → import keeps it.
     origin: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)

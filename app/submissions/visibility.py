@@ -12,7 +12,15 @@ from app.auth.hosts import is_host
 from app.evaluation.columns import columns_for, stored_values
 from app.evaluation.rounding import rounded, rounded_interval, shown_decimals
 from app.honest.board.board import hides_public_scores, submission_ladder
-from app.models import Competition, Score, ScoreStats, Submission, SubmissionStatus, User
+from app.models import (
+    AnswerKey,
+    Competition,
+    Score,
+    ScoreStats,
+    Submission,
+    SubmissionStatus,
+    User,
+)
 from app.models.phase import BOARD_BLIND
 from app.submissions.schemas import (
     ScoreVersion,
@@ -23,12 +31,34 @@ from app.submissions.schemas import (
 
 
 def board_score(session: Session, submission: Submission, competition: Competition) -> Score | None:
+    if competition.benchmark:
+        return benchmark_scores(session, [submission.id]).get(submission.id)
     key = submission.phase.board_key
     if key is None:
         return None
     return session.scalar(
         select(Score).where(Score.submission_id == submission.id, Score.answer_key_id == key.id)
     )
+
+
+def benchmark_scores(session: Session, submission_ids: list[int]) -> dict[int, Score]:
+    """A benchmark's submissions at the score their board rows show: against the newest
+    published key version that scored them (one that could not leaves the older score), else
+    the newest published version's failure. One query."""
+    if not submission_ids:
+        return {}
+    rows = session.scalars(
+        select(Score)
+        .join(AnswerKey, AnswerKey.id == Score.answer_key_id)
+        .where(Score.submission_id.in_(submission_ids), AnswerKey.published_at.is_not(None))
+        .order_by(Score.submission_id, AnswerKey.version.desc())
+    )
+    found: dict[int, Score] = {}
+    for row in rows:
+        held = found.get(row.submission_id)
+        if held is None or (held.score is None and row.score is not None):
+            found[row.submission_id] = row
+    return found
 
 
 def view(
@@ -64,6 +94,8 @@ def views(
         scores = {
             row.submission_id: row for row in rows if keys[row.submission_id] == row.answer_key_id
         }
+    if competition.benchmark:
+        scores = benchmark_scores(session, [s.id for s in submissions])
     stats: dict[int, ScoreStats] = {}
     if scores and competition.score_intervals:
         found = session.scalars(

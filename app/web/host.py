@@ -143,6 +143,10 @@ def _changed_settings(competition: Competition, form: FormData) -> dict[str, Any
         values["ladder_step"] = _parse_float("ladder_step", raw)
     if isinstance(raw := form.get("score_intervals"), str) and raw in ("yes", "no"):
         values["score_intervals"] = raw == "yes"
+    for name in ("benchmark", "board_every_submission"):
+        # A checkbox after a hidden "no" of the same name: the last value is the box's, if ticked.
+        if isinstance(raw := form.get(name), str) and raw in ("yes", "no"):
+            values[name] = raw == "yes"
     if isinstance(raw := form.get("labels"), str):
         labels = [label.strip() for label in raw[:20_000].split(",") if label.strip()]
         values["labels"] = labels or None
@@ -601,7 +605,18 @@ def start_rescore(form: HostForm, phase: Annotated[str, Form(max_length=64)] = "
 @form_post(router, "/c/{slug}/host/rescore/publish", back="/host/rescore")
 def publish(form: HostForm, phase: Annotated[str, Form(max_length=64)] = "") -> Response:
     named = _named_phase(form, phase)
-    key = rescore.publish(form.session, competition=form.competition, actor=form.user, phase=named)
+    key = rescore.publish(
+        form.session,
+        competition=form.competition,
+        actor=form.user,
+        queue=form.request.app.state.scoring_queue,
+        phase=named,
+    )
+    if form.competition.benchmark:
+        return form.done(
+            f"Version {key.version} is now on the boards; every scored submission is being "
+            "rescored against it (each board row names the version it was scored on)."
+        )
     return form.done(f"Version {key.version} is now on the boards.")
 
 
