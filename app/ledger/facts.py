@@ -11,9 +11,13 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.evaluation.columns import columns_for
+from app.evaluation.metric import metric_for
 from app.ledger.chain import canonical, sha256_hex
 from app.ledger.record import Appended, append
+from app.metrics import MetricParamsError, UnknownMetric
 from app.models.phase import BOARD_PUBLIC
+from app.scoring.columns import ColumnError
 
 RECEIVED, REFUSED, SCORED, FAILED, RESCORED = "received", "refused", "scored", "failed", "rescored"
 SELECTED, UNSELECTED = "selected", "unselected"
@@ -118,16 +122,37 @@ def fact(session: Session, *, competition_id: int, kind: str, **values: Any) -> 
     return append(session, competition_id=competition_id, kind=kind, fact=values)
 
 
-def key_published(session: Session, *, competition_id: int, phase: str, key: Any) -> Appended:
-    """A key version now decides a phase's board: its id, version and the file's SHA-256."""
+def rules(phase: Any) -> dict[str, Any]:
+    """What ``podium verify`` needs to replay a phase's boards from the chain's scores: which
+    submission of a team counts, how many a team's auto-choice takes, and the column that ranks
+    and its direction (canonical JSON sorts a score's columns by name, so the chain cannot tell
+    which came first)."""
+    out: dict[str, Any] = {
+        "counts": phase.counts,
+        "selection_limit": phase.final_selection_limit,
+    }
+    try:
+        ranking = columns_for(phase.competition, phase)[0]
+        # The standings rank by the competition's metric's direction (app.leaderboard.standings).
+        maximize = metric_for(phase.competition).greater_is_better
+    except (ColumnError, UnknownMetric, MetricParamsError, ValueError):
+        return out  # a phase being set up: its boards are replayed with what is known
+    out.update(rank_by=ranking.key, direction="maximize" if maximize else "minimize")
+    return out
+
+
+def key_published(session: Session, *, competition_id: int, phase: Any, key: Any) -> Appended:
+    """A key version now decides a phase's board: its id, version and the file's SHA-256, and
+    the phase's rules then."""
     return fact(
         session,
         competition_id=competition_id,
         kind=KEY_PUBLISHED,
-        phase=phase,
+        phase=phase.name,
         key=key.id,
         version=key.version,
         sha256=key.sha256,
+        rules=rules(phase),
     )
 
 
@@ -142,6 +167,7 @@ def phase_changed(session: Session, *, competition_id: int, phase: Any) -> Appen
         end=phase.end.isoformat() if phase.end else None,
         board=phase.board,
         counts=phase.counts,
+        rules=rules(phase),
     )
 
 

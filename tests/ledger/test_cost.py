@@ -22,7 +22,9 @@ def queue() -> RememberingQueue:
 
 @pytest.fixture
 def unscored(settings, session_factory, queue) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
-    with TestClient(create_app(settings, session_factory=session_factory, scoring_queue=queue)) as c:
+    with TestClient(
+        create_app(settings, session_factory=session_factory, scoring_queue=queue)
+    ) as c:
         yield c
 
 

@@ -15,6 +15,7 @@ from app.ledger.verify import Material, check, from_url
 from tests.helpers import (
     API,
     PERFECT,
+    PRIVATE_WRONG,
     PUBLIC_HALF,
     close_now,
     ready_competition,
@@ -146,7 +147,10 @@ def test_verify_finds_a_score_changed_in_the_database(client, host, alice, bob, 
         session.commit()
     report = check(_material(client))
     assert not report.ok
-    assert any("bob's score 0.99 is not a score the chain holds" in p for p in report.problems)
+    assert (
+        "board main/public: team bob's score 0.99 is not the 0.5 the chain's scores give it by "
+        "the phase's rules" in report.problems
+    )
 
 
 def test_verify_finds_an_entry_deleted_or_reordered(client, host, alice, bob, session_factory):
@@ -323,3 +327,64 @@ def test_verify_finds_a_board_reordered_by_hand(client, host, alice, bob, sessio
     problems = check(material).problems
     assert "board main/public: its scores are not in rank order" in problems
     assert "board main/public: teams listed twice: bob" in problems
+
+
+def _tamper(session_factory, sql: str) -> None:  # type: ignore[no-untyped-def]
+    with session_factory() as session:
+        session.execute(text(sql))
+        session.execute(text("UPDATE board_revisions SET revision = revision + 1"))
+        session.commit()
+
+
+def test_verify_replays_the_chosen_rule_and_finds_a_board_row_it_does_not_give(
+    client, host, alice, session_factory
+):
+    """The private board shows another of the team's scores than the one it chose: a score
+    the chain holds for the team, but not the one the phase's rule counts."""
+    ready_competition(client, host.headers)
+    chosen = submit(client, alice.headers, PRIVATE_WRONG).json()["id"]  # public 1.0, private 0.0
+    submit(client, alice.headers, PUBLIC_HALF)  # public 0.5, private 1.0
+    assert (
+        client.post(f"{API}/submissions/{chosen}/select", headers=alice.headers).status_code == 200
+    )
+    close_now(session_factory)
+    material = _material(client)
+    assert material.boards[("main", "private")][0]["score"] == "0.0"
+    report = check(material)
+    assert report.ok, report.problems
+    _tamper(
+        session_factory,
+        "UPDATE standings SET score = 1.0, order_key = -1.0 WHERE board = 'private'",
+    )
+    problems = check(_material(client)).problems
+    assert problems == [
+        "board main/private: team alice's score 1.0 is not the 0.0 the chain's scores give it "
+        "by the phase's rules"
+    ]
+
+
+def test_verify_replays_the_last_rule_and_finds_a_team_left_out(
+    client, host, alice, bob, session_factory
+):
+    ready_competition(client, host.headers)
+    changed = client.patch(
+        f"{API}/competitions/churn/phases/main", json={"counts": "last"}, headers=host.headers
+    )
+    assert changed.status_code == 200, changed.text
+    submit(client, alice.headers, PERFECT)  # 1.0
+    submit(client, alice.headers, PUBLIC_HALF)  # 0.5, her latest: it counts
+    submit(client, bob.headers, PERFECT)
+    rows = _material(client).boards[("main", "public")]
+    assert [(r["team"], r["score"]) for r in rows] == [("bob", "1.0"), ("alice", "0.5")]
+    assert check(_material(client)).ok
+    _tamper(
+        session_factory,
+        "UPDATE standings SET score = 1.0, order_key = -1.0 WHERE board = 'public'",
+    )
+    assert check(_material(client)).problems == [
+        "board main/public: team alice's score 1.0 is not the 0.5 the chain's scores give it "
+        "by the phase's rules"
+    ]
+    _tamper(session_factory, "DELETE FROM standings WHERE board = 'public' AND score = 1.0")
+    problems = check(_material(client)).problems
+    assert "board main/public: team bob is missing (by the chain it scores 1.0)" in problems
