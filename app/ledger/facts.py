@@ -24,7 +24,7 @@ SELECTED, UNSELECTED = "selected", "unselected"
 KEY_PUBLISHED, PHASE_CHANGED, REVEALED = "key_published", "phase_changed", "revealed"
 TEAM_MERGED, TEAM_BANNED, TEAM_UNBANNED = "team_merged", "team_banned", "team_unbanned"
 HIDDEN, UNHIDDEN, DELETED = "hidden", "unhidden", "deleted"
-RERUN, CODE_ATTACHED = "rerun", "code_attached"
+RERUN, CODE_ATTACHED, REPRODUCED = "rerun", "code_attached", "reproduced"
 
 
 def public_in_clear(board: str | None, public_board_mode: str | None) -> bool:
