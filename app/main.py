@@ -26,6 +26,7 @@ from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
 from app.auth.token_reader import token_reader
+from app.backup.schedule import BackupLoop
 from app.coderun.router import reproductions as reproductions_router
 from app.coderun.router import router as runtime_router
 from app.competitions.router import router as competitions_router
@@ -237,6 +238,12 @@ def create_app(
         )
         if reproducer is not None:
             reproducer.start()
+        # Scheduled backups (PODIUM_BACKUP_TO): every process looks, one takes each (a lease).
+        backups = (
+            BackupLoop(session_factory, settings) if settings.backup_to and own_engine else None
+        )
+        if backups is not None:
+            backups.start()
         sweeper = None
         if settings.scoring_backend == "thread":
             sweeper = Sweeper(
@@ -248,6 +255,8 @@ def create_app(
             )
             sweeper.start()
         yield
+        if backups is not None:
+            backups.stop()
         if reproducer is not None:
             reproducer.stop()
         if sweeper is not None:
