@@ -134,6 +134,40 @@ def test_a_blind_phase_seals_its_public_values_too(client, host, alice, session_
     assert "opening" not in scored
 
 
+def test_blind_values_open_at_the_reveal_and_not_before(
+    client, host, alice, bob, session_factory, settings
+):
+    """Nothing of a blind phase's values through any route a participant or a stranger can
+    call before the phase ends; at the reveal the record opens them, and they are the ones
+    sealed at the upload."""
+    ready_competition(client, host.headers)
+    blind = client.patch(
+        f"{API}/competitions/churn/phases/main", json={"board": "blind"}, headers=host.headers
+    )
+    assert blind.status_code == 200, blind.text
+    made = submit(client, alice.headers, PUBLIC_HALF).json()["id"]  # public 0.5, private 1.0
+    sealed = next(e for e in _entries(client) if e["kind"] == "scored")["body"]["sealed"]
+    for headers in ({}, alice.headers, bob.headers):
+        ledger = client.get(f"{API}/competitions/churn/ledger", headers=headers).text
+        assert '"opening"' not in ledger and '"public":0.5' not in ledger
+        for board in ("public", "private"):
+            for path in ("leaderboard", "leaderboard.csv"):
+                seen = client.get(f"{API}/competitions/churn/{path}?board={board}", headers=headers)
+                assert seen.status_code != 200 or "0.5" not in seen.text, (path, board, seen.text)
+    own = client.get(f"{API}/submissions/{made}", headers=alice.headers).json()
+    assert own.get("public_score") is None and own.get("private_score") is None
+    assert "0.5" not in json.dumps(own)
+    # The reveal: the phase ends, the sweep chains it, the record opens the values.
+    close_now(session_factory)
+    sweep(session_factory, lambda _id: None, settings=settings)
+    opened = next(e for e in _entries(client, bob.headers) if e["kind"] == "scored")
+    assert opened["body"]["sealed"] == sealed and opens(sealed, opened["opening"])
+    (values,) = opened["opening"]["values"].values()
+    assert (values["public"], values["private"]) == (0.5, 1.0)
+    report = check(_material(client))
+    assert report.ok, report.problems
+
+
 def test_verify_finds_a_score_changed_in_the_database(client, host, alice, bob, session_factory):
     ready_competition(client, host.headers)
     submit(client, alice.headers, PERFECT)
