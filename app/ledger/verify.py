@@ -69,9 +69,27 @@ def check(material: Material, *, pinned_key: str | None = None) -> Report:
     for name, receipt in material.receipts:
         _check_receipt(name, receipt, by_seq, key, report)
     check_boards(material.boards, by_seq, report)
+    _note_reproductions(by_seq, report)
     if material.archive is not None:
         recompute(material.archive, by_seq, report)
     return report
+
+
+def _note_reproductions(by_seq: dict[int, dict[str, Any]], report: Report) -> None:
+    """What the hosts' reproductions of the winners found (the latest of each submission)."""
+    latest: dict[Any, str] = {}
+    for seq in sorted(by_seq):
+        entry = by_seq[seq]
+        if entry.get("kind") == "reproduced":
+            body = entry.get("body") or {}
+            latest[body.get("submission")] = str(body.get("outcome"))
+    if latest:
+        equal = sum(1 for outcome in latest.values() if outcome == "equal")
+        others = sorted(f"{sub} {outcome}" for sub, outcome in latest.items() if outcome != "equal")
+        report.notes.append(
+            f"winners reproduced: {equal} of {len(latest)} equal"
+            + (f" (not: {', '.join(others)})" if others else "")
+        )
 
 
 def _check_chain(entries: list[dict[str, Any]], report: Report) -> dict[int, dict[str, Any]]:

@@ -57,6 +57,19 @@ def test_the_winners_runs_are_reproduced_and_each_result_chained(
     assert chained[steady]["outcome"] == "equal" and chained[wobbly]["outcome"] == "differs"
     assert len(chained[steady]["output_sha256"]) == 64
     assert not any("public" in body or "private" in body for body in chained.values())
+    # podium verify reads them from the record.
+    from urllib.parse import urlsplit
+
+    from app.ledger.verify import check, from_url
+
+    def get(url: str) -> tuple[int, str]:
+        parts = urlsplit(url)
+        answer = client.get(parts.path + (f"?{parts.query}" if parts.query else ""))
+        return answer.status_code, answer.text
+
+    report = check(from_url("http://testserver/c/code", get=get))
+    assert report.ok, report.problems
+    assert f"winners reproduced: 1 of 2 equal (not: {wobbly} differs)" in report.notes
     # The scores on the board are untouched: a reproduction is a check, not a rerun.
     assert _view(client, host, steady)["status"] == "scored"
 
