@@ -16,6 +16,11 @@ Podium the ratios to the floor at the same process count.
 /tmp/podium-main main``) in the same run, for the design before; ``--redis URL`` gives Podium
 ``PODIUM_REDIS_URL`` (the shared limits).
 
+``--in-process`` (issue 43) measures the record's own cost without a server: one client in this
+process, blocks of ``--clients`` uploads with the record on and off in turn, each block then
+scored as one batch; the medians of the blocks' CPU and wall per upload and per score, and
+their ratios (the noise of a shared machine hits both alike, block by block).
+
 ``--record on,off`` (issue 43) runs this checkout twice side by side: with the record (every
 upload's and every score's entry in the competition's hash chain, and the upload's signed
 receipt), and with it switched off in the server processes (no entry built, none written, no
@@ -437,6 +442,118 @@ def run_floor(base: str, processes: int, args: argparse.Namespace, work: Path) -
         _drop(base, url)
 
 
+class RecordSwitch:
+    """The record on or off in this process, as RECORD_OFF_APP switches it in a server's."""
+
+    def __init__(self) -> None:
+        from app.ledger import facts, record
+
+        self.facts, self.record, self.append = facts, record, facts.append
+
+    def __call__(self, on: bool) -> None:
+        from sqlalchemy import event
+        from sqlalchemy.orm import Session
+
+        hook = self.record._write_appended
+        self.facts.append = self.append if on else (lambda *_a, **_k: None)  # type: ignore[assignment]
+        if on and not event.contains(Session, "before_commit", hook):
+            event.listen(Session, "before_commit", hook)
+        if not on and event.contains(Session, "before_commit", hook):
+            event.remove(Session, "before_commit", hook)
+
+
+def run_in_process(base: str, args: argparse.Namespace) -> None:
+    """One thread, one client, no other load of ours: blocks of uploads with the record on and
+    off in turn, then their scoring in batches of ``--clients`` the same way. CPU seconds of this
+    process (time.process_time) and wall per upload, medians of the blocks: the record's own
+    cost, without the lock waits of concurrent appends (the server runs measure those)."""
+    from app.config import Settings
+    from app.jobs.score import score_submissions
+    from app.main import create_app
+    from tests.asgi_client import TestClient
+    from tests.helpers import ParkedQueue
+
+    key, sub = _files(args.rows)
+    url = _throwaway(base)
+    switch = RecordSwitch()
+    try:
+        upgrade(url)
+        engine = make_engine(url)
+        factory = make_session_factory(engine)
+        with unit_of_work(factory) as session:
+            _host, host = create_user(session, name="host", role=Role.organiser, secret_key=SECRET)
+            users = [
+                create_user(session, name=f"u{i}", role=Role.participant, secret_key=SECRET)[1]
+                for i in range(args.clients)
+            ]
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = Settings(
+                env="test",
+                database_url=url,
+                data_dir=Path(tmp),
+                secret_key=SECRET,
+                uploads_per_minute=1_000_000,
+                scoring_backend="eager",
+            )
+            queue = ParkedQueue()
+            with TestClient(
+                create_app(settings, session_factory=factory, scoring_queue=queue)
+            ) as client:
+                auth = {"Authorization": f"Bearer {host}"}
+                body = {"slug": "bench", "title": "Bench", "metric": {"name": "roc_auc"}}
+                made = client.post(
+                    f"{API}/competitions",
+                    json={**body, "daily_submission_limit": 10_000},
+                    headers=auth,
+                )
+                assert made.status_code == 201, made.text
+                answer = client.put(
+                    f"{API}/competitions/bench/answer-key",
+                    files={"file": ("key.csv", key)},
+                    headers=auth,
+                )
+                assert answer.status_code == 201, answer.text
+                upload_cost: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+                score_cost: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+                blocks = max(2, args.uploads // args.clients)
+                for block in range(blocks * 2):
+                    on = block % 2 == 0
+                    switch(on)
+                    queue.ids.clear()
+                    cpu, wall = time.process_time(), time.perf_counter()
+                    for token in users:
+                        answer = client.post(
+                            f"{API}/competitions/bench/submissions",
+                            files={"file": ("sub.csv", sub, "text/csv")},
+                            headers={"Authorization": f"Bearer {token}"},
+                        )
+                        assert answer.status_code == 202, answer.text
+                    n = len(users)
+                    upload_cost[on].append(
+                        ((time.process_time() - cpu) / n, (time.perf_counter() - wall) / n)
+                    )
+                    cpu, wall = time.process_time(), time.perf_counter()
+                    score_submissions(factory, list(queue.ids), settings)
+                    score_cost[on].append(
+                        ((time.process_time() - cpu) / n, (time.perf_counter() - wall) / n)
+                    )
+                switch(True)
+        engine.dispose()
+    finally:
+        _drop(base, url)
+    for what, cost in (("upload", upload_cost), ("score (batched)", score_cost)):
+        on_cpu = statistics.median(c for c, _ in cost[True]) * 1000
+        off_cpu = statistics.median(c for c, _ in cost[False]) * 1000
+        on_wall = statistics.median(w for _, w in cost[True]) * 1000
+        off_wall = statistics.median(w for _, w in cost[False]) * 1000
+        print(
+            f"{what:>16}: CPU {on_cpu:.2f} ms with the record, {off_cpu:.2f} without "
+            f"({on_cpu / off_cpu:.3f}x); wall {on_wall:.2f} / {off_wall:.2f} ms "
+            f"({on_wall / off_wall:.3f}x, so {off_wall / on_wall:.3f}x the rate)",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--processes", default="1,2,4")
@@ -454,10 +571,21 @@ def main() -> None:
         help="on, off, or on,off: this checkout with the record, without it, or both side by "
         "side (then the ratio of their uploads/s is printed)",
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="measure the record's own cost in this process instead (one client, blocks of "
+        "--clients uploads with the record on and off in turn, then their scoring)",
+    )
     args = parser.parse_args()
     base = os.environ.get("PODIUM_TEST_DATABASE_URL")
     if not base:
         raise SystemExit("set PODIUM_TEST_DATABASE_URL to a PostgreSQL server")
+    if args.in_process:
+        print(f"load average before: {os.getloadavg()[0]:.1f}")
+        run_in_process(base, args)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        return
     print(
         f"{os.cpu_count()} cores, {args.clients} clients, {args.uploads} uploads of "
         f"{args.rows} rows per row below; load average before: {os.getloadavg()[0]:.1f}"
