@@ -5,6 +5,7 @@ compares it with the board as published. Plain Python, nothing of the app's data
 
 import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from app.ledger.report import Report
@@ -18,6 +19,7 @@ class Facts:
     phase: dict[int, str] = field(default_factory=dict)
     at: dict[int, str] = field(default_factory=dict)
     late: dict[int, bool] = field(default_factory=dict)
+    refused: dict[int, bool] = field(default_factory=dict)
     baseline: dict[int, bool] = field(default_factory=dict)
     hidden: dict[int, bool] = field(default_factory=dict)
     selected: dict[int, bool] = field(default_factory=dict)
@@ -36,6 +38,7 @@ class Facts:
 
 def replay(by_seq: dict[int, dict[str, Any]]) -> Facts:
     facts = Facts()
+    ends: dict[str, str | None] = {}
     for seq in sorted(by_seq):
         entry = by_seq[seq]
         body = entry.get("body") or {}
@@ -47,6 +50,7 @@ def replay(by_seq: dict[int, dict[str, Any]]) -> Facts:
             facts.at[sub] = str(body.get("at") or "")
             facts.sha256[sub] = str(body.get("sha256") or "")
             facts.late[sub] = bool(body.get("late")) or kind == "refused"
+            facts.refused[sub] = kind == "refused"
             facts.baseline[sub] = bool(body.get("baseline"))
             facts.team_name.setdefault(body.get("team"), body.get("team_name"))
         elif kind in ("scored", "rescored") and "columns" in body:
@@ -67,6 +71,8 @@ def replay(by_seq: dict[int, dict[str, Any]]) -> Facts:
             if isinstance(body.get("rules"), dict):
                 facts.rules[body.get("phase")] = body["rules"]
         elif kind == "phase_changed":
+            ends[body.get("phase")] = body.get("end")
+            _relabel_late(facts, ends)
             known = facts.rules.setdefault(body.get("phase"), {})
             if isinstance(body.get("rules"), dict):
                 known.update(body["rules"])
@@ -82,6 +88,24 @@ def replay(by_seq: dict[int, dict[str, Any]]) -> Facts:
             facts.merged_into[body.get("absorbed")] = body.get("team")
             facts.team_name[body.get("team")] = body.get("team_name")
     return facts
+
+
+def _relabel_late(facts: Facts, ends: dict[str, str | None]) -> None:
+    """A moved end moves what counts as late, as the server relabels it: every submission made
+    at or after the competition's deadline (its last phase's end; none while a phase is
+    open-ended). A refused upload stays out of the boards whatever its time."""
+    if any(end is None for end in ends.values()):
+        deadline = None
+    else:
+        deadline = max(datetime.fromisoformat(str(end)) for end in ends.values())
+    for sub, at in facts.at.items():
+        if facts.refused.get(sub):
+            continue
+        try:
+            made = datetime.fromisoformat(at)
+        except ValueError:
+            continue
+        facts.late[sub] = deadline is not None and made >= deadline
 
 
 def _close(shown: float, value: Any) -> bool:

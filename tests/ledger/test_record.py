@@ -422,3 +422,22 @@ def test_verify_replays_the_last_rule_and_finds_a_team_left_out(
     _tamper(session_factory, "DELETE FROM standings WHERE board = 'public' AND score = 1.0")
     problems = check(_material(client)).problems
     assert "board main/public: team bob is missing (by the chain it scores 1.0)" in problems
+
+
+def test_a_deadline_moved_earlier_makes_later_uploads_late_in_the_replay_too(
+    client, host, alice, bob
+):
+    """The server relabels what a moved deadline makes late (out of the boards); the replay
+    does the same from the chained phase change, so the board still verifies."""
+    ready_competition(client, host.headers)
+    submit(client, alice.headers, PERFECT)
+    cut = datetime.now(UTC)
+    submit(client, bob.headers, PERFECT)  # after the new deadline: late, off the board
+    moved = client.patch(
+        f"{API}/competitions/churn", json={"deadline": cut.isoformat()}, headers=host.headers
+    )
+    assert moved.status_code == 200, moved.text
+    material = _material(client)
+    assert [r["team"] for r in material.boards[("main", "public")]] == ["alice"]
+    report = check(material)
+    assert report.ok, report.problems
