@@ -87,6 +87,8 @@ def replay(by_seq: dict[int, dict[str, Any]]) -> Facts:
         elif kind == "team_merged":
             facts.merged_into[body.get("absorbed")] = body.get("team")
             facts.team_name[body.get("team")] = body.get("team_name")
+            for sub in body.get("unselected") or []:
+                facts.selected[sub] = False  # more selections together than the limit
     return facts
 
 

@@ -40,6 +40,7 @@ def received(
     team_name: str,
     phase: str,
     refusal: str | None = None,
+    migrated_from: int | None = None,
 ) -> Appended:
     fact = {
         "submission": submission.id,
@@ -54,6 +55,8 @@ def received(
     }
     if refusal is not None:
         fact["reason"] = refusal[:500]
+    if migrated_from is not None:  # carried into a new phase (app.competitions.migration)
+        fact["migrated_from"] = migrated_from
     return append(
         session,
         competition_id=competition_id,
