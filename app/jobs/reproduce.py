@@ -6,8 +6,8 @@ the two compared: the output file's SHA-256, every column's values, the inputs' 
 runtime fingerprint. The result is written on the row and appended to the record (``reproduced``)
 in one transaction; the record says equal or not and the hashes, never a sealed value.
 
-It runs in the server's own processes (a :class:`Reproducer` loop) beside the embedded scoring
-backend, which runs code there already.
+It runs where code runs already: a :class:`Reproducer` loop in the server's processes beside the
+embedded scoring backend, or in each ``podium worker`` of the ``code`` queue under Celery.
 """
 
 import logging
