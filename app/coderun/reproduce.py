@@ -5,12 +5,15 @@ the record). A prediction phase has no code to run: its hosts ask the top teams 
 code behind their submissions instead (``PUT …/submissions/{id}/code``, chained with its hash).
 """
 
+from datetime import UTC, datetime
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.audit.service import record
 from app.errors import Conflict, NotFound
 from app.models import Competition, Phase, Reproduction, Standing, Team, User
+from app.models.phase import BOARD_PUBLIC
 
 # Teams a request takes at most: each is a code run of up to the phase's wall limit.
 MAX_TEAMS = 50
@@ -47,21 +50,32 @@ def request(
     phase_name: str | None = None,
     top: int = 3,
 ) -> list[Reproduction]:
-    """Queue the counted submissions (public and private boards) of the phase's ``top``
-    ranked teams (by the private board, the one that decides the winners)."""
+    """Queue the counted submissions of the phase's ``top`` ranked teams: once it has ended,
+    by the private board (the one that decides the winners) and its counted submissions on both
+    boards; before, by a public board and its counted submissions alone."""
     phase = _phase(competition, phase_name)
     if not phase.takes_code:
         raise Conflict(_no_code(phase))
     key = phase.board_key
     if key is None:
         raise Conflict(f"phase '{phase.name}' has no published answer key: nothing is ranked")
+    # The record is public: which submissions are reproduced must tell nobody more than the
+    # boards already do. Before the phase ends, only a public board's ranking and its counted
+    # submissions (the private board's order, and a hidden or blind board, are not out yet).
+    ended = phase.has_ended(datetime.now(UTC))
+    if not ended and phase.board != BOARD_PUBLIC:
+        raise Conflict(
+            f"phase '{phase.name}' has a {phase.board} board until it ends: reproduce its "
+            "winners once it has ended"
+        )
+    boards = ("private", "public") if ended else ("public",)
     standings = session.execute(
         select(Standing.board, Standing.team_id, Standing.submission_id)
         .join(Team, Team.id == Standing.team_id)
         .where(Standing.answer_key_id == key.id, Standing.baseline.is_(False))
         .order_by(Standing.board, Standing.order_key, Standing.tie_key, Standing.submitted_at)
     ).all()
-    ranked = [team for board, team, _sub in standings if board == "private"] or [
+    ranked = [team for board, team, _sub in standings if board == boards[0]] or [
         team for board, team, _sub in standings if board == "public"
     ]
     winners = {team: rank for rank, team in enumerate(ranked[: min(top, MAX_TEAMS)], start=1)}
@@ -69,7 +83,7 @@ def request(
         raise Conflict(f"phase '{phase.name}' has no ranked team yet")
     rows: list[Reproduction] = []
     seen: set[int] = set()
-    for board in ("private", "public"):
+    for board in boards:
         for row_board, team, submission_id in standings:
             if row_board != board or team not in winners or submission_id in seen:
                 continue

@@ -6,7 +6,7 @@ import json
 
 from app.jobs.reproduce import run_due
 from tests.coderun.test_code_scoring import SCRIPT, _competition, _submit, _view
-from tests.helpers import API, PERFECT, ready_competition
+from tests.helpers import API, PERFECT, close_now, ready_competition
 
 # Different predictions at every run: its score cannot be reproduced.
 RANDOM = b"""
@@ -95,3 +95,20 @@ def test_a_prediction_competition_is_told_to_ask_for_the_code(client, host, alic
     answer = client.post(f"{API}/competitions/churn/reproductions", json={}, headers=host.headers)
     assert answer.status_code == 409, answer.text
     assert "attach the code" in answer.json()["detail"]
+
+
+def test_a_blind_board_is_reproduced_only_once_its_phase_has_ended(
+    jail, client, host, alice, session_factory
+):
+    """Which submissions are reproduced is in the public record: before the end it would
+    tell who leads a board nobody may see yet."""
+    _competition(client, host, "code", "code")
+    blind = client.patch(
+        f"{API}/competitions/code/phases/main", json={"board": "blind"}, headers=host.headers
+    )
+    assert blind.status_code == 200, blind.text
+    _submit(client, alice, "code", "main.py", SCRIPT)
+    early = client.post(URL, json={}, headers=host.headers)
+    assert early.status_code == 409 and "once it has ended" in early.json()["detail"]
+    close_now(session_factory)
+    assert client.post(URL, json={}, headers=host.headers).status_code == 202
