@@ -146,16 +146,18 @@ def rules(phase: Any) -> dict[str, Any]:
 
 def key_published(session: Session, *, competition_id: int, phase: Any, key: Any) -> Appended:
     """A key version now decides a phase's board: its id, version and the file's SHA-256, and
-    the phase's rules then."""
+    the phase's rules then. ``phase``: the Phase (or, from a caller that has only its name, the
+    name: the rules then come from the phase's last ``phase_changed``)."""
+    named = isinstance(phase, str)
     return fact(
         session,
         competition_id=competition_id,
         kind=KEY_PUBLISHED,
-        phase=phase.name,
+        phase=phase if named else phase.name,
         key=key.id,
         version=key.version,
         sha256=key.sha256,
-        rules=rules(phase),
+        **({} if named else {"rules": rules(phase)}),
     )
 
 
