@@ -101,6 +101,13 @@ class Settings(BaseSettings):
     # seed; unset: one is generated once into data_dir/ledger/ed25519.key and kept there.
     ledger_signing_key: str | None = None
 
+    # Scheduled backups (app.backup.schedule): where to (a folder or s3://bucket/prefix), every
+    # how many hours, and how many to keep there; unset: none (``podium backup`` from cron).
+    # One process of the install takes each under a lease.
+    backup_to: str | None = None
+    backup_every_hours: float = Field(default=24.0, gt=0)
+    backup_keep: int | None = Field(default=7, ge=1)
+
     # Budgets of every uploaded file, enforced while it is read (README, "Threat model").
     max_upload_bytes: int = 512 * 1024 * 1024
     max_rows: int = 50_000_000

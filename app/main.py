@@ -26,6 +26,8 @@ from app.audit.router import router as audit_router
 from app.auth.router import router as auth_router
 from app.auth.throttle import FailedAuthLimiter
 from app.auth.token_reader import token_reader
+from app.backup.schedule import BackupLoop
+from app.coderun.router import reproductions as reproductions_router
 from app.coderun.router import router as runtime_router
 from app.competitions.router import router as competitions_router
 from app.config import Settings, get_settings
@@ -41,6 +43,7 @@ from app.http.error_handlers import install_error_handlers
 from app.http.security_headers import SecurityHeaders
 from app.http.upload_guard import UploadGuard
 from app.jobs.queue import ScoringQueue, make_queue
+from app.jobs.reproduce import Reproducer
 from app.jobs.rescore import lost_rescores
 from app.jobs.sweep import Sweeper, sweep
 from app.kaggle.proxy import AbsoluteFormTargets
@@ -102,6 +105,7 @@ def _api_router() -> APIRouter:
         stats_router,
         kaggle_router,
         runtime_router,
+        reproductions_router,
         simulation_router,
         registration_router,
         webhooks_router,
@@ -244,6 +248,20 @@ def create_app(
         )
         if events_thread is not None:
             events_thread.start()
+        # The hosts' reproductions of the winners run code where the embedded backend does.
+        reproducer = (
+            Reproducer(session_factory, settings)
+            if settings.scoring_backend != "celery" and own_engine
+            else None
+        )
+        if reproducer is not None:
+            reproducer.start()
+        # Scheduled backups (PODIUM_BACKUP_TO): every process looks, one takes each (a lease).
+        backups = (
+            BackupLoop(session_factory, settings) if settings.backup_to and own_engine else None
+        )
+        if backups is not None:
+            backups.start()
         sweeper = None
         if settings.scoring_backend == "thread":
             sweeper = Sweeper(
@@ -255,6 +273,10 @@ def create_app(
             )
             sweeper.start()
         yield
+        if backups is not None:
+            backups.stop()
+        if reproducer is not None:
+            reproducer.stop()
         if sweeper is not None:
             sweeper.stop()
         if events_thread is not None:

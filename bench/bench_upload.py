@@ -16,8 +16,24 @@ Podium the ratios to the floor at the same process count.
 /tmp/podium-main main``) in the same run, for the design before; ``--redis URL`` gives Podium
 ``PODIUM_REDIS_URL`` (the shared limits).
 
+``--in-process`` (issue 43) measures the record's own cost without a server: one client in this
+process, blocks of ``--clients`` uploads with the record on and off in turn, each block then
+scored as one batch; the medians of the blocks' CPU and wall per upload and per score, and
+their ratios (the noise of a shared machine hits both alike, block by block).
+
+``--record on,off`` (issue 43) runs this checkout twice side by side: with the record (every
+upload's and every score's entry in the competition's hash chain, and the upload's signed
+receipt), and with it switched off in the server processes (no entry built, none written, no
+receipt), and prints the uploads/s ratio of on to off (the contract: within 10 %). On
+PostgreSQL every append of a competition takes its chain head's row lock until its commit, so
+the appends of one competition serialise; a sampler counts, every 20 ms, the server's backends
+waiting on a lock (``pg_locks`` not granted) and prints the mean and the share of samples with
+any waiter.
+
     PODIUM_TEST_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1/postgres \\
         python bench/bench_upload.py --redis redis://127.0.0.1:6379/10
+    # the record's cost, briefly:
+    python bench/bench_upload.py --processes 1,4 --clients 20 --uploads 300 --record on,off
 """
 
 import argparse
@@ -27,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -77,6 +94,26 @@ def upload(file: UploadFile = File(...)) -> dict[str, int]:
     return {"id": new}
 """
 
+# The record switched off (``--record off``): the app's factory with the fact helpers made
+# no-ops and the commit hook that writes the entries removed, so an upload builds no entry,
+# writes none and signs no receipt, as before issue 43; the scoring thread runs in the same
+# processes and appends nothing either.
+RECORD_OFF_APP = """
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+
+from app.ledger import facts, record
+from app.main import create_app as podium_app
+
+
+def create_app():
+    # Every fact goes through facts.append: none is built (no JSON, no seal), none written.
+    facts.append = lambda *_args, **_kwargs: None
+    if event.contains(Session, "before_commit", record._write_appended):
+        event.remove(Session, "before_commit", record._write_appended)
+    return podium_app()
+"""
+
 
 @dataclass
 class Result:
@@ -88,6 +125,9 @@ class Result:
     p99_ms: float
     cpu_ms: float
     switches: float  # context switches of the server's threads per upload
+    # PostgreSQL backends of the run's database waiting on a lock: mean per sample, and the
+    # share of samples with at least one (None: not sampled).
+    waiting: tuple[float, float] | None = None
 
     @property
     def rate(self) -> float:
@@ -215,8 +255,50 @@ def _summary(
     )
 
 
+class LockSampler:
+    """Counts, every 20 ms, the backends of one database waiting on a lock (PostgreSQL)."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = create_engine(url, pool_size=1)
+        self.samples: list[int] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        query = text(
+            "SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+            "WHERE NOT l.granted AND d.datname = current_database()"
+        )
+        with self.engine.connect() as connection:
+            while not self._stop.wait(0.02):
+                self.samples.append(int(connection.execute(query).scalar_one()))
+                connection.rollback()
+
+    def __enter__(self) -> "LockSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.engine.dispose()
+
+    def summary(self) -> tuple[float, float]:
+        if not self.samples:
+            return 0.0, 0.0
+        n = len(self.samples)
+        return sum(self.samples) / n, sum(1 for s in self.samples if s) / n
+
+
 def run_podium(
-    label: str, source: Path, base: str, processes: int, args: argparse.Namespace, work: Path
+    label: str,
+    source: Path,
+    base: str,
+    processes: int,
+    args: argparse.Namespace,
+    work: Path,
+    *,
+    record: bool = True,
 ) -> Result:
     key, sub = _files(args.rows)
     url = _throwaway(base)
@@ -248,7 +330,12 @@ def run_podium(
             import redis
 
             redis.Redis.from_url(args.redis).flushdb()
-        command = [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory"]
+        factory = "app.main:create_app"
+        if not record:
+            (work / "record_off_app.py").write_text(RECORD_OFF_APP)
+            env["PYTHONPATH"] = f"{source}{os.pathsep}{work}"
+            factory = "record_off_app:create_app"
+        command = [sys.executable, "-m", "uvicorn", factory, "--factory"]
         command += ["--port", str(port), "--workers", str(processes), "--no-access-log"]
         server = _start(command, env, port, work / f"{label}-{processes}.log", cwd=source)
         try:
@@ -279,21 +366,24 @@ def run_podium(
             _wait_scored(engine)
             tree = psutil.Process(server.pid)
             before, switched = _cpu_seconds(tree), _switches(tree)
-            accepted, seconds, latencies = asyncio.run(
-                _drive(
-                    f"http://127.0.0.1:{port}{API}/competitions/bench/submissions",
-                    tokens,
-                    args.uploads,
-                    sub,
+            with LockSampler(url) as sampler:
+                accepted, seconds, latencies = asyncio.run(
+                    _drive(
+                        f"http://127.0.0.1:{port}{API}/competitions/bench/submissions",
+                        tokens,
+                        args.uploads,
+                        sub,
+                    )
                 )
-            )
             _wait_scored(engine)  # the scoring's CPU is the upload's too
             cpu, switches = _cpu_seconds(tree) - before, _switches(tree) - switched
         finally:
             server.terminate()
             server.wait(timeout=60)
         engine.dispose()
-        return _summary(label, processes, accepted, seconds, latencies, cpu, switches)
+        result = _summary(label, processes, accepted, seconds, latencies, cpu, switches)
+        result.waiting = sampler.summary()
+        return result
     finally:
         _drop(base, url)
 
@@ -352,6 +442,118 @@ def run_floor(base: str, processes: int, args: argparse.Namespace, work: Path) -
         _drop(base, url)
 
 
+class RecordSwitch:
+    """The record on or off in this process, as RECORD_OFF_APP switches it in a server's."""
+
+    def __init__(self) -> None:
+        from app.ledger import facts, record
+
+        self.facts, self.record, self.append = facts, record, facts.append
+
+    def __call__(self, on: bool) -> None:
+        from sqlalchemy import event
+        from sqlalchemy.orm import Session
+
+        hook = self.record._write_appended
+        self.facts.append = self.append if on else (lambda *_a, **_k: None)  # type: ignore[assignment]
+        if on and not event.contains(Session, "before_commit", hook):
+            event.listen(Session, "before_commit", hook)
+        if not on and event.contains(Session, "before_commit", hook):
+            event.remove(Session, "before_commit", hook)
+
+
+def run_in_process(base: str, args: argparse.Namespace) -> None:
+    """One thread, one client, no other load of ours: blocks of uploads with the record on and
+    off in turn, then their scoring in batches of ``--clients`` the same way. CPU seconds of this
+    process (time.process_time) and wall per upload, medians of the blocks: the record's own
+    cost, without the lock waits of concurrent appends (the server runs measure those)."""
+    from app.config import Settings
+    from app.jobs.score import score_submissions
+    from app.main import create_app
+    from tests.asgi_client import TestClient
+    from tests.helpers import ParkedQueue
+
+    key, sub = _files(args.rows)
+    url = _throwaway(base)
+    switch = RecordSwitch()
+    try:
+        upgrade(url)
+        engine = make_engine(url)
+        factory = make_session_factory(engine)
+        with unit_of_work(factory) as session:
+            _host, host = create_user(session, name="host", role=Role.organiser, secret_key=SECRET)
+            users = [
+                create_user(session, name=f"u{i}", role=Role.participant, secret_key=SECRET)[1]
+                for i in range(args.clients)
+            ]
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = Settings(
+                env="test",
+                database_url=url,
+                data_dir=Path(tmp),
+                secret_key=SECRET,
+                uploads_per_minute=1_000_000,
+                scoring_backend="eager",
+            )
+            queue = ParkedQueue()
+            with TestClient(
+                create_app(settings, session_factory=factory, scoring_queue=queue)
+            ) as client:
+                auth = {"Authorization": f"Bearer {host}"}
+                body = {"slug": "bench", "title": "Bench", "metric": {"name": "roc_auc"}}
+                made = client.post(
+                    f"{API}/competitions",
+                    json={**body, "daily_submission_limit": 10_000},
+                    headers=auth,
+                )
+                assert made.status_code == 201, made.text
+                answer = client.put(
+                    f"{API}/competitions/bench/answer-key",
+                    files={"file": ("key.csv", key)},
+                    headers=auth,
+                )
+                assert answer.status_code == 201, answer.text
+                upload_cost: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+                score_cost: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+                blocks = max(2, args.uploads // args.clients)
+                for block in range(blocks * 2):
+                    on = block % 2 == 0
+                    switch(on)
+                    queue.ids.clear()
+                    cpu, wall = time.process_time(), time.perf_counter()
+                    for token in users:
+                        answer = client.post(
+                            f"{API}/competitions/bench/submissions",
+                            files={"file": ("sub.csv", sub, "text/csv")},
+                            headers={"Authorization": f"Bearer {token}"},
+                        )
+                        assert answer.status_code == 202, answer.text
+                    n = len(users)
+                    upload_cost[on].append(
+                        ((time.process_time() - cpu) / n, (time.perf_counter() - wall) / n)
+                    )
+                    cpu, wall = time.process_time(), time.perf_counter()
+                    score_submissions(factory, list(queue.ids), settings)
+                    score_cost[on].append(
+                        ((time.process_time() - cpu) / n, (time.perf_counter() - wall) / n)
+                    )
+                switch(True)
+        engine.dispose()
+    finally:
+        _drop(base, url)
+    for what, cost in (("upload", upload_cost), ("score (batched)", score_cost)):
+        on_cpu = statistics.median(c for c, _ in cost[True]) * 1000
+        off_cpu = statistics.median(c for c, _ in cost[False]) * 1000
+        on_wall = statistics.median(w for _, w in cost[True]) * 1000
+        off_wall = statistics.median(w for _, w in cost[False]) * 1000
+        print(
+            f"{what:>16}: CPU {on_cpu:.2f} ms with the record, {off_cpu:.2f} without "
+            f"({on_cpu / off_cpu:.3f}x); wall {on_wall:.2f} / {off_wall:.2f} ms "
+            f"({on_wall / off_wall:.3f}x, so {off_wall / on_wall:.3f}x the rate)",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--processes", default="1,2,4")
@@ -363,10 +565,27 @@ def main() -> None:
     parser.add_argument(
         "--previous-first", action="store_true", help="run the previous checkout first"
     )
+    parser.add_argument(
+        "--record",
+        default="on",
+        help="on, off, or on,off: this checkout with the record, without it, or both side by "
+        "side (then the ratio of their uploads/s is printed)",
+    )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="measure the record's own cost in this process instead (one client, blocks of "
+        "--clients uploads with the record on and off in turn, then their scoring)",
+    )
     args = parser.parse_args()
     base = os.environ.get("PODIUM_TEST_DATABASE_URL")
     if not base:
         raise SystemExit("set PODIUM_TEST_DATABASE_URL to a PostgreSQL server")
+    if args.in_process:
+        print(f"load average before: {os.getloadavg()[0]:.1f}")
+        run_in_process(base, args)
+        print(f"load average after: {os.getloadavg()[0]:.1f}")
+        return
     print(
         f"{os.cpu_count()} cores, {args.clients} clients, {args.uploads} uploads of "
         f"{args.rows} rows per row below; load average before: {os.getloadavg()[0]:.1f}"
@@ -377,15 +596,19 @@ def main() -> None:
         for index, processes in enumerate(int(p) for p in args.processes.split(",")):
             floor = run_floor(base, processes, args, work)
             results.append(floor)
-            runs = [("podium", ROOT)]
+            modes = [m.strip() for m in args.record.split(",") if m.strip()]
+            runs: list[tuple[str, Path, bool]] = [
+                ("podium" if mode == "on" else "unrecorded", ROOT, mode == "on") for mode in modes
+            ]
             if args.previous is not None:
-                runs.append(("previous", args.previous.resolve()))
-                # Which goes first alternates with the process count: the second of two
-                # like runs came out slower here (bench_scoring_job.py measured 10-15 %).
-                if bool(index % 2) != args.previous_first:
-                    runs.reverse()
+                runs.append(("previous", args.previous.resolve(), True))
+            # Which goes first alternates with the process count: the second of two like
+            # runs came out slower here (bench_scoring_job.py measured 10-15 %).
+            if len(runs) > 1 and bool(index % 2) != args.previous_first:
+                runs.reverse()
             podium = [
-                run_podium(label, source, base, processes, args, work) for label, source in runs
+                run_podium(label, source, base, processes, args, work, record=record)
+                for label, source, record in runs
             ]
             results.extend(podium)
             for result in [floor, *podium]:
@@ -395,10 +618,22 @@ def main() -> None:
                         f"  {result.rate / floor.rate:.2f}x the floor's rate, "
                         f"{result.cpu_ms / floor.cpu_ms:.1f}x its CPU"
                     )
+                if result.waiting is not None:
+                    mean, share = result.waiting
+                    ratio += f"  lock waiters {mean:.2f} (in {share:.0%} of samples)"
                 print(
-                    f"{result.label:>8} {result.processes} proc: {result.rate:7.1f} uploads/s "
+                    f"{result.label:>10} {result.processes} proc: {result.rate:7.1f} uploads/s "
                     f"p50 {result.p50_ms:6.1f} ms p99 {result.p99_ms:7.1f} ms "
                     f"CPU {result.cpu_ms:5.1f} ms/upload {result.switches:4.0f} switches{ratio}",
+                    flush=True,
+                )
+            by_label = {r.label: r for r in podium}
+            if "podium" in by_label and "unrecorded" in by_label:
+                on, off = by_label["podium"], by_label["unrecorded"]
+                print(
+                    f"  the record, {processes} proc: {on.rate / off.rate:.3f}x the uploads/s "
+                    f"without it ({(on.rate / off.rate - 1) * 100:+.1f} %), "
+                    f"{on.cpu_ms - off.cpu_ms:+.2f} ms CPU/upload",
                     flush=True,
                 )
     print(f"load average after: {os.getloadavg()[0]:.1f}")

@@ -486,20 +486,33 @@ def worker(
     n = concurrency or (
         settings.code_concurrency if chosen == [CODE_QUEUE] else settings.worker_concurrency
     )
-    # One job at a time runs in the worker's main thread (the job's time limit is a signal);
-    # more run in a pool of processes.
-    make_celery(settings).worker_main(
-        [
-            "worker",
-            f"--loglevel={loglevel}",
-            f"--concurrency={n}",
-            f"--queues={','.join(chosen)}",
-            f"--pool={'solo' if n == 1 else 'prefork'}",
-            "--prefetch-multiplier=1",
-            "--without-gossip",
-            "--without-mingle",
-        ]
-    )
+    # The hosts' reproductions of the winners run where code runs: a worker of the code queue
+    # runs them too (a leased loop beside Celery's, in this main process).
+    reproducer = None
+    if CODE_QUEUE in chosen:
+        from app.db import make_engine, make_session_factory
+        from app.jobs.reproduce import Reproducer
+
+        reproducer = Reproducer(make_session_factory(make_engine(settings.database_url)), settings)
+        reproducer.start()
+    try:
+        # One job at a time runs in the worker's main thread (the job's time limit is a
+        # signal); more run in a pool of processes.
+        make_celery(settings).worker_main(
+            [
+                "worker",
+                f"--loglevel={loglevel}",
+                f"--concurrency={n}",
+                f"--queues={','.join(chosen)}",
+                f"--pool={'solo' if n == 1 else 'prefork'}",
+                "--prefetch-multiplier=1",
+                "--without-gossip",
+                "--without-mingle",
+            ]
+        )
+    finally:
+        if reproducer is not None:
+            reproducer.stop()
 
 
 def worker_queues(given: str) -> list[str]:

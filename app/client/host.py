@@ -738,6 +738,51 @@ def _confirm(what: str, yes: bool) -> None:
 
 
 @competitions_app.command()
+def reproduce(
+    slug: Slug,
+    top: Annotated[int, typer.Option(help="How many ranked teams.", min=1, max=50)] = 3,
+    phase: Annotated[
+        str | None, typer.Option(help="The code phase (when several take code).")
+    ] = None,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for every run, then exit 1 if any differs.")
+    ] = False,
+    report: Annotated[
+        int | None, typer.Option(help="Show the report of this request instead of asking.")
+    ] = None,
+) -> None:
+    """Reproduce the winners of a code phase: the top teams' counted submissions run again in
+    the jail; the report says equal or not per team (each result is in the record)."""
+    import time
+
+    with _client() as client:
+        found = (
+            client.reproduction(slug, report)
+            if report is not None
+            else client.reproduce(slug, phase=phase, top=top)
+        )
+        while wait and any(r["outcome"] is None for r in found["runs"]):
+            time.sleep(2)
+            found = client.reproduction(slug, found["request"])
+    typer.echo(f"reproduction {found['request']}:")
+    _table(
+        [
+            [
+                r["rank"],
+                r["team"],
+                r["submission_id"],
+                r["outcome"] or r["status"],
+                "; ".join(r["details"].get("differences") or []),
+            ]
+            for r in found["runs"]
+        ],
+        ["RANK", "TEAM", "SUBMISSION", "RESULT", "DIFFERENCES"],
+    )
+    if wait and any(r["outcome"] != "equal" for r in found["runs"]):
+        raise typer.Exit(code=1)
+
+
+@competitions_app.command()
 def archive(
     slug: Slug, yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False
 ) -> None:

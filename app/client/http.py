@@ -265,6 +265,14 @@ class PodiumClient:
     def delete_competition(self, slug: str) -> None:
         self._call("DELETE", f"/competitions/{slug}")
 
+    def reproduce(self, slug: str, *, phase: str | None, top: int) -> dict[str, Any]:
+        body = {"top": top, **({"phase": phase} if phase else {})}
+        return self._call("POST", f"/competitions/{slug}/reproductions", json=body)  # type: ignore[no-any-return]
+
+    def reproduction(self, slug: str, request: int | None = None) -> dict[str, Any]:
+        params = {"request": request} if request is not None else {}
+        return self._call("GET", f"/competitions/{slug}/reproductions", params=params)  # type: ignore[no-any-return]
+
     # --- bundles (app.client.bundle) --------------------------------------------------------
 
     def import_bundle(

@@ -321,7 +321,7 @@ def _store_program(
     )
     session.add(key)
     session.flush()
-    key_published(session, competition_id=competition.id, phase=row.name, key=key)
+    key_published(session, competition_id=competition.id, phase=row, key=key)
     row.scorer = {
         "kind": program.kind if program else None,
         "ref": program_blob.ref,

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from app.audit.service import record
 from app.db import after_commit
 from app.errors import Conflict
+from app.ledger import facts
 from app.models import Competition, Phase, Submission, User
 from app.models.submission import SubmissionStatus
 
@@ -101,6 +102,15 @@ def migrate_phase(
         copies.append(copy)
     phase.migrated_at = now
     session.flush()
+    for copy in copies:  # each copy enters the phase's boards: the record holds it as received
+        facts.received(
+            session,
+            competition_id=competition.id,
+            submission=copy,
+            team_name=copy.team.name,
+            phase=phase.name,
+            migrated_from=copy.migrated_from_id,
+        )
     ids = [c.id for c in copies]
     code = phase.takes_code
     after_commit(session, lambda: [queue.enqueue(i, code=code) for i in ids])

@@ -426,7 +426,7 @@ def update_phase(
         before=before,
         after=snapshot(phase, list(changes)),
     )
-    if changes.keys() & {"start", "end", "board", "counts"}:
+    if changes.keys() & {"start", "end", "board", "counts", "final_selection_limit", "columns"}:
         phase_changed(session, competition_id=competition.id, phase=phase)
     return phase
 

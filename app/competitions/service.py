@@ -294,7 +294,16 @@ def update_competition(
         before=before,
         after=snapshot(competition, list(changes)),
     )
-    if changes.keys() & {"start", "deadline"}:
+    # What the record's replay of the boards reads (app.ledger.facts.rules) changed too.
+    if changes.keys() & {
+        "start",
+        "deadline",
+        "final_selection_limit",
+        "metric_name",
+        "metric_params",
+        "columns",
+        "custom_metric_direction",
+    }:
         for phase in competition.phases:
             phase_changed(session, competition_id=competition.id, phase=phase)
     if "deadline" in changes:
@@ -513,7 +522,7 @@ def upload_answer_key(
         },
     )
     if key.published_at is not None:
-        key_published(session, competition_id=competition.id, phase=phase.name, key=key)
+        key_published(session, competition_id=competition.id, phase=phase, key=key)
     return key
 
 

@@ -215,7 +215,7 @@ def publish(
         before={"board_version": old.version},
         after={"board_version": new.version},
     )
-    key_published(session, competition_id=competition.id, phase=phase.name, key=new)
+    key_published(session, competition_id=competition.id, phase=phase, key=new)
     return new
 
 

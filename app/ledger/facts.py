@@ -11,16 +11,20 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.evaluation.columns import columns_for
+from app.evaluation.metric import metric_for
 from app.ledger.chain import canonical, sha256_hex
 from app.ledger.record import Appended, append
+from app.metrics import MetricParamsError, UnknownMetric
 from app.models.phase import BOARD_PUBLIC
+from app.scoring.columns import ColumnError
 
 RECEIVED, REFUSED, SCORED, FAILED, RESCORED = "received", "refused", "scored", "failed", "rescored"
 SELECTED, UNSELECTED = "selected", "unselected"
 KEY_PUBLISHED, PHASE_CHANGED, REVEALED = "key_published", "phase_changed", "revealed"
 TEAM_MERGED, TEAM_BANNED, TEAM_UNBANNED = "team_merged", "team_banned", "team_unbanned"
 HIDDEN, UNHIDDEN, DELETED = "hidden", "unhidden", "deleted"
-RERUN, CODE_ATTACHED = "rerun", "code_attached"
+RERUN, CODE_ATTACHED, REPRODUCED = "rerun", "code_attached", "reproduced"
 
 
 def public_in_clear(board: str | None, public_board_mode: str | None) -> bool:
@@ -36,6 +40,7 @@ def received(
     team_name: str,
     phase: str,
     refusal: str | None = None,
+    migrated_from: int | None = None,
 ) -> Appended:
     fact = {
         "submission": submission.id,
@@ -50,6 +55,8 @@ def received(
     }
     if refusal is not None:
         fact["reason"] = refusal[:500]
+    if migrated_from is not None:  # carried into a new phase (app.competitions.migration)
+        fact["migrated_from"] = migrated_from
     return append(
         session,
         competition_id=competition_id,
@@ -118,16 +125,39 @@ def fact(session: Session, *, competition_id: int, kind: str, **values: Any) -> 
     return append(session, competition_id=competition_id, kind=kind, fact=values)
 
 
-def key_published(session: Session, *, competition_id: int, phase: str, key: Any) -> Appended:
-    """A key version now decides a phase's board: its id, version and the file's SHA-256."""
+def rules(phase: Any) -> dict[str, Any]:
+    """What ``podium verify`` needs to replay a phase's boards from the chain's scores: which
+    submission of a team counts, how many a team's auto-choice takes, and the column that ranks
+    and its direction (canonical JSON sorts a score's columns by name, so the chain cannot tell
+    which came first)."""
+    out: dict[str, Any] = {
+        "counts": phase.counts,
+        "selection_limit": phase.final_selection_limit,
+    }
+    try:
+        ranking = columns_for(phase.competition, phase)[0]
+        # The standings rank by the competition's metric's direction (app.leaderboard.standings).
+        maximize = metric_for(phase.competition).greater_is_better
+    except (ColumnError, UnknownMetric, MetricParamsError, ValueError):
+        return out  # a phase being set up: its boards are replayed with what is known
+    out.update(rank_by=ranking.key, direction="maximize" if maximize else "minimize")
+    return out
+
+
+def key_published(session: Session, *, competition_id: int, phase: Any, key: Any) -> Appended:
+    """A key version now decides a phase's board: its id, version and the file's SHA-256, and
+    the phase's rules then. ``phase``: the Phase (or, from a caller that has only its name, the
+    name: the rules then come from the phase's last ``phase_changed``)."""
+    named = isinstance(phase, str)
     return fact(
         session,
         competition_id=competition_id,
         kind=KEY_PUBLISHED,
-        phase=phase,
+        phase=phase if named else phase.name,
         key=key.id,
         version=key.version,
         sha256=key.sha256,
+        **({} if named else {"rules": rules(phase)}),
     )
 
 
@@ -142,6 +172,7 @@ def phase_changed(session: Session, *, competition_id: int, phase: Any) -> Appen
         end=phase.end.isoformat() if phase.end else None,
         board=phase.board,
         counts=phase.counts,
+        rules=rules(phase),
     )
 
 

@@ -3,15 +3,16 @@
 Given the record's lines (``ledger.jsonl``: a header, then the entries), the receipts a
 participant kept and the boards as published, :func:`check` says whether the chain holds
 together, whether its head carries the server's signature, whether every receipt is in the chain
-unchanged, whether every opened seal opens, and whether every score on the boards comes from a
-score in the chain. It reads only what it is given; :func:`from_archive` and :func:`from_url`
-gather that from a host's export or a server.
+unchanged, whether every opened seal opens, whether each board is the one the chain's scores
+give by the phase's rules (:mod:`app.ledger.boards`), and, from a host's export holding the key
+and the submissions, recomputes every score from the files (:mod:`app.ledger.recompute`). It
+reads only what it is given; :func:`from_archive` and :func:`from_url` gather that from a host's
+export or a server.
 """
 
 import csv
 import io
 import json
-import math
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -19,7 +20,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from app.ledger.boards import check_boards
 from app.ledger.chain import GENESIS, canonical, link, opens, sha256_hex
+from app.ledger.recompute import recompute
+from app.ledger.report import Report
 from app.ledger.signing import verifies
 
 
@@ -33,38 +37,8 @@ class Material:
     # (phase, board) -> the board CSV's rows
     boards: dict[tuple[str, str], list[dict[str, str]]] = field(default_factory=dict)
     source: str = ""
-
-
-@dataclass
-class Report:
-    competition: str = ""
-    public_key: str = ""
-    key_id: str = ""
-    entries: int = 0
-    head: str = ""
-    opened: int = 0
-    receipts: int = 0
-    boards: int = 0
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def lines(self) -> list[str]:
-        out = [
-            f"competition: {self.competition}",
-            f"server key: {self.public_key} (id {self.key_id})",
-            f"chain: {self.entries} entries, head {self.head}",
-            f"sealed values opened and checked: {self.opened}",
-            f"receipts checked: {self.receipts}",
-            f"boards checked: {self.boards}",
-        ]
-        out += [f"note: {n}" for n in self.notes]
-        out += [f"BROKEN: {p}" for p in self.problems]
-        out.append("verdict: " + ("OK" if self.ok else f"{len(self.problems)} problem(s)"))
-        return out
+    # A host's export: its answer keys and submissions, to recompute the scores from.
+    archive: Path | None = None
 
 
 def _unsigned(signed: dict[str, Any]) -> dict[str, Any]:
@@ -94,8 +68,28 @@ def check(material: Material, *, pinned_key: str | None = None) -> Report:
     _check_heads(header, by_seq, key, report)
     for name, receipt in material.receipts:
         _check_receipt(name, receipt, by_seq, key, report)
-    _check_boards(material, by_seq, report)
+    check_boards(material.boards, by_seq, report)
+    _note_reproductions(by_seq, report)
+    if material.archive is not None:
+        recompute(material.archive, by_seq, report)
     return report
+
+
+def _note_reproductions(by_seq: dict[int, dict[str, Any]], report: Report) -> None:
+    """What the hosts' reproductions of the winners found (the latest of each submission)."""
+    latest: dict[Any, str] = {}
+    for seq in sorted(by_seq):
+        entry = by_seq[seq]
+        if entry.get("kind") == "reproduced":
+            body = entry.get("body") or {}
+            latest[body.get("submission")] = str(body.get("outcome"))
+    if latest:
+        equal = sum(1 for outcome in latest.values() if outcome == "equal")
+        others = sorted(f"{sub} {outcome}" for sub, outcome in latest.items() if outcome != "equal")
+        report.notes.append(
+            f"winners reproduced: {equal} of {len(latest)} equal"
+            + (f" (not: {', '.join(others)})" if others else "")
+        )
 
 
 def _check_chain(entries: list[dict[str, Any]], report: Report) -> dict[int, dict[str, Any]]:
@@ -181,160 +175,6 @@ def _check_receipt(
         )
 
 
-# --- the boards follow from the chain's scores ------------------------------------------------
-
-
-@dataclass
-class _Facts:
-    """What the chain says about submissions, replayed in order."""
-
-    team: dict[int, int] = field(default_factory=dict)
-    phase: dict[int, str] = field(default_factory=dict)
-    late: dict[int, bool] = field(default_factory=dict)
-    hidden: dict[int, bool] = field(default_factory=dict)
-    # (submission, key) -> {"public": {col: v}, "private": {col: v}}
-    values: dict[tuple[int, int], dict[str, dict[str, Any]]] = field(default_factory=dict)
-    board_key: dict[str, int] = field(default_factory=dict)
-    team_name: dict[int, str] = field(default_factory=dict)
-    merged_into: dict[int, int] = field(default_factory=dict)
-    banned: dict[int, bool] = field(default_factory=dict)
-
-
-def _replay(by_seq: dict[int, dict[str, Any]]) -> _Facts:
-    facts = _Facts()
-    for seq in sorted(by_seq):
-        entry = by_seq[seq]
-        body = entry.get("body") or {}
-        kind = entry.get("kind")
-        sub = body.get("submission")
-        if kind in ("received", "refused"):
-            facts.team[sub] = body.get("team")
-            facts.phase[sub] = body.get("phase")
-            facts.late[sub] = bool(body.get("late")) or kind == "refused"
-            facts.team_name.setdefault(body.get("team"), body.get("team_name"))
-        elif kind in ("scored", "rescored") and "columns" in body:
-            values: dict[str, dict[str, Any]] = {"public": {}, "private": {}}
-            for col, cell in (body.get("columns") or {}).items():
-                values["public"][col] = cell.get("public")
-            opened = (entry.get("opening") or {}).get("values") or {}
-            for col, cell in opened.items():
-                for split in ("public", "private"):
-                    if split in cell:
-                        values[split][col] = cell[split]
-            facts.values[(sub, body.get("key"))] = values
-        elif kind == "rerun":
-            facts.values.pop((sub, body.get("key")), None)
-        elif kind == "key_published":
-            facts.board_key[body.get("phase")] = body.get("key")
-        elif kind in ("hidden", "unhidden"):
-            facts.hidden[sub] = kind == "hidden"
-        elif kind in ("team_banned", "team_unbanned"):
-            facts.banned[body.get("team")] = kind == "team_banned"
-        elif kind == "team_merged":
-            facts.merged_into[body.get("absorbed")] = body.get("team")
-            facts.team_name[body.get("team")] = body.get("team_name")
-    return facts
-
-
-def _close(shown: float, value: Any) -> bool:
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        return False
-    if math.isclose(shown, value, rel_tol=1e-12, abs_tol=1e-12):
-        return True
-    # The board rounds for participants: any rounding of the chain's value will do.
-    return any(math.isclose(round(value, d), shown, abs_tol=1e-12) for d in range(16))
-
-
-def _check_boards(material: Material, by_seq: dict[int, dict[str, Any]], report: Report) -> None:
-    facts = _replay(by_seq)
-    names: dict[str, int] = {}
-    for team, name in facts.team_name.items():
-        if name:
-            names[name] = team
-    for (phase, board), rows in material.boards.items():
-        key = facts.board_key.get(phase)
-        if key is None:
-            if rows:
-                report.problems.append(f"board {phase}/{board}: rows, but no key was published")
-            continue
-        report.boards += 1
-        _check_order(phase, board, rows, report)
-        if rows and not any(
-            value is not None
-            for (_sub, k), values in facts.values.items()
-            if k == key
-            for value in values[board].values()
-        ):
-            # Sealed still (a private board before the reveal, a Ladder's public one).
-            report.notes.append(f"board {phase}/{board}: its values are still sealed")
-            continue
-        for row in rows:
-            if row.get("baseline") == "true":
-                continue
-            team_name, shown_text = row.get("team", ""), row.get("score", "")
-            team = names.get(team_name.removeprefix("'"))
-            try:
-                shown = float(shown_text)
-            except ValueError:
-                report.problems.append(
-                    f"board {phase}/{board}: {team_name}'s score is not a number"
-                )
-                continue
-            if team is None:
-                report.problems.append(
-                    f"board {phase}/{board}: team {team_name} is not in the chain"
-                )
-                continue
-            if facts.banned.get(team):
-                report.problems.append(f"board {phase}/{board}: team {team_name} is banned")
-            candidates = [
-                cell
-                for (sub, k), values in facts.values.items()
-                if k == key
-                and _final_team(facts, facts.team.get(sub)) == team
-                and facts.phase.get(sub) == phase
-                and not facts.hidden.get(sub)
-                and (board == "public" or not facts.late.get(sub))
-                for cell in values[board].values()
-            ]
-            if not any(_close(shown, value) for value in candidates):
-                report.problems.append(
-                    f"board {phase}/{board}: team {team_name}'s score {shown_text} is not a "
-                    "score the chain holds for it"
-                )
-
-
-def _check_order(phase: str, board: str, rows: list[dict[str, str]], report: Report) -> None:
-    """Each team once, ranked 1, 2, 3, … and its scores in one direction down the board (ties
-    keep their order by the tie-breaking columns and time, which the chain does not hold)."""
-    ranked = [r for r in rows if r.get("baseline") != "true"]
-    names = [r.get("team", "") for r in ranked]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        report.problems.append(f"board {phase}/{board}: teams listed twice: {', '.join(twice)}")
-    try:
-        ranks = [int(r.get("rank", "")) for r in ranked]
-    except ValueError:
-        ranks = []
-    if len(ranks) != len(ranked) or any(b < a for a, b in zip(ranks, ranks[1:], strict=False)):
-        report.problems.append(f"board {phase}/{board}: its ranks are not in order")
-    try:
-        scores = [float(r.get("score", "")) for r in ranked]
-    except ValueError:
-        return  # named row by row
-    steps = [b - a for a, b in zip(scores, scores[1:], strict=False)]
-    if any(d > 0 for d in steps) and any(d < 0 for d in steps):
-        report.problems.append(f"board {phase}/{board}: its scores are not in rank order")
-
-
-def _final_team(facts: _Facts, team: int | None) -> int | None:
-    seen = set()
-    while team in facts.merged_into and team not in seen:
-        seen.add(team)
-        team = facts.merged_into[team]
-    return team
-
-
 # --- gathering the material -------------------------------------------------------------------
 
 
@@ -404,7 +244,7 @@ def _from_archive(path: Path) -> Material:
             if len(parts) >= 2 and parts[-2] == "boards" and name.endswith(".csv"):
                 phase, _, board = parts[-1].removesuffix(".csv").rpartition("-")
                 boards[(phase, board)] = parse_board(archive.read(name).decode())
-    return Material(header, entries, boards=boards, source=str(path))
+    return Material(header, entries, boards=boards, source=str(path), archive=path)
 
 
 def split_url(url: str) -> tuple[str, str]:

@@ -2,6 +2,7 @@
 
 from app.models.account import LinkSecret, OidcIdentity, OutboundMail, SiteAuditEntry
 from app.models.audit import AuditEntry
+from app.models.backup import BackupSchedule
 from app.models.competition import AnswerKey, Competition
 from app.models.counter import SharedCounter
 from app.models.datafile import DataFile
@@ -18,6 +19,7 @@ from app.models.host import CompetitionHost, FormerHost, HostRole
 from app.models.ledger import LedgerEntry, LedgerHead
 from app.models.phase import Phase
 from app.models.registration import Announcement, Registration, RegistrationStatus
+from app.models.reproduction import Reproduction
 from app.models.simulation import AgentRating, Episode, EpisodeAgent
 from app.models.standing import BoardRevision, Standing
 from app.models.stats import BoardBands, ScoreStats
@@ -26,6 +28,8 @@ from app.models.team import InvitationStatus, Team, TeamInvitation, TeamMember, 
 from app.models.user import ApiToken, Role, User, UserState, WebSession
 
 __all__ = [
+    "BackupSchedule",
+    "Reproduction",
     "AgentRating",
     "Episode",
     "EpisodeAgent",

@@ -15,6 +15,7 @@ from starlette.datastructures import FormData
 
 from app.audit.service import entries
 from app.auth import hosts
+from app.coderun import reproduce
 from app.competitions import service as competitions
 from app.competitions.dates import parse_instant
 from app.competitions.phases import (
@@ -475,6 +476,22 @@ def submissions_page(visit: HostPage, page: Annotated[RowId, Query()] = 1) -> Re
         page=page,
         pages=pages,
         total=len(every),
+        takes_code=any(p.takes_code for p in competition.phases),
+        reproduction=reproduce.report(session, competition=competition)
+        if any(p.takes_code for p in competition.phases)
+        else [],
+    )
+
+
+@form_post(router, "/c/{slug}/host/reproduce", back="/host/submissions")
+def reproduce_winners(
+    form: HostForm, top: Annotated[int, Form(ge=1, le=reproduce.MAX_TEAMS)] = 3
+) -> Response:
+    """Reproduce the winners: the top teams' counted code runs queued to run again."""
+    rows = reproduce.request(form.session, competition=form.competition, actor=form.user, top=top)
+    return form.done(
+        f"{len(rows)} counted submission(s) of the top {top} team(s) are queued to run again; "
+        "the report below fills in as they finish."
     )
 
 

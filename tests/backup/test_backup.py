@@ -20,14 +20,15 @@ from sqlalchemy.engine import make_url
 from app.auth.service import create_user
 from app.config import Settings
 from app.db import make_engine, make_session_factory, unit_of_work
-from app.ledger.verify import check, from_url
+from app.ledger.boards import expected_board, replay
+from app.ledger.verify import check, from_url, parse_board
 from app.main import create_app
 from app.models import LedgerEntry, Role, Submission, User
 from app.storage import open_stored
 from tests.asgi_client import TestClient
 from tests.cli.inprocess import run_main
 from tests.databases import migrated, server_sql
-from tests.helpers import API, PERFECT, predictions, ready_competition, submit
+from tests.helpers import API, PERFECT, ParkedQueue, predictions, ready_competition, submit
 from tests.storage.moto_store import MotoS3
 
 pytestmark = pytest.mark.slow
@@ -187,6 +188,17 @@ def test_a_backup_taken_while_uploads_arrive_restores_the_same_install(
             with open_stored(submission.path, settings=target) as stored:
                 assert stored.read() is not None
     assert head is not None and 0 < head <= len(source_record.entries)
+    # Nothing scored yet on the restored install: its board is the source's board as of the
+    # snapshot, which the source's own chain, cut at the snapshot's head, says team by team.
+    with TestClient(
+        create_app(target, session_factory=factory, scoring_queue=ParkedQueue())
+    ) as client:
+        restored_board = client.get(f"{API}/competitions/churn/leaderboard.csv").text
+    at_snapshot = replay({e["seq"]: e for e in source_record.entries[:head]})
+    expected = expected_board(at_snapshot, "main", "public", "roc_auc", maximize=True)
+    shown = {row["team"]: float(row["score"]) for row in parse_board(restored_board)}
+    assert shown == {at_snapshot.team_name[team]: score for team, score in expected.items()}
+    assert shown  # the snapshot held scored uploads
     with TestClient(create_app(target, session_factory=factory)) as client:
         record = _verified(client)  # the chain, its signatures, the boards from its scores
         # The same server key, and the source's chain up to the snapshot, unchanged.

@@ -76,6 +76,9 @@ HOST_ROUTES = [
     ("GET", "/competitions/churn/submissions.csv", {}),
     ("GET", "/competitions/churn/submissions.zip", {}),
     ("GET", "/competitions/churn/export", {}),  # the competition as a bundle
+    # 409 for the hosts: a prediction competition has no code to reproduce
+    ("POST", "/competitions/churn/reproductions", {"json": {}}),
+    ("GET", "/competitions/churn/reproductions", {}),
     ("POST", "/competitions/churn/publish", {}),  # 409 for the hosts: it is not a draft
     # Who takes part (issue 40): the participants list and decisions (alice joined before
     # registrations, so deciding hers is a 404), invitation links, announcements, webhooks.

@@ -15,6 +15,7 @@ from app.ledger.verify import Material, check, from_url
 from tests.helpers import (
     API,
     PERFECT,
+    PRIVATE_WRONG,
     PUBLIC_HALF,
     close_now,
     ready_competition,
@@ -133,6 +134,40 @@ def test_a_blind_phase_seals_its_public_values_too(client, host, alice, session_
     assert "opening" not in scored
 
 
+def test_blind_values_open_at_the_reveal_and_not_before(
+    client, host, alice, bob, session_factory, settings
+):
+    """Nothing of a blind phase's values through any route a participant or a stranger can
+    call before the phase ends; at the reveal the record opens them, and they are the ones
+    sealed at the upload."""
+    ready_competition(client, host.headers)
+    blind = client.patch(
+        f"{API}/competitions/churn/phases/main", json={"board": "blind"}, headers=host.headers
+    )
+    assert blind.status_code == 200, blind.text
+    made = submit(client, alice.headers, PUBLIC_HALF).json()["id"]  # public 0.5, private 1.0
+    sealed = next(e for e in _entries(client) if e["kind"] == "scored")["body"]["sealed"]
+    for headers in ({}, alice.headers, bob.headers):
+        ledger = client.get(f"{API}/competitions/churn/ledger", headers=headers).text
+        assert '"opening"' not in ledger and '"public":0.5' not in ledger
+        for board in ("public", "private"):
+            for path in ("leaderboard", "leaderboard.csv"):
+                seen = client.get(f"{API}/competitions/churn/{path}?board={board}", headers=headers)
+                assert seen.status_code != 200 or "0.5" not in seen.text, (path, board, seen.text)
+    own = client.get(f"{API}/submissions/{made}", headers=alice.headers).json()
+    assert own.get("public_score") is None and own.get("private_score") is None
+    assert "0.5" not in json.dumps(own)
+    # The reveal: the phase ends, the sweep chains it, the record opens the values.
+    close_now(session_factory)
+    sweep(session_factory, lambda _id: None, settings=settings)
+    opened = next(e for e in _entries(client, bob.headers) if e["kind"] == "scored")
+    assert opened["body"]["sealed"] == sealed and opens(sealed, opened["opening"])
+    (values,) = opened["opening"]["values"].values()
+    assert (values["public"], values["private"]) == (0.5, 1.0)
+    report = check(_material(client))
+    assert report.ok, report.problems
+
+
 def test_verify_finds_a_score_changed_in_the_database(client, host, alice, bob, session_factory):
     ready_competition(client, host.headers)
     submit(client, alice.headers, PERFECT)
@@ -146,7 +181,10 @@ def test_verify_finds_a_score_changed_in_the_database(client, host, alice, bob, 
         session.commit()
     report = check(_material(client))
     assert not report.ok
-    assert any("bob's score 0.99 is not a score the chain holds" in p for p in report.problems)
+    assert (
+        "board main/public: team bob's score 0.99 is not the 0.5 the chain's scores give it by "
+        "the phase's rules" in report.problems
+    )
 
 
 def test_verify_finds_an_entry_deleted_or_reordered(client, host, alice, bob, session_factory):
@@ -323,3 +361,83 @@ def test_verify_finds_a_board_reordered_by_hand(client, host, alice, bob, sessio
     problems = check(material).problems
     assert "board main/public: its scores are not in rank order" in problems
     assert "board main/public: teams listed twice: bob" in problems
+
+
+def _tamper(session_factory, sql: str) -> None:  # type: ignore[no-untyped-def]
+    with session_factory() as session:
+        session.execute(text(sql))
+        session.execute(text("UPDATE board_revisions SET revision = revision + 1"))
+        session.commit()
+
+
+def test_verify_replays_the_chosen_rule_and_finds_a_board_row_it_does_not_give(
+    client, host, alice, session_factory
+):
+    """The private board shows another of the team's scores than the one it chose: a score
+    the chain holds for the team, but not the one the phase's rule counts."""
+    ready_competition(client, host.headers)
+    chosen = submit(client, alice.headers, PRIVATE_WRONG).json()["id"]  # public 1.0, private 0.0
+    submit(client, alice.headers, PUBLIC_HALF)  # public 0.5, private 1.0
+    assert (
+        client.post(f"{API}/submissions/{chosen}/select", headers=alice.headers).status_code == 200
+    )
+    close_now(session_factory)
+    material = _material(client)
+    assert material.boards[("main", "private")][0]["score"] == "0.0"
+    report = check(material)
+    assert report.ok, report.problems
+    _tamper(
+        session_factory,
+        "UPDATE standings SET score = 1.0, order_key = -1.0 WHERE board = 'private'",
+    )
+    problems = check(_material(client)).problems
+    assert problems == [
+        "board main/private: team alice's score 1.0 is not the 0.0 the chain's scores give it "
+        "by the phase's rules"
+    ]
+
+
+def test_verify_replays_the_last_rule_and_finds_a_team_left_out(
+    client, host, alice, bob, session_factory
+):
+    ready_competition(client, host.headers)
+    changed = client.patch(
+        f"{API}/competitions/churn/phases/main", json={"counts": "last"}, headers=host.headers
+    )
+    assert changed.status_code == 200, changed.text
+    submit(client, alice.headers, PERFECT)  # 1.0
+    submit(client, alice.headers, PUBLIC_HALF)  # 0.5, her latest: it counts
+    submit(client, bob.headers, PERFECT)
+    rows = _material(client).boards[("main", "public")]
+    assert [(r["team"], r["score"]) for r in rows] == [("bob", "1.0"), ("alice", "0.5")]
+    assert check(_material(client)).ok
+    _tamper(
+        session_factory,
+        "UPDATE standings SET score = 1.0, order_key = -1.0 WHERE board = 'public'",
+    )
+    assert check(_material(client)).problems == [
+        "board main/public: team alice's score 1.0 is not the 0.5 the chain's scores give it "
+        "by the phase's rules"
+    ]
+    _tamper(session_factory, "DELETE FROM standings WHERE board = 'public' AND score = 1.0")
+    problems = check(_material(client)).problems
+    assert "board main/public: team bob is missing (by the chain it scores 1.0)" in problems
+
+
+def test_a_deadline_moved_earlier_makes_later_uploads_late_in_the_replay_too(
+    client, host, alice, bob
+):
+    """The server relabels what a moved deadline makes late (out of the boards); the replay
+    does the same from the chained phase change, so the board still verifies."""
+    ready_competition(client, host.headers)
+    submit(client, alice.headers, PERFECT)
+    cut = datetime.now(UTC)
+    submit(client, bob.headers, PERFECT)  # after the new deadline: late, off the board
+    moved = client.patch(
+        f"{API}/competitions/churn", json={"deadline": cut.isoformat()}, headers=host.headers
+    )
+    assert moved.status_code == 200, moved.text
+    material = _material(client)
+    assert [r["team"] for r in material.boards[("main", "public")]] == ["alice"]
+    report = check(material)
+    assert report.ok, report.problems
