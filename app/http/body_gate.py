@@ -47,7 +47,7 @@ DATA_FILES = re.compile(
 )
 # The kaggle client's calls: it reads an error only in its own shape, ``{"code": <status>,
 # "message": ...}`` (app.kaggle.router); Podium's (a text ``code``) stops it with a traceback.
-KAGGLE_CALLS = re.compile(r"^/api/v1/(competitions\.CompetitionApiService|blobs\.BlobApiService)/")
+KAGGLE_CALLS = re.compile(r"^/api/v1/[a-z]+\.[A-Za-z]+Service/")
 # The multipart framing and the small form fields around the file.
 FRAMING_BYTES = 64 * 1024
 

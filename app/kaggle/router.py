@@ -6,6 +6,7 @@ the client's own shape, ``{"code": <status>, "message": ...}``, so it prints the
 import base64
 import binascii
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
+from starlette.convertors import Convertor, register_url_convertor
 
 from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
@@ -31,6 +33,7 @@ from app.models import User
 from app.storage import iter_chunks, open_stored, save_blob
 
 router = APIRouter(tags=["kaggle client"], include_in_schema=False)
+log = logging.getLogger(__name__)
 
 MAX_CALL_BYTES = 64 * 1024
 
@@ -195,6 +198,13 @@ def _call(
             session.rollback()
             run_after_rollback(session)
         return kaggle_error(exc.status_code, exc.detail, getattr(exc, "headers", None))
+    except Exception:
+        # A bug, not the caller's doing; the client would print a traceback for Podium's own
+        # error body, so it gets a sentence in its shape (and the log the details).
+        log.exception("kaggle call %s/%s failed", service_name, method)
+        session.rollback()
+        run_after_rollback(session)
+        return kaggle_error(500, "Podium failed on this call; the server's log says why")
     if isinstance(result, k.Message):
         return JSONResponse(result.to_json())
     if isinstance(result, str):  # a signed URL to follow
@@ -219,6 +229,33 @@ async def blob_api(
     method: str, request: Request, session: SessionDep, settings: SettingsDep
 ) -> Response:
     return await _serve("BlobApiService", method, request, session, settings)
+
+
+class _OtherService(Convertor[str]):
+    """The name of a kagglesdk service Podium does not serve (``datasets.DatasetApiService``,
+    ``discussions.DiscussionApiService``, ...)."""
+
+    regex = r"[a-z]+\.[A-Za-z]+Service"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("kaggle_service", _OtherService())
+
+
+@router.post("/{service_name:kaggle_service}/{method}")
+def other_service(service_name: str, method: str) -> Response:
+    """The client's other commands (datasets, kernels, models, discussions): one sentence in its
+    own error shape, where Podium's 404 body would stop it with a TypeError."""
+    return kaggle_error(
+        404,
+        f"Podium does not implement {service_name}/{method[:64]}: it serves the client's "
+        "competitions commands only",
+    )
 
 
 async def _serve(
