@@ -102,9 +102,10 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
 BLOB_METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
     "StartBlobUpload": (k.StartBlobUploadRequest, blobs.start_blob_upload_call),
 }
-# A page's text may be longer than any other call's body.
-MAX_PAGE_CALL_BYTES = 1024 * 1024
-_PAGE_CALLS = {"CreateCompetitionPage", "UpdateCompetitionPage"}
+# A page's text, and a data update's list of up to 200 files and tokens, may be longer than any
+# other call's body.
+MAX_LARGE_CALL_BYTES = 1024 * 1024
+_LARGE_CALLS = {"CreateCompetitionPage", "UpdateCompetitionPage", "CreateCompetitionData"}
 
 
 # The host commands of kaggle 2.2.5 (kagglesdk's CompetitionApiService) not served here, and the
@@ -261,7 +262,7 @@ def other_service(service_name: str, method: str) -> Response:
 async def _serve(
     service_name: str, method: str, request: Request, session: Session, settings: Settings
 ) -> Response:
-    limit = MAX_PAGE_CALL_BYTES if method in _PAGE_CALLS else MAX_CALL_BYTES
+    limit = MAX_LARGE_CALL_BYTES if method in _LARGE_CALLS else MAX_CALL_BYTES
     declared = request.headers.get("content-length", "0")
     if declared.isdigit() and int(declared) > limit:
         return kaggle_error(413, f"the request body is larger than the {limit:,}-byte limit")
