@@ -218,3 +218,23 @@ def test_the_clients_other_services_answer_a_sentence_and_other_routes_are_untou
         client.post(f"{API}/competitions/churn", json={}, headers=host.headers).status_code == 405
     )
     assert client.post(f"{API}/nothing.here/x", json={}).json()["code"] == "not_found"
+
+
+def test_team_submissions_show_the_ladders_released_score_not_the_exact_one(
+    client, host, alice, bob, session_factory
+):
+    from app.honest.engine.ladder import on_grid
+    from app.models import Team
+    from tests.honest.board.test_api import _competition, _predictions, _submit
+
+    _competition(client, host, public_board_mode="ladder", ladder_step=0.25)
+    submission_id = _submit(client, alice, _predictions(14))  # exactly 0.7 on the public rows
+    with session_factory() as session:
+        team_id = session.scalar(select(Team.id).where(Team.name == "alice"))
+    body = {"teamId": team_id}
+    seen = call(client, "ListTeamPublicSubmissions", body, bob.headers).json()["submissions"]
+    assert [(s["id"], float(s["publicScore"])) for s in seen] == [
+        (submission_id, on_grid(0.7, 0.25))
+    ]
+    exact = call(client, "ListTeamPublicSubmissions", body, host.headers).json()["submissions"]
+    assert [float(s["publicScore"]) for s in exact] == [0.7]
