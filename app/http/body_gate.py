@@ -17,10 +17,12 @@ it is cut there with 413, and a client too slow is answered 408.
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
 from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
@@ -39,9 +41,21 @@ UPLOADS = re.compile(
 )
 # Competition bundles, imported through the API or the host page (app.competitions.bundles).
 BUNDLES = re.compile(r"^(/api/v1/competitions/import|/host/import)/?$")
-DATA_FILES = re.compile(r"^(/api/v1/competitions/[^/]+/files/[^/]+|/c/[^/]+/host/files)/?$")
+DATA_FILES = re.compile(
+    r"^(/api/v1/competitions/[^/]+/files/[^/]+|/c/[^/]+/host/files"
+    r"|/api/v1/kaggle/blob-uploads/[^/]+)/?$"
+)
+# The kaggle client's calls: it reads an error only in its own shape, ``{"code": <status>,
+# "message": ...}`` (app.kaggle.router); Podium's (a text ``code``) stops it with a traceback.
+KAGGLE_CALLS = re.compile(r"^/api/v1/[a-z]+\.[A-Za-z]+Service/")
 # The multipart framing and the small form fields around the file.
 FRAMING_BYTES = 64 * 1024
+
+
+def kaggle_response(exc: AppError) -> JSONResponse:
+    return JSONResponse(
+        status_code=exc.status_code, content={"code": exc.status_code, "message": exc.detail}
+    )
 
 
 class BodyTimeout(AppError):
@@ -87,16 +101,21 @@ class BodyGate:
             await self.app(scope, receive, send)  # no body
             return
         limit, is_file = body_limit(scope["path"], self._settings)
+        refuse = (
+            kaggle_response
+            if KAGGLE_CALLS.match(_ABSOLUTE_FORM.sub("", scope["path"]))
+            else error_response
+        )
         if length is not None and not length.isdigit():
-            await error_response(BadRequest("Content-Length is not a number"))(scope, receive, send)
+            await refuse(BadRequest("Content-Length is not a number"))(scope, receive, send)
             return
         if length is not None and int(length) > limit:
-            await error_response(self._too_large(limit, is_file))(scope, receive, send)
+            await refuse(self._too_large(limit, is_file))(scope, receive, send)
             return
         if is_file:
             await self._streamed(limit, scope, receive, send)
         else:
-            await self._buffered(limit, scope, receive, send)
+            await self._buffered(limit, scope, receive, send, refuse)
 
     def _too_large(self, limit: int, is_file: bool) -> PayloadTooLarge:
         if is_file:
@@ -108,7 +127,14 @@ class BodyGate:
         seconds = self._settings.body_timeout_seconds
         return BodyTimeout(f"the request body did not arrive within {seconds:g} s")
 
-    async def _buffered(self, limit: int, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _buffered(
+        self,
+        limit: int,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        refuse: Callable[[AppError], JSONResponse],
+    ) -> None:
         chunks: list[bytes] = []
         size = 0
         try:
@@ -120,13 +146,13 @@ class BodyGate:
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > limit:
-                        await error_response(self._too_large(limit, False))(scope, receive, send)
+                        await refuse(self._too_large(limit, False))(scope, receive, send)
                         return
                     chunks.append(chunk)
                     if not message.get("more_body", False):
                         break
         except TimeoutError:
-            await error_response(self._too_slow())(scope, receive, send)
+            await refuse(self._too_slow())(scope, receive, send)
             return
         body: bytes | None = b"".join(chunks)
 

@@ -9,13 +9,16 @@ import json
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.auth.hosts import is_host
 from app.competitions.visibility import is_visible
 from app.episodes import service as episodes
 from app.errors import NotFound
+from app.evaluation.rounding import rounded
+from app.honest.board.board import hides_public_scores
 from app.kaggle import schemas as k
-from app.kaggle.service import Context
-from app.leaderboard.service import leaderboard
-from app.models import AgentRating, Competition, Phase, Standing, Submission, Team, User
+from app.kaggle.service import Context, current_phase_name
+from app.leaderboard.service import ladder_standings, leaderboard, standings
+from app.models import AgentRating, Competition, Phase, Submission, Team, User
 from app.simulation.settings import SimulationSettings
 
 _SEAT_STATES = {
@@ -87,32 +90,40 @@ def episode_agent_logs_call(
 def list_team_public_submissions_call(
     session: Session, user: User, req: k.ListTeamPublicSubmissionsRequest, ctx: Context
 ) -> k.ListTeamPublicSubmissionsResponse:
-    """A simulation phase's team: its active agents with their skill; elsewhere the one
-    submission the team has on the public board (none while the board is not public)."""
+    """A simulation phase's team: its active agents with their skill; in any other phase the
+    one submission the team has on the public board, at the score the board shows the caller
+    (its decimals, the Ladder's released score); the current phase's, as the client's other
+    board commands read, under the board's own access rule (a blind or hidden board refuses)."""
     team = session.get(Team, req.team_id)
     competition = session.get(Competition, team.competition_id) if team is not None else None
     if team is None or competition is None or not is_visible(session, competition, user):
         raise NotFound(f"no team {req.team_id}")
-    board = leaderboard(session, competition=competition, board="public", user=user, limit=1)
+    board = leaderboard(
+        session,
+        competition=competition,
+        board="public",
+        user=user,
+        limit=1,
+        phase_name=current_phase_name(competition),
+    )
     phase = next(p for p in competition.phases if p.name == board.phase)
     if phase.takes_agents:
         return k.ListTeamPublicSubmissionsResponse(submissions=_agents(session, phase, team.id))
     key = phase.board_key
     if key is None:
         return k.ListTeamPublicSubmissionsResponse(submissions=[])
-    rows = session.execute(
-        select(Submission.id, Submission.created_at, Standing.score)
-        .join(Standing, Standing.submission_id == Submission.id)
-        .where(
-            Standing.team_id == team.id,
-            Standing.answer_key_id == key.id,
-            Standing.board == "public",
-        )
-    ).all()
+    ranked = standings(session, competition=competition, key_id=key.id, board="public")
+    if hides_public_scores(competition, is_host(session, competition, user)):
+        ranked = ladder_standings(session, competition=competition, key=key, ranked=ranked)
     return k.ListTeamPublicSubmissionsResponse(
         submissions=[
-            k.ApiPublicSubmission(id=i, date_submitted=at, public_score=repr(score))
-            for i, at, score in rows
+            k.ApiPublicSubmission(
+                id=r.submission_id,
+                date_submitted=r.submitted_at,
+                public_score=repr(rounded(r.score, board.score_decimals)),
+            )
+            for r in ranked
+            if r.team_id == team.id and not r.baseline
         ]
     )
 

@@ -6,6 +6,7 @@ the client's own shape, ``{"code": <status>, "message": ...}``, so it prints the
 import base64
 import binascii
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -14,9 +15,11 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import Session
+from starlette.convertors import Convertor, register_url_convertor
 
 from app.auth.service import user_for_token
 from app.auth.throttle import FailedAuthLimiter, client_address
+from app.config import Settings
 from app.datafiles.download import file_response
 from app.db import run_after_rollback
 from app.deps import SessionDep, SettingsDep, auth_limiter
@@ -24,12 +27,13 @@ from app.entry.gate import RulesNotAccepted
 from app.errors import AppError, BadRequest, NotFound, Unauthorized
 from app.http.headers import content_disposition
 from app.http.request_body import upload_source
-from app.kaggle import episodes, service
+from app.kaggle import blobs, episodes, hosting, service
 from app.kaggle import schemas as k
 from app.models import User
 from app.storage import iter_chunks, open_stored, save_blob
 
 router = APIRouter(tags=["kaggle client"], include_in_schema=False)
+log = logging.getLogger(__name__)
 
 MAX_CALL_BYTES = 64 * 1024
 
@@ -65,23 +69,53 @@ METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
         k.ListTeamPublicSubmissionsRequest,
         episodes.list_team_public_submissions_call,
     ),
+    # The host commands that make and change competitions (app.kaggle.hosting, .blobs).
+    "CreateCompetition": (k.CreateCompetitionRequest, hosting.create_competition_call),
+    "UpdateCompetitionSettings": (
+        k.UpdateCompetitionSettingsRequest,
+        hosting.update_competition_settings_call,
+    ),
+    "ListCompetitionPages": (k.ListCompetitionPagesRequest, hosting.list_competition_pages_call),
+    "CreateCompetitionPage": (
+        k.CreateCompetitionPageRequest,
+        hosting.create_competition_page_call,
+    ),
+    "UpdateCompetitionPage": (
+        k.UpdateCompetitionPageRequest,
+        hosting.update_competition_page_call,
+    ),
+    "DeleteCompetitionPage": (
+        k.DeleteCompetitionPageRequest,
+        hosting.delete_competition_page_call,
+    ),
+    "CreateCompetitionData": (k.CreateCompetitionDataRequest, blobs.create_competition_data_call),
+    "CreateCompetitionSolution": (
+        k.CreateCompetitionSolutionRequest,
+        blobs.create_competition_solution_call,
+    ),
+    "GetCompetitionSolutionStatus": (
+        k.CompetitionRequest,
+        blobs.get_competition_solution_status_call,
+    ),
 }
+# kagglesdk's BlobApiService: where the host uploads (data, solution) start.
+BLOB_METHODS: dict[str, tuple[type[BaseModel], Handler]] = {
+    "StartBlobUpload": (k.StartBlobUploadRequest, blobs.start_blob_upload_call),
+}
+# A page's text, and a data update's list of up to 200 files and tokens, may be longer than any
+# other call's body.
+MAX_LARGE_CALL_BYTES = 1024 * 1024
+_LARGE_CALLS = {"CreateCompetitionPage", "UpdateCompetitionPage", "CreateCompetitionData"}
 
 
 # The host commands of kaggle 2.2.5 (kagglesdk's CompetitionApiService) not served here, and the
 # way to do the same on Podium, said in the client's error (docs/kaggle-client.md lists them).
 PODIUM_INSTEAD = {
-    "CreateCompetition": "podium competitions init > competition.yaml, then podium competitions create competition.yaml",
-    "UpdateCompetitionSettings": "the Settings tab, PATCH /api/v1/competitions/{slug}, podium competitions phase",
-    "CreateCompetitionData": "podium competitions files SLUG FILE...",
-    "CreateCompetitionSolution": "podium competitions key SLUG solution.csv",
-    "GetCompetitionSolutionStatus": "podium competitions checklist SLUG",
     "CreateCompetitionSampleSubmission": "GET /api/v1/competitions/{slug}/sample-submission (built from the key)",
-    "ListCompetitionPages": "the description (Markdown) on the Settings tab",
-    "CreateCompetitionPage": "a section of the description (Markdown) on the Settings tab",
-    "UpdateCompetitionPage": "the description (Markdown) on the Settings tab",
-    "DeleteCompetitionPage": "the description (Markdown) on the Settings tab",
-    "ListTeamPublicSubmissions": "a host's Submissions tab, or GET /api/v1/competitions/{slug}/submissions.csv",
+    "ListCompetitionJudges": "co-hosts: kaggle competitions hosts",
+    "AddCompetitionJudge": "a co-host: kaggle competitions host-add",
+    "ListCompetitionTopics": "the competition's announcements: GET /api/v1/competitions/{slug}/announcements",
+    "ListTopicMessages": "the competition's announcements: GET /api/v1/competitions/{slug}/announcements",
 }
 
 
@@ -126,6 +160,7 @@ def _token_tried(authorization: str | None) -> str:
 
 
 def _call(
+    service_name: str,
     method: str,
     body: bytes,
     authorization: str | None,
@@ -140,13 +175,14 @@ def _call(
             _token_tried(authorization),
             lambda: _caller(session, authorization, ctx.settings.secret_key),
         )
-        if method not in METHODS:
+        methods = BLOB_METHODS if service_name == "BlobApiService" else METHODS
+        if method not in methods:
             instead = PODIUM_INSTEAD.get(method)
             raise NotFound(
-                f"Podium does not implement CompetitionApiService/{method}"
+                f"Podium does not implement {service_name}/{method}"
                 + (f"; on Podium: {instead}" if instead else "")
             )
-        request_type, handler = METHODS[method]
+        request_type, handler = methods[method]
         try:
             fields = json.loads(body or b"{}")
             request = request_type.model_validate(fields)
@@ -163,6 +199,13 @@ def _call(
             session.rollback()
             run_after_rollback(session)
         return kaggle_error(exc.status_code, exc.detail, getattr(exc, "headers", None))
+    except Exception:
+        # A bug, not the caller's doing; the client would print a traceback for Podium's own
+        # error body, so it gets a sentence in its shape (and the log the details).
+        log.exception("kaggle call %s/%s failed", service_name, method)
+        session.rollback()
+        run_after_rollback(session)
+        return kaggle_error(500, "Podium failed on this call; the server's log says why")
     if isinstance(result, k.Message):
         return JSONResponse(result.to_json())
     if isinstance(result, str):  # a signed URL to follow
@@ -179,10 +222,55 @@ def _call(
 async def competition_api(
     method: str, request: Request, session: SessionDep, settings: SettingsDep
 ) -> Response:
+    return await _serve("CompetitionApiService", method, request, session, settings)
+
+
+@router.post("/blobs.BlobApiService/{method}")
+async def blob_api(
+    method: str, request: Request, session: SessionDep, settings: SettingsDep
+) -> Response:
+    return await _serve("BlobApiService", method, request, session, settings)
+
+
+class _OtherService(Convertor[str]):
+    """The name of a kagglesdk service Podium does not serve (``datasets.DatasetApiService``,
+    ``discussions.DiscussionApiService``, ...)."""
+
+    regex = r"[a-z]+\.[A-Za-z]+Service"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("kaggle_service", _OtherService())
+
+
+@router.post("/{service_name:kaggle_service}/{method}")
+def other_service(service_name: str, method: str) -> Response:
+    """The client's other commands (datasets, kernels, models, discussions): one sentence in its
+    own error shape, where Podium's 404 body would stop it with a TypeError."""
+    return kaggle_error(
+        404,
+        f"Podium does not implement {service_name}/{method[:64]}: it serves the client's "
+        "competitions commands only",
+    )
+
+
+async def _serve(
+    service_name: str, method: str, request: Request, session: Session, settings: Settings
+) -> Response:
+    limit = MAX_LARGE_CALL_BYTES if method in _LARGE_CALLS else MAX_CALL_BYTES
     declared = request.headers.get("content-length", "0")
-    if declared.isdigit() and int(declared) > MAX_CALL_BYTES:
-        return kaggle_error(413, "request body too large")
-    body = await request.body()
+    if declared.isdigit() and int(declared) > limit:
+        return kaggle_error(413, f"the request body is larger than the {limit:,}-byte limit")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return kaggle_error(413, f"the request body is larger than the {limit:,}-byte limit")
     ctx = service.Context(
         settings=settings,
         base_url=settings.public_url.rstrip("/") + "/"
@@ -192,8 +280,9 @@ async def competition_api(
     )
     return await run_in_threadpool(
         _call,
+        service_name,
         method,
-        body[:MAX_CALL_BYTES],
+        bytes(body),
         request.headers.get("authorization"),
         session,
         ctx,
@@ -213,6 +302,23 @@ async def upload_submission_bytes(
         lambda: save_blob(source, key=key, settings=settings, max_bytes=settings.max_upload_bytes)
     )
     return {}
+
+
+@router.put("/kaggle/blob-uploads/{token}", response_model=None)
+async def upload_blob_bytes(token: str, request: Request, settings: SettingsDep) -> Response:
+    """Where the client PUTs a host upload's bytes (a data file, a solution). A resumed upload
+    first asks what arrived (``Content-Range: bytes */N``): nothing is kept of a broken one,
+    so the answer is 404 and the client starts that file again."""
+    key, kind = blobs.staged_blob(token, settings)
+    ranged = request.headers.get("content-range", "")
+    if ranged.startswith("bytes */"):
+        return kaggle_error(404, "nothing of this upload was kept: start it again")
+    if ranged and not ranged.startswith("bytes 0-"):
+        return kaggle_error(400, "Podium does not resume uploads: send the whole file")
+    limit = blobs.blob_limit(kind, settings)
+    source = await upload_source(request, limit)
+    await run_in_threadpool(lambda: save_blob(source, key=key, settings=settings, max_bytes=limit))
+    return JSONResponse({})
 
 
 @router.get("/kaggle/blobs/{token}/{filename}")

@@ -5,8 +5,21 @@ deserialiser does."""
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+)
 from pydantic.alias_generators import to_camel
+
+from app.competitions.dates import as_utc
+from app.competitions.schemas import MAX_RULES
+
+# A page's text: the description and the rules are bounded alike.
+MAX_PAGE_CHARS = MAX_RULES
 
 
 def _kaggle_time(value: datetime) -> str:
@@ -243,3 +256,133 @@ class ApiPublicSubmission(Message):
 
 class ListTeamPublicSubmissionsResponse(Message):
     submissions: list[ApiPublicSubmission]
+
+
+# --- host commands: create, data, solution, settings update, pages ---------------------------
+
+
+def _instant(value: Any) -> Any:
+    """kagglesdk writes an aware datetime as ``isoformat() + "Z"`` (``...+00:00Z``): the ``Z``
+    after an offset is dropped; a bare ``...Z`` and a naive time are UTC."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith("Z") and ("+" in text[10:] or "-" in text[10:-1]):
+            text = text[:-1]
+        return text
+    return value
+
+
+KaggleInstant = Annotated[datetime, BeforeValidator(_instant), AfterValidator(as_utc)]
+
+
+class CreateCompetitionRequest(Message):
+    """``kaggle competitions create``: competition-metadata.json as the client sends it."""
+
+    title: str = Field(min_length=1, max_length=200)
+    slug: str = Field(min_length=1, max_length=64)
+    brief_description: str = Field(default="", max_length=10_000)
+    privacy: str = Field(default="COMPETITION_PRIVACY_UNSPECIFIED", max_length=64)
+    clone_competition_id: int | None = None
+    hackathon: bool | None = None
+    task_creation: bool | None = None
+
+
+class CreateCompetitionResponse(Message):
+    id: int
+    ref: str
+    url: str
+
+
+class StartBlobUploadRequest(Message):
+    type: str = Field(default="API_BLOB_TYPE_UNSPECIFIED", max_length=64)
+    name: str = Field(default="", max_length=1000)
+    content_length: int = Field(default=0, ge=0)
+
+
+class StartBlobUploadResponse(Message):
+    token: str
+    create_url: str
+
+
+class CompetitionDataFile(Message):
+    name: str = Field(min_length=1, max_length=1000)
+    token: str = Field(min_length=1, max_length=2000)
+
+
+class CreateCompetitionDataRequest(CompetitionRequest):
+    version_notes: str = Field(default="", max_length=10_000)
+    files: list[CompetitionDataFile] = Field(min_length=1, max_length=200)
+    competition_databundle_type: str = Field(
+        default="COMPETITION_DATABUNDLE_TYPE_UNSPECIFIED", max_length=64
+    )
+
+
+class CreateCompetitionDataResponse(Message):
+    url: str
+    databundle_id: int
+
+
+class CreateCompetitionSolutionRequest(CompetitionRequest):
+    blob_token: str = Field(min_length=1, max_length=2000)
+
+
+class SolutionFileInfo(Message):
+    file_name: str | None = None
+    file_size_bytes: int | None = None
+    upload_date: KaggleTime | None = None
+    total_rows: int | None = None
+    public_rows: int | None = None
+    private_rows: int | None = None
+
+
+class CompetitionSolutionStatus(Message):
+    ready: bool
+    setup_error: str | None = None
+    row_id_column_name: str | None = None
+    solution_info: SolutionFileInfo | None = None
+
+
+class SettingsValues(Message):
+    """kagglesdk's CompetitionSettings as an update sends it: only what the mask names is read,
+    and a field left out is at its default (the client leaves defaults out)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    title: str = Field(default="", max_length=200)
+    deadline: KaggleInstant | None = None
+    team_merger_explicit_deadline: KaggleInstant | None = None
+
+
+class UpdateCompetitionSettingsRequest(CompetitionRequest):
+    settings: SettingsValues = Field(default_factory=SettingsValues)
+    update_mask: str = Field(default="", max_length=2000)
+
+
+class CompetitionPage(Message):
+    name: str = Field(default="", max_length=64)
+    content: str = Field(default="", max_length=MAX_PAGE_CHARS)
+    is_published: bool | None = None
+    post_title: str | None = Field(default=None, max_length=200)
+    mime_type: str | None = Field(default=None, max_length=100)
+
+
+class ListCompetitionPagesRequest(CompetitionRequest):
+    page_name: str | None = Field(default=None, max_length=64)
+
+
+class ListCompetitionPagesResponse(Message):
+    pages: list[CompetitionPage]
+
+
+class CreateCompetitionPageRequest(CompetitionRequest):
+    page: CompetitionPage = Field(default_factory=CompetitionPage)
+
+
+class UpdateCompetitionPageRequest(CompetitionRequest):
+    page_name: str = Field(min_length=1, max_length=64)
+    page: CompetitionPage = Field(default_factory=CompetitionPage)
+    update_mask: str = Field(default="", max_length=2000)
+
+
+class DeleteCompetitionPageRequest(CompetitionRequest):
+    page_name: str = Field(min_length=1, max_length=64)

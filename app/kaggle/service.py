@@ -101,7 +101,7 @@ def _competition(session: Session, user: User, c: Competition, ctx: Context) -> 
                 board="public",
                 user=user,
                 limit=1,
-                phase_name=_current(c),
+                phase_name=current_phase_name(c),
             )
         except (BoardBlind, BoardHidden):
             pass  # a rank would tell a blind (or hidden) board's order: none
@@ -553,7 +553,7 @@ class _BoardRow:
     entries: int
 
 
-def _current(competition: Competition) -> str | None:
+def current_phase_name(competition: Competition) -> str | None:
     """The kaggle client knows no phases: its routes serve the current one, whatever other
     board the API would pick for a reader without a phase."""
     phase = competition.current_phase
@@ -569,7 +569,7 @@ def _board_rows(session: Session, user: User, competition: Competition) -> list[
         board="public",
         user=user,
         limit=MAX_PAGE,
-        phase_name=_current(competition),
+        phase_name=current_phase_name(competition),
     )
     names = [row.team for row in board.rows]
     ids: dict[str, int] = {
