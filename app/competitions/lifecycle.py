@@ -63,7 +63,7 @@ def _answer_key(phase: Phase, several: bool) -> ChecklistItem:
     where = f"phase '{phase.name}': " if several else ""
     if key is None:
         return _item(name, False, f"{where}no answer key yet: upload one", phase=phase.name)
-    if phase.scorer is not None:
+    if phase.scorer is not None or phase.tasks:
         files = f"{key.n_rows:,} file{'s' if key.n_rows != 1 else ''}"
         detail = f"version {key.version}, the scoring program's reference data ({files})"
         return _item(name, True, where + detail, phase=phase.name)
@@ -90,6 +90,18 @@ def _sample_scores(
         return [
             item(c, False, "needs an answer key to build the sample submission") for c in columns
         ]
+    if phase.tasks:
+        # Each task's imported program, in turn: the phase runs if one of them can.
+        kinds = [
+            f"task '{t['key']}' ({(t.get('scorer') or {}).get('kind') or 'no program'})"
+            for t in phase.tasks
+        ]
+        ok = any(
+            (t.get("scorer") or {}).get("kind") and not t["scorer"].get("python2")
+            for t in phase.tasks
+        )
+        detail = "scored on each task by its imported program, run in the jail: " + ", ".join(kinds)
+        return [item(columns[0], ok, detail if ok else "no task has a program that can run")]
     if phase.scorer is not None:
         # An imported program reads whatever its platform passed it: no sample CSV to score.
         kind, ok = phase.scorer.get("kind"), not phase.scorer.get("python2")

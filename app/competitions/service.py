@@ -417,7 +417,7 @@ def upload_answer_key(
     ``pause=False`` keeps the transaction: for a competition made in this same unit of work (a
     bundle's import), which nobody else sees and so nothing can change meanwhile.
     """
-    if phase.scorer is not None:
+    if phase.scorer is not None or phase.tasks:
         # Its answer key is the program's reference data as the bundle brought it (a zip of its
         # files), not a table this route could check.
         raise Conflict(

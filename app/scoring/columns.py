@@ -2,7 +2,7 @@
 the string that breaks ties the board's way.
 
 A column is a catalogue metric with its params, computed from other columns (``mean``,
-``sum``, ``min``, ``max``), or written by an imported scoring program (``"scorer": "program"``,
+``sum``, ``min``, ``max``, or ``average_rank``: see :data:`BOARD_OPS`), or written by an imported scoring program (``"scorer": "program"``,
 with its stated direction and the name the program writes it under, ``source_key``). The first column ranks, the next ones break ties in order. Every
 catalogue column reads the same aligned predictions, so a file is read and validated once
 whatever the number of columns; the definitions are refused up front when two metrics would read
@@ -11,6 +11,7 @@ a submission differently. Pure: definitions in, numbers out.
 
 import math
 import struct
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,11 @@ OPS: dict[str, Callable[[list[float]], float]] = {
     "min": min,
     "max": max,
 }
+# Computed where the board is ranked, not per submission: a row's rank in each input column
+# among the board's rows, averaged (app.leaderboard.ranks). A submission's own row holds the
+# number of its inputs it lacks (0: all of them), which is what picks a team's standing entry.
+AVERAGE_RANK = "average_rank"
+BOARD_OPS = (AVERAGE_RANK,)
 SPLITS = ("score", "public", "private")
 
 
@@ -61,6 +67,17 @@ class Column:
         return self.op is not None
 
     @property
+    def on_board(self) -> bool:
+        """Whether its value is computed over the board's rows (see :data:`BOARD_OPS`)."""
+        return self.op in BOARD_OPS
+
+    @property
+    def task(self) -> str | None:
+        """The task of a multi-task phase this column belongs to (None: the phase's own)."""
+        task = self.raw.get("task")
+        return None if task is None else str(task)
+
+    @property
     def maximize(self) -> bool:
         return self.direction == "maximize"
 
@@ -79,8 +96,10 @@ def resolve_columns(
     """Check and resolve column definitions (dicts as the API takes them), in board order."""
     if not definitions:
         raise ColumnError(where, "at least one column is needed")
-    if len(definitions) > MAX_COLUMNS:
-        raise ColumnError(where, f"at most {MAX_COLUMNS} columns, not {len(definitions)}")
+    # A multi-task phase's tasks each hold as many columns as a phase (app.scoring.tasks).
+    per_task = Counter(raw.get("task") for raw in definitions)
+    if max(per_task.values()) > MAX_COLUMNS:
+        raise ColumnError(where, f"at most {MAX_COLUMNS} columns, not {max(per_task.values())}")
     columns: dict[str, Column] = {}
     order: list[str] = []
     deferred: list[tuple[str, str, str, Any, bool, Mapping[str, Any], Any, Any]] = []
@@ -191,10 +210,31 @@ def _computed(
 ) -> Column:
     """A computed column whose inputs are resolved in ``columns``."""
     op, of = str(computed["op"]), tuple(str(k) for k in computed["of"])
-    if op not in OPS:
-        raise ColumnError(f"{at}.computed.op", f"'{op}' is not one of {', '.join(OPS)}")
+    if op not in OPS and op not in BOARD_OPS:
+        raise ColumnError(
+            f"{at}.computed.op", f"'{op}' is not one of {', '.join([*OPS, *BOARD_OPS])}"
+        )
     if not of:
         raise ColumnError(f"{at}.computed.of", "name at least one column")
+    ranked = [k for k in of if columns[k].on_board]
+    if ranked:
+        raise ColumnError(
+            f"{at}.computed.of",
+            f"reads {', '.join(ranked)}, an average rank, which exists only on a board",
+        )
+    if op in BOARD_OPS:
+        untasked = [k for k in of if columns[k].task is None]
+        if untasked:
+            raise ColumnError(
+                f"{at}.computed.of",
+                f"an average rank combines tasks' columns ({', '.join(untasked)} belongs to no "
+                "task); give the phase tasks",
+            )
+        # Each input is ranked its own way, so their directions may differ; a lower average
+        # rank is better.
+        if stated is not None and stated != "minimize":
+            raise ColumnError(f"{at}.direction", f"an average rank sorts minimize, not {stated}")
+        return Column(key, title, "minimize", None, None, op, of, precision, hidden, dict(raw))
     directions = {columns[k].direction for k in of}
     if len(directions) > 1:
         raise ColumnError(
@@ -250,6 +290,10 @@ def combine(columns: Sequence[Column], scored: Mapping[str, Mapping[str, float |
         for split in SPLITS:
             inputs = [values[k][split] for k in column.of]
             present = [v for v in inputs if v is not None]
+            if column.on_board:
+                # The board ranks it; the row keeps how many inputs it lacks.
+                values[column.key][split] = float(len(inputs) - len(present))
+                continue
             values[column.key][split] = (
                 OPS[column.op](present) if len(present) == len(inputs) else None  # type: ignore[index]
             )

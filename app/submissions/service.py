@@ -82,7 +82,7 @@ def create_submission(
     if due(phase, now):
         # The first upload into a phase since it opened carries its migrated entries first.
         migrate_phase(session, competition=competition, phase=phase, queue=queue, now=now)
-    program = phase.scorer is not None
+    program = phase.scorer is not None or bool(phase.tasks)
     if program:
         # Its file goes to the program as it is: no kind, no CSV intake (as its platform did).
         refuse_unrunnable(phase)
@@ -204,7 +204,20 @@ def create_submission(
 
 def refuse_unrunnable(phase: Phase) -> None:
     """A 409 for a program phase whose program cannot run: none came with it, or it is Python 2
-    (imported before such programs were refused)."""
+    (imported before such programs were refused). A multi-task phase runs when one of its
+    tasks' programs can (the others' columns stay blank)."""
+    if phase.tasks:
+        runnable = [
+            t
+            for t in phase.tasks
+            if (t.get("scorer") or {}).get("kind") and not t["scorer"].get("python2")
+        ]
+        if not runnable:
+            raise Conflict(
+                f"phase '{phase.name}' has tasks but none with a scoring program that can run "
+                "here; it takes no submissions until the host imports its bundle"
+            )
+        return
     scorer = phase.scorer or {}
     if not scorer.get("kind"):
         raise Conflict(
