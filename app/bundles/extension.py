@@ -20,8 +20,10 @@ from app.bundles.model import (
     DataFile,
     EntryField,
     MetricRef,
+    Phase,
     Program,
     Split,
+    Task,
 )
 
 FORMAT = 1
@@ -130,6 +132,8 @@ def build_extension(
                 "total_submission_limit": p.total_submission_limit,
                 "entry_fields": [_field_dict(e) for e in p.entry_fields],
                 "columns": None if p.columns is None else [_column_dict(c) for c in p.columns],
+                # A multi-task phase's task keys (its columns' prefixes), as Podium names them.
+                "tasks": [{"key": t.key, "title": t.title} for t in p.tasks],
                 "ranking": p.ranking,
                 "splits": [
                     {"key": s.key, "title": s.title, "visibility": s.visibility} for s in p.splits
@@ -141,6 +145,21 @@ def build_extension(
             for p, scorer in zip(competition.phases, scorers, strict=True)
         ],
     }
+
+
+def _tasks_from(f: Fields, phase: Phase, raw: Any, at: str) -> tuple[Task, ...]:
+    """The phase's tasks under the keys Podium gave them (the reader derives keys from names)."""
+    specs = f.sequence(raw or [], f"{at}.tasks")
+    if not specs or len(specs) != len(phase.tasks):
+        return phase.tasks
+    return tuple(
+        replace(
+            task,
+            key=f.text(f.mapping(spec, f"{at}.tasks[{i}]").get("key"), f"{at}.tasks[{i}].key"),
+            title=f.text(spec.get("title") or task.title, f"{at}.tasks[{i}].title"),
+        )
+        for i, (task, spec) in enumerate(zip(phase.tasks, specs, strict=True))
+    )
 
 
 def apply_extension(
@@ -212,14 +231,24 @@ def apply_extension(
         at = f"podium.phases[{i}]"
         spec = f.mapping(spec, at)
         own = None
+        tasks = _tasks_from(f, phase, spec.get("tasks"), at)
         if spec.get("columns") is not None:
             own = tuple(
                 _column_from(f, c, f"{at}.columns[{j}]")
                 for j, c in enumerate(f.sequence(spec["columns"], f"{at}.columns"))
             )
+            # A multi-task phase's aggregates read its tasks' columns ("{task}.{column}").
+            qualified = [
+                Column(f"{t.key}.{c.key}", c.title, c.direction) for t in tasks for c in t.columns
+            ]
             check_columns(
-                own, spec.get("ranking") or own[0].key, file=f.file, field=f"{at}.columns"
+                (*own, *qualified),
+                spec.get("ranking") or own[0].key,
+                file=f.file,
+                field=f"{at}.columns",
             )
+        elif phase.tasks:
+            own = phase.columns
         phases.append(
             replace(
                 phase,
@@ -257,6 +286,7 @@ def apply_extension(
                 migrate=(str(spec["migrate"][0]), str(spec["migrate"][1]))
                 if spec.get("migrate")
                 else (None if "migrate" in spec else phase.migrate),
+                tasks=tasks,
             )
         )
     pages = competition.pages

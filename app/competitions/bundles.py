@@ -44,6 +44,7 @@ from app.bundles import (
     Phase,
     Program,
     Split,
+    Task,
     export_codabench,
     read_bundle,
     to_api_body,
@@ -67,6 +68,7 @@ from app.models import Competition as CompetitionRow
 from app.models import DataFile as DataFileRow
 from app.models import Phase as PhaseRow
 from app.scoring.columns import Column as ResolvedColumn
+from app.scoring.columns import resolve_columns
 from app.storage import (
     StoredFile,
     delete_blob,
@@ -548,6 +550,8 @@ def _phase(
         if not row.migrate
         else (str(row.migrate["from"]), str(row.migrate.get("take", "selected"))),
     }
+    if row.tasks:
+        return _task_phase(competition, row, common, settings, missing)
     if row.scorer is None:
         key = row.board_key
         answer_key = ()
@@ -561,8 +565,63 @@ def _phase(
     return _program_phase(row, common, settings)
 
 
-def _program_phase(row: PhaseRow, common: dict[str, Any], settings: Settings) -> Phase:
-    scorer = row.scorer or {}
+def _task_phase(
+    competition: CompetitionRow,
+    row: PhaseRow,
+    common: dict[str, Any],
+    settings: Settings,
+    missing: list[str],
+) -> Phase:
+    """A multi-task phase: its aggregates as its columns, each task its columns, program and
+    the reference data its key holds under ``{task}/``."""
+    aggregates = [dict(c) for c in row.columns or ()]
+    resolved = {c.key: c for c in columns_for(competition, row)}
+    own = _columns(aggregates, [resolved[str(c["key"])] for c in aggregates]) or None
+    key = row.board_key
+    data = None
+    if key is not None:
+        data = _read_or_none(lambda: open_stored(key.path, settings=settings))
+        if data is None:
+            missing.append(f"phase {row.name!r}: answer key version {key.version}")
+    tasks = []
+    for task in row.tasks or ():
+        name = str(task["key"])
+        defs = [dict(c) for c in task["columns"]]
+        program = None
+        if task.get("scorer"):
+            program = _program_phase(row, common, settings, task["scorer"]).scorer
+        reference: tuple[BundleFile, ...] = ()
+        if data is not None:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                reference = tuple(
+                    BundleFile(info.filename.removeprefix(f"{name}/"), archive.read(info))
+                    for info in archive.infolist()
+                    if not info.is_dir() and info.filename.startswith(f"{name}/")
+                )
+        tasks.append(
+            Task(
+                key=name,
+                title=str(task.get("title") or name),
+                columns=_columns(defs, resolve_columns(defs)),
+                answer_key=reference,
+                scorer=program,
+            )
+        )
+    return Phase(
+        **{**common, "columns": own, "ranking": own[0].key if own else None},
+        tasks=tuple(tasks),
+    )
+
+
+def _program_phase(
+    row: PhaseRow,
+    common: dict[str, Any],
+    settings: Settings,
+    scorer: dict[str, Any] | None = None,
+) -> Phase:
+    """A program phase (or, with ``scorer``, one task's program, its reference data aside)."""
+    task = scorer is not None
+    scorer = scorer or row.scorer or {}
     with open_stored(scorer["ref"], settings=settings) as stream:
         archive = zipfile.ZipFile(io.BytesIO(stream.read()))
     with archive:
@@ -591,7 +650,7 @@ def _program_phase(row: PhaseRow, common: dict[str, Any], settings: Settings) ->
             if f"reference/{f['path']}" in archive.namelist()
         )
     key = row.board_key
-    if key is not None:
+    if key is not None and not task:
         reference = _reference_files(key.path, scorer, settings)
     program = None
     if scorer.get("kind"):

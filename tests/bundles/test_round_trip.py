@@ -100,3 +100,29 @@ def test_a_program_scored_competition_round_trips_with_its_program_and_reference
     assert import_bundle(client, host, exported.content, slug="iris-again").status_code == 201
     first, second = shown(client, host, "iris"), shown(client, host, "iris-again")
     assert second == first
+
+
+def test_a_multi_task_phase_round_trips_each_task_its_program_and_reference_data(
+    client: TestClient, host: Caller
+) -> None:
+    from tests.bundles.test_program_scoring import two_task_bundle
+
+    assert import_bundle(client, host, two_task_bundle(), slug="two").status_code == 201
+    exported = client.get(f"{API}/competitions/two/export", headers=host.headers)
+    assert exported.status_code == 200, exported.text
+    config = zipfile.ZipFile(io.BytesIO(exported.content)).read("competition.yaml").decode()
+    assert "average_rank" not in config.split("podium:")[0]  # Codabench has no such column
+    again = import_bundle(client, host, exported.content, slug="two-again")
+    assert again.status_code == 201, again.text
+    assert shown(client, host, "two-again") == shown(client, host, "two")
+    with client.app.state.session_factory() as session:  # type: ignore[attr-defined]
+        first, second = (
+            session.query(Competition).filter_by(slug=s).one().phases[0]
+            for s in ("two", "two-again")
+        )
+        assert [t["scorer"]["program"] for t in second.tasks] == [
+            t["scorer"]["program"] for t in first.tasks
+        ]
+        assert [t["scorer"]["reference"] for t in second.tasks] == [
+            t["scorer"]["reference"] for t in first.tasks
+        ]
