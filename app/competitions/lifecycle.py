@@ -31,6 +31,7 @@ from app.models import Competition, DataFile, Phase, Submission, User
 from app.models.competition import ARCHIVED, DRAFT, PUBLISHED
 from app.scoring.columns import Column
 from app.scoring.core import ScoringError, score_columns_file
+from app.scoring.tasks import runnable_task
 from app.storage import delete_blob, remove_stored
 
 log = logging.getLogger(__name__)
@@ -91,17 +92,21 @@ def _sample_scores(
             item(c, False, "needs an answer key to build the sample submission") for c in columns
         ]
     if phase.tasks:
-        # Each task's imported program, in turn: the phase runs if one of them can.
+        # Each task in turn (its catalogue metrics, or its imported program run in the jail):
+        # the phase takes submissions if one of them can score.
         kinds = [
-            f"task '{t['key']}' ({(t.get('scorer') or {}).get('kind') or 'no program'})"
+            f"task '{t['key']}' ("
+            + (
+                (t.get("scorer") or {}).get("kind") or "no program"
+                if any(c.get("scorer") == "program" for c in t["columns"])
+                else "catalogue metrics"
+            )
+            + ")"
             for t in phase.tasks
         ]
-        ok = any(
-            (t.get("scorer") or {}).get("kind") and not t["scorer"].get("python2")
-            for t in phase.tasks
-        )
-        detail = "scored on each task by its imported program, run in the jail: " + ", ".join(kinds)
-        return [item(columns[0], ok, detail if ok else "no task has a program that can run")]
+        ok = any(runnable_task(t) for t in phase.tasks)
+        detail = "scored on each task, in turn: " + ", ".join(kinds)
+        return [item(columns[0], ok, detail if ok else "no task can score a submission")]
     if phase.scorer is not None:
         # An imported program reads whatever its platform passed it: no sample CSV to score.
         kind, ok = phase.scorer.get("kind"), not phase.scorer.get("python2")

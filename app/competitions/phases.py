@@ -84,31 +84,15 @@ def task_defs(config: PhaseConfig) -> list[dict[str, Any]]:
 
 
 def check_task_columns(competition: Competition, config: PhaseConfig, index: int) -> None:
-    """A multi-task phase's columns: every task's written by its imported program (a task's
-    program comes with its bundle; catalogue-metric tasks are not scored), the aggregates over
-    them, the whole resolved as the board will resolve it."""
+    """A multi-task phase's columns: each task's scored by catalogue metrics (reading its own
+    file of the submission and its own part of the key) or written by its imported program,
+    the aggregates over them, the whole resolved as the board will resolve it."""
     where = f"phases[{index}]"
-    for i, task in enumerate(config.tasks or ()):
-        for j, column in enumerate(task.columns):
-            if column.metric is not None:
-                field = f"{where}.tasks[{i}].columns[{j}]"
-                raise Unprocessable(
-                    f"{field}: a task's columns are written by its scoring program "
-                    "(scorer: program, or computed from them); catalogue metrics score "
-                    "single-task phases only",
-                    extra={"field": field},
-                )
     aggregates = [c.model_dump(exclude_none=True) for c in config.columns or ()]
     try:
         own = check_columns(flatten(aggregates, task_defs(config)), f"{where}.columns")
     except ColumnError as exc:
         raise Unprocessable(exc.args[0], extra={"field": exc.field}) from None
-    if not is_program(columns_for(competition)):
-        raise Unprocessable(
-            f"{where}.tasks: a multi-task phase's tasks are scored by imported programs; "
-            "the competition's columns must be written by one too",
-            extra={"field": f"{where}.tasks"},
-        )
     base = columns_for(competition)
     if not own[0].on_board and own[0].direction != base[0].direction:
         raise Unprocessable(

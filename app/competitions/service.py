@@ -21,6 +21,7 @@ from app.competitions.schemas import (
     MetricConfig,
     check_timeline,
 )
+from app.competitions.task_keys import upload_task_key
 from app.competitions.visibility import load_competition, visible_competitions
 from app.config import Settings
 from app.custom_metrics.sandbox import (
@@ -417,7 +418,16 @@ def upload_answer_key(
     ``pause=False`` keeps the transaction: for a competition made in this same unit of work (a
     bundle's import), which nobody else sees and so nothing can change meanwhile.
     """
-    if phase.scorer is not None or phase.tasks:
+    if phase.tasks:
+        return upload_task_key(
+            session,
+            competition=competition,
+            phase=phase,
+            source=source,
+            uploader=uploader,
+            settings=settings,
+        )
+    if phase.scorer is not None:
         # Its answer key is the program's reference data as the bundle brought it (a zip of its
         # files), not a table this route could check.
         raise Conflict(

@@ -536,6 +536,7 @@ def _evaluate_program(
             settings=settings,
             submission_id=submission_id,
             maximize=metric_for(plan.competition()).greater_is_better,
+            id_column=plan.id_column,
         )
         return Outcome(
             scored.result, scored.error, scored.host_error, scored.participants_fault

@@ -1,5 +1,6 @@
 """Scoring a submission to a multi-task phase: each task's imported program on the task's own
-reference data, in turn, into the phase's one score row.
+reference data (or its catalogue metrics on its own file of the submission and of the key),
+in turn, into the phase's one score row.
 
 Each task's columns land under ``"{task}.{column}"`` (app.scoring.tasks), the phase's aggregates
 are computed from them, and the row is written once, like any other: nothing downstream knows a
@@ -7,20 +8,25 @@ row came from several programs. A task that fails (or has no program) leaves its
 and says why in the row's details; the submission fails only when every task did.
 """
 
+import hashlib
 import logging
+import tempfile
+import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from app.config import Settings
+from app.evaluation.keys import cached_key, intake_limits
 from app.jobs.program import ProgramOutcome, TaskPlan, score_with_program
-from app.scoring.columns import SPLITS, combine, resolve_columns, tie_key
-from app.scoring.core import ScoreResult
-from app.scoring.tasks import qualified
+from app.scoring.columns import SPLITS, combine, reading_metric, resolve_columns, tie_key
+from app.scoring.core import ScoreResult, ScoringError, score_columns_file
+from app.scoring.tasks import TaskFileError, qualified, task_member
 
 log = logging.getLogger(__name__)
 
 NO_PROGRAM = "the task has no scoring program of its own; it scores nothing"
+KEY_PROBLEM = "the answer key could not score this task; the host has been notified"
 
 
 def score_tasks(
@@ -32,6 +38,7 @@ def score_tasks(
     settings: Settings,
     submission_id: int,
     maximize: bool,
+    id_column: str | None = None,
 ) -> ProgramOutcome:
     """Score on every task; ``columns`` are the phase's (aggregates and qualified task columns),
     ``maximize`` its competition's direction (what picks a team's standing entry)."""
@@ -43,18 +50,25 @@ def score_tasks(
     failures: list[tuple[str, ProgramOutcome]] = []
     has_usage = False
     for task in tasks:
-        if task.program is None:
-            failures.append((task.key, ProgramOutcome(None, NO_PROGRAM, NO_PROGRAM)))
-            details[task.key] = {"error": NO_PROGRAM}
-            continue
-        outcome = score_with_program(
-            task.program,
-            submission_path=submission_path,
-            key_path=key_path,
-            columns=task.columns,
-            settings=settings,
-            submission_id=submission_id,
-        )
+        if task.program is not None:
+            outcome = score_with_program(
+                task.program,
+                submission_path=submission_path,
+                key_path=key_path,
+                columns=task.columns,
+                settings=settings,
+                submission_id=submission_id,
+            )
+        elif any(c.get("scorer") == "program" for c in task.columns):
+            outcome = ProgramOutcome(None, NO_PROGRAM, NO_PROGRAM)
+        else:
+            outcome = score_catalogue_task(
+                task,
+                submission_path=submission_path,
+                key_path=key_path,
+                id_column=id_column,
+                settings=settings,
+            )
         if outcome.result is None:
             failures.append((task.key, outcome))
             details[task.key] = {"error": outcome.error}
@@ -95,3 +109,55 @@ def score_tasks(
             private_tie=tie_key(resolved, values, "private"),
         )
     )
+
+
+def score_catalogue_task(
+    task: TaskPlan,
+    *,
+    submission_path: Path,
+    key_path: Path,
+    id_column: str | None,
+    settings: Settings,
+) -> ProgramOutcome:
+    """A task scored by catalogue metrics: its file of the submission (a zip) against its file
+    of the key, read, aligned and scored once, as a single-task phase's file is."""
+    columns = resolve_columns(task.columns)
+    reading = reading_metric(columns)
+    assert reading.metric is not None and reading.params is not None
+    limit = settings.max_decompressed_bytes
+    try:
+        with zipfile.ZipFile(key_path) as archive:
+            key_name, key_data = task_member(archive, task.key, max_bytes=limit)
+    except (zipfile.BadZipFile, TaskFileError) as exc:
+        return ProgramOutcome(None, KEY_PROBLEM, f"task '{task.key}': the answer key: {exc}")
+    try:
+        with zipfile.ZipFile(submission_path) as archive:
+            name, data = task_member(archive, task.key, max_bytes=limit)
+    except zipfile.BadZipFile:
+        words = "a multi-task phase takes a zip with one file per task"
+        return ProgramOutcome(None, words, None, participants_fault=True)
+    except TaskFileError as exc:
+        return ProgramOutcome(None, str(exc), None, participants_fault=True)
+    with tempfile.TemporaryDirectory(prefix="podium-task-") as tmp:
+        key_file = Path(tmp) / "key" / key_name
+        key_file.parent.mkdir()
+        key_file.write_bytes(key_data)
+        submitted = Path(tmp) / name
+        submitted.write_bytes(data)
+        try:
+            table = cached_key(
+                path=key_file,
+                sha256=hashlib.sha256(key_data).hexdigest(),
+                metric=reading.metric,
+                params=reading.params,
+                id_column=id_column,
+                settings=settings,
+            )
+            result = score_columns_file(
+                submitted, columns=columns, key=table, limits=intake_limits(settings)
+            )
+        except ScoringError as exc:
+            if exc.source == "submission":
+                return ProgramOutcome(None, exc.message, None, participants_fault=True)
+            return ProgramOutcome(None, KEY_PROBLEM, f"task '{task.key}': {exc.message}")
+    return ProgramOutcome(result)

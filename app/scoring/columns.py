@@ -103,7 +103,9 @@ def resolve_columns(
     columns: dict[str, Column] = {}
     order: list[str] = []
     deferred: list[tuple[str, str, str, Any, bool, Mapping[str, Any], Any, Any]] = []
-    first: tuple[tuple[str, str, tuple[str, ...]], str] | None = None
+    # The first catalogue column of the board (of each task: a multi-task phase's tasks each
+    # read a file of their own) and its shape, which every other one must share.
+    firsts: dict[Any, tuple[tuple[str, str, tuple[str, ...]], str]] = {}
     for i, raw in enumerate(definitions):
         at = f"{where}[{i}]"
         key = str(raw["key"])
@@ -147,9 +149,8 @@ def resolve_columns(
                     f"{at}.direction", f"'{metric.name}' sorts {metric.direction}, not {stated}"
                 )
             this = shape(metric, params)
-            if first is None:
-                first = (this, key)
-            elif this != first[0]:
+            first = firsts.setdefault(raw.get("task"), (this, key))
+            if this != first[0]:
                 raise ColumnError(
                     f"{at}.metric",
                     f"'{metric.name}' reads a submission differently from column "
@@ -183,16 +184,24 @@ def resolve_columns(
             deferred.remove(item)
             columns[item[1]] = _computed(columns, *item)
     columns = {k: columns[k] for k in order}
-    programs = [c.key for c in columns.values() if c.program]
-    if first is None and not programs:
+    for task in dict.fromkeys(c.task for c in columns.values()):
+        programs = [c.key for c in columns.values() if c.program and c.task == task]
+        first = firsts.get(task)
+        if first is None and not programs and task is not None:
+            raise ColumnError(
+                where,
+                f"task '{task}' needs a column of its own: a catalogue metric or one written "
+                "by its program",
+            )
+        if first is not None and programs:
+            raise ColumnError(
+                where,
+                f"column '{programs[0]}' is written by a program and column '{first[1]}' by a "
+                "catalogue metric; a board (a task) is scored by one or the other",
+            )
+    if not firsts and not any(c.program for c in columns.values()):
         raise ColumnError(
             where, "at least one column must be a catalogue metric or written by a program"
-        )
-    if first is not None and programs:
-        raise ColumnError(
-            where,
-            f"column '{programs[0]}' is written by a program and column '{first[1]}' by a "
-            "catalogue metric; a board is scored by one or the other",
         )
     return list(columns.values())
 

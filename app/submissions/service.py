@@ -31,6 +31,7 @@ from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
+from app.scoring.tasks import runnable_task
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
 from app.submissions.kinds import (
@@ -207,15 +208,11 @@ def refuse_unrunnable(phase: Phase) -> None:
     (imported before such programs were refused). A multi-task phase runs when one of its
     tasks' programs can (the others' columns stay blank)."""
     if phase.tasks:
-        runnable = [
-            t
-            for t in phase.tasks
-            if (t.get("scorer") or {}).get("kind") and not t["scorer"].get("python2")
-        ]
+        runnable = [t for t in phase.tasks if runnable_task(t)]
         if not runnable:
             raise Conflict(
-                f"phase '{phase.name}' has tasks but none with a scoring program that can run "
-                "here; it takes no submissions until the host imports its bundle"
+                f"phase '{phase.name}' has tasks but none that can be scored here (each needs "
+                "catalogue columns or an imported program); it takes no submissions"
             )
         return
     scorer = phase.scorer or {}
