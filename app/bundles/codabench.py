@@ -163,19 +163,21 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
         for t in task_ids:
             if t not in tasks:
                 raise f.fail(f"task {t!r} is not defined in tasks", f"{at}.tasks")
+        hide = f.boolean(row.get("hide_output"), f"{at}.hide_output", default=False)
+        hide = hide or f.boolean(
+            row.get("hide_prediction_output"), f"{at}.hide_prediction_output", default=False
+        )
         phase_tasks: tuple[Task, ...] = ()
         if len(task_ids) > 1:
             # Codabench scores such a submission once per task (a child submission each) and
             # shows every task's columns: a multi-task phase, ranked by the average rank.
-            phase_tasks = _phase_tasks(config, tasks, task_ids, columns, ranking, name, warnings)
+            phase_tasks = _phase_tasks(
+                config, tasks, task_ids, columns, ranking, name, warnings, hide
+            )
         program, answer_key, ingestion = tasks[task_ids[0]]
         if phase_tasks:
             program, answer_key, ingestion = None, (), None
         if ingestion is not None:
-            hide = f.boolean(row.get("hide_output"), f"{at}.hide_output", default=False)
-            hide = hide or f.boolean(
-                row.get("hide_prediction_output"), f"{at}.hide_prediction_output", default=False
-            )
             ingestion = replace(ingestion, hide_log=hide)
         migrate = None
         if row.get("auto_migrate_to_this_phase") and n > 0:
@@ -281,6 +283,7 @@ def _phase_tasks(
     ranking: str,
     phase: str,
     warnings: list[str],
+    hide_log: bool,
 ) -> tuple[Task, ...]:
     """A multi-task phase's tasks: each with the leaderboard's columns (Codabench shows them
     once per task), its own program and reference data."""
@@ -295,11 +298,8 @@ def _phase_tasks(
     for key, title, index in zip(keys, titles, task_ids, strict=True):
         program, answer_key, ingestion = tasks[index]
         if ingestion is not None:
-            warnings.append(
-                f"phase {phase!r}, task {title!r}: its ingestion program is not imported; a "
-                "multi-task phase takes result submissions"
-            )
-        out.append(Task(key, title, ordered, answer_key, program))
+            ingestion = replace(ingestion, hide_log=hide_log)
+        out.append(Task(key, title, ordered, answer_key, program, ingestion))
     warnings.append(
         f"phase {phase!r} runs {len(task_ids)} tasks ({', '.join(repr(t) for t in titles)}): "
         "each is scored by its own program on its own reference data and shown side by side; "

@@ -297,7 +297,10 @@ def _phase_yaml(
         body["max_submissions"] = phase.total_submission_limit
     if phase.execution_time_limit is not None:
         body["execution_time_limit"] = phase.execution_time_limit
-    if phase.ingestion is not None and phase.ingestion.hide_log:
+    hidden = [t.ingestion for t in phase.tasks if t.ingestion is not None]
+    if phase.ingestion is not None:
+        hidden.append(phase.ingestion)
+    if any(i.hide_log for i in hidden):
         body["hide_prediction_output"] = True
     if phase.migrate is not None and i > 0 and competition.phases[i - 1].name == phase.migrate[0]:
         body["auto_migrate_to_this_phase"] = True
@@ -330,6 +333,16 @@ def _tasks_of(
             for f in task.answer_key:
                 files[f"{ref_dir}/{f.path}"] = f.data
             entry["reference_data"] = ref_dir
+        if task.ingestion is not None and task.scorer is not None:
+            ingestion_dir = f"ingestion_program/{phase.name}/{task.key}"
+            for f in task.ingestion.files:
+                files[f"{ingestion_dir}/{f.path}"] = f.data
+            entry["ingestion_program"] = ingestion_dir
+            if task.ingestion.input_data:
+                data_dir = f"input_data/{phase.name}/{task.key}"
+                for f in task.ingestion.input_data:
+                    files[f"{data_dir}/{f.path}"] = f.data
+                entry["input_data"] = data_dir
         tasks.append(entry)
         indexes.append(entry["index"])
         scorers.append(scorer)

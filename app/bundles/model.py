@@ -142,6 +142,7 @@ class Task:
     columns: tuple[Column, ...]
     answer_key: tuple[BundleFile, ...] = ()
     scorer: Program | None = None
+    ingestion: Ingestion | None = None  # code submissions run it first, task by task
 
 
 @dataclass(frozen=True)

@@ -387,7 +387,13 @@ def _store_tasks(
     scorers = {
         task.key: _stored_scorer(
             competition,
-            replace(phase, tasks=(), scorer=task.scorer, answer_key=task.answer_key),
+            replace(
+                phase,
+                tasks=(),
+                scorer=task.scorer,
+                answer_key=task.answer_key,
+                ingestion=task.ingestion,
+            ),
             settings,
             stored,
         )
@@ -587,9 +593,10 @@ def _task_phase(
     for task in row.tasks or ():
         name = str(task["key"])
         defs = [dict(c) for c in task["columns"]]
-        program = None
+        program, ingestion = None, None
         if task.get("scorer"):
-            program = _program_phase(row, common, settings, task["scorer"]).scorer
+            stored = _program_phase(row, common, settings, task["scorer"])
+            program, ingestion = stored.scorer, stored.ingestion
         reference: tuple[BundleFile, ...] = ()
         if data is not None:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -605,6 +612,7 @@ def _task_phase(
                 columns=_columns(defs, resolve_columns(defs)),
                 answer_key=reference,
                 scorer=program,
+                ingestion=ingestion,
             )
         )
     return Phase(

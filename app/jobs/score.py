@@ -284,7 +284,8 @@ def _claim_of(
         run_for = steps * (limits_of(plan.program, settings).wall_seconds + 60)
     for task in plan.tasks:
         if task.program is not None:
-            run_for += limits_of(task.program, settings).wall_seconds + 60
+            steps = 2 if task.program.ingestion else 1
+            run_for += steps * (limits_of(task.program, settings).wall_seconds + 60)
     plain = code is None and plan.program is None and not plan.tasks
     return Claim(
         lease=lease,

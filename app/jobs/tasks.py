@@ -93,10 +93,14 @@ def score_tasks(
         )
     values = combine(resolved, scored)
     ranking = dict(values[resolved[0].key])
-    if resolved[0].on_board and maximize:
-        # The row holds how many tasks it lacks (fewer is better); the standings keep a team's
-        # best row the competition's way, so a maximizing one reads it negated.
-        ranking = {s: -v if v is not None else None for s, v in ranking.items()}
+    if resolved[0].on_board:
+        # An average rank exists only over a board: the row's score is how many of its inputs
+        # it lacks (fewer is better), which picks a team's standing entry; the standings keep
+        # the best the competition's way, so a maximizing one reads it negated.
+        sign = -1.0 if maximize else 1.0
+        ranking = {
+            s: sign * sum(values[k][s] is None for k in resolved[0].of) + 0.0 for s in SPLITS
+        }
     return ProgramOutcome(
         ScoreResult(
             score=ranking["score"],  # type: ignore[arg-type]

@@ -30,8 +30,9 @@ OPS: dict[str, Callable[[list[float]], float]] = {
     "max": max,
 }
 # Computed where the board is ranked, not per submission: a row's rank in each input column
-# among the board's rows, averaged (app.leaderboard.ranks). A submission's own row holds the
-# number of its inputs it lacks (0: all of them), which is what picks a team's standing entry.
+# among the board's rows, averaged (app.leaderboard.ranks). A submission's own row holds no
+# value in it; as the ranking column, its score is the number of inputs it lacks (0: none),
+# which is what picks a team's standing entry (app.jobs.tasks).
 AVERAGE_RANK = "average_rank"
 BOARD_OPS = (AVERAGE_RANK,)
 SPLITS = ("score", "public", "private")
@@ -300,8 +301,7 @@ def combine(columns: Sequence[Column], scored: Mapping[str, Mapping[str, float |
             inputs = [values[k][split] for k in column.of]
             present = [v for v in inputs if v is not None]
             if column.on_board:
-                # The board ranks it; the row keeps how many inputs it lacks.
-                values[column.key][split] = float(len(inputs) - len(present))
+                values[column.key][split] = None  # the board ranks it: no value of a row's own
                 continue
             values[column.key][split] = (
                 OPS[column.op](present) if len(present) == len(inputs) else None  # type: ignore[index]

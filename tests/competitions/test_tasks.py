@@ -140,6 +140,12 @@ def test_each_task_is_scored_on_its_own_file_and_the_board_ranks_by_average_rank
         ("carol", 2.0),
     ]
     assert [c["key"] for c in whole["columns"]] == ["avg", "cls.acc", "reg.rmse"]
+    # A submission's own row holds no average rank: it exists only on a board.
+    assert got["scores"]["avg"] == {"public": None, "private": None}
+    # A later entry of alice's missing a task does not replace her complete one on the board.
+    submit(client, alice, zipped(cls_csv=labels("x", "y", "x", "y")))
+    rows = board(client, alice)["rows"]
+    assert rows[0]["team"] == "alice" and rows[0]["scores"]["reg.rmse"] == pytest.approx(1.0)
     assert [r["team"] for r in board(client, alice, task="reg")["rows"]] == [
         "bob",
         "alice",

@@ -74,7 +74,7 @@ def test_no_column_reads_an_average_rank_which_exists_only_on_a_board() -> None:
         )
 
 
-def test_a_row_keeps_how_many_tasks_it_lacks_where_the_board_will_put_its_average_rank() -> None:
+def test_a_row_holds_no_average_rank_of_its_own_and_blanks_a_missing_tasks_columns() -> None:
     columns = resolve_columns(flatten([average_rank_column(TASKS)], TASKS))
     scored = {
         "faces.acc": {"score": 0.9, "public": 0.9, "private": 0.9},
@@ -82,7 +82,7 @@ def test_a_row_keeps_how_many_tasks_it_lacks_where_the_board_will_put_its_averag
         "cars.acc": dict.fromkeys(("score", "public", "private")),
     }
     values = combine(columns, scored)
-    assert values["average_rank"]["public"] == 1.0
+    assert values["average_rank"]["public"] is None  # the board computes it
     assert values["cars.both"]["public"] is None  # the missing task's columns stay blank
 
 
