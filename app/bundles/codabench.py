@@ -174,7 +174,8 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
             phase_tasks = _phase_tasks(
                 config, tasks, task_ids, columns, ranking, name, warnings, hide
             )
-        program, answer_key, ingestion = tasks[task_ids[0]]
+        first_program, answer_key, ingestion = tasks[task_ids[0]]
+        program: Program | None = first_program
         if phase_tasks:
             program, answer_key, ingestion = None, (), None
         if ingestion is not None:

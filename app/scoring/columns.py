@@ -187,17 +187,17 @@ def resolve_columns(
     columns = {k: columns[k] for k in order}
     for task in dict.fromkeys(c.task for c in columns.values()):
         programs = [c.key for c in columns.values() if c.program and c.task == task]
-        first = firsts.get(task)
-        if first is None and not programs and task is not None:
+        reading = firsts.get(task)
+        if reading is None and not programs and task is not None:
             raise ColumnError(
                 where,
                 f"task '{task}' needs a column of its own: a catalogue metric or one written "
                 "by its program",
             )
-        if first is not None and programs:
+        if reading is not None and programs:
             raise ColumnError(
                 where,
-                f"column '{programs[0]}' is written by a program and column '{first[1]}' by a "
+                f"column '{programs[0]}' is written by a program and column '{reading[1]}' by a "
                 "catalogue metric; a board (a task) is scored by one or the other",
             )
     if not firsts and not any(c.program for c in columns.values()):
