@@ -75,6 +75,10 @@ from app.models.phase import BOARD_BLIND, BOARD_HIDDEN, BOARD_PUBLIC
 from app.scoring.columns import Column, sortable
 
 MAX_PAGE = 1000
+AVERAGE_RANK_TIES = (
+    "a row lacking a task's value ranks below every row that has them all; equal average "
+    "ranks: the next columns in order, then the team whose scoring submission came first"
+)
 
 
 @dataclass(frozen=True)
@@ -643,6 +647,7 @@ def leaderboard(
         direction=metric.direction,
         columns=[public_column(c) for c in columns.shown],
         tasks=[{"key": t["key"], "title": t.get("title") or t["key"]} for t in phase.tasks or ()],
+        **({"tie_break": AVERAGE_RANK_TIES} if columns.all[0].on_board else {}),
         task=columns.task,
         sort=columns.sort.key,
         answer_key_version=key.version if key else None,

@@ -140,6 +140,7 @@ def test_each_task_is_scored_on_its_own_file_and_the_board_ranks_by_average_rank
         ("carol", 2.0),
     ]
     assert [c["key"] for c in whole["columns"]] == ["avg", "cls.acc", "reg.rmse"]
+    assert whole["tie_break"].startswith("a row lacking a task's value ranks below")
     # A submission's own row holds no average rank: it exists only on a board.
     assert got["scores"]["avg"] == {"public": None, "private": None}
     # A later entry of alice's missing a task does not replace her complete one on the board.
