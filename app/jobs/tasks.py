@@ -9,7 +9,6 @@ and says why in the row's details; the submission fails only when every task did
 """
 
 import hashlib
-import logging
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -22,8 +21,6 @@ from app.jobs.program import ProgramOutcome, TaskPlan, score_with_program
 from app.scoring.columns import SPLITS, combine, reading_metric, resolve_columns, tie_key
 from app.scoring.core import ScoreResult, ScoringError, score_columns_file
 from app.scoring.tasks import TaskFileError, qualified, task_member
-
-log = logging.getLogger(__name__)
 
 NO_PROGRAM = "the task has no scoring program of its own; it scores nothing"
 KEY_PROBLEM = "the answer key could not score this task; the host has been notified"
@@ -47,7 +44,7 @@ def score_tasks(
         c.key: dict.fromkeys(SPLITS) for c in resolved if not c.computed
     }
     details: dict[str, Any] = {}
-    failures: list[tuple[str, ProgramOutcome]] = []
+    failures: list[tuple[str, ProgramOutcome]] = []  # each task that scored nothing, and why
     has_usage = False
     for task in tasks:
         if task.program is not None:
@@ -71,11 +68,8 @@ def score_tasks(
             )
         if outcome.result is None:
             failures.append((task.key, outcome))
-            details[task.key] = {"error": outcome.error}
-            if outcome.host_error:
-                log.warning(
-                    "submission %s: task %s failed: %s", submission_id, task.key, outcome.host_error
-                )
+            # A score row's details are its hosts' (the metric_details of their view).
+            details[task.key] = {"error": outcome.error, "host_error": outcome.host_error}
             continue
         has_usage = has_usage or outcome.result.has_usage
         details[task.key] = outcome.result.details

@@ -426,12 +426,16 @@ def test_a_two_task_codabench_phase_scores_each_task_and_ranks_by_average_rank(
         got, _own = submitted(client, caller, host, "two", main, "results.zip", make_zip(files))
         assert got["status"] == "scored", got
         scored[caller.name] = got["scores"]
+        scored[f"{caller.name}:details"] = got["metric_details"]
     assert scored["alice"]["faces.accuracy"]["public"] == 1.0
     assert scored["alice"]["cars.accuracy"]["public"] == 0.5
     assert scored["bob"]["cars.accuracy"]["public"] == 1.0
     # The task carol's zip could not feed is blank; the other scored all the same.
     assert scored["carol"]["cars.accuracy"]["public"] is None
     assert scored["carol"]["faces.accuracy"]["public"] == 1.0
+    # Why, for the hosts: the program's failure, in the row's details.
+    failed = scored["carol:details"]["tasks"]["cars"]
+    assert "cars.txt" in failed["host_error"] and failed["error"]
     whole = board(client, alice, "two", main)
     # faces: alice and carol 1st, bob 3rd; cars: bob 1st, alice 2nd, carol (missing) last.
     assert [(r["team"], r["score"]) for r in whole["rows"]] == [
