@@ -256,6 +256,25 @@ def standings(
     return result
 
 
+def board_standings(
+    session: Session, *, competition: Competition, phase: Phase, key_id: int, board: Board
+) -> list[Ranked]:
+    """The whole of one board as its readers see it ranked: :func:`standings`, or for a board
+    with a column computed over its rows (an average rank) the rows ranked by it, their score
+    that column's value."""
+    columns = columns_for(competition, phase)
+    if not any(c.on_board for c in columns):
+        return standings(session, competition=competition, key_id=key_id, board=board)
+    ranked, _values = _resorted(
+        session,
+        competition=competition,
+        key_id=key_id,
+        board=board,
+        columns=BoardColumns(columns, columns, columns[0], None),
+    )
+    return ranked
+
+
 _BOARD = (
     Standing.answer_key_id == bindparam("key_id", type_=Integer),
     Standing.board == bindparam("board", type_=String),

@@ -189,3 +189,29 @@ def test_an_unknown_task_on_the_board_is_a_422_naming_the_tasks(client, host, al
     )
     assert response.status_code == 422
     assert "cls, reg" in response.json()["detail"]
+
+
+def test_a_new_key_version_rescores_every_task_and_its_preview_ranks_by_average_rank(
+    client, host, alice, bob
+):
+    assert create(client, host).status_code == 201
+    assert key(client, host, zipped(cls_csv=CLS_KEY, reg_csv=REG_KEY)).status_code == 201
+    submit(client, alice, zipped(cls_csv=labels("x", "y", "x", "y"), reg_csv=numbers(2, 3, 4, 5)))
+    submit(client, bob, zipped(cls_csv=labels("x", "x", "x", "x"), reg_csv=numbers(1, 2, 3, 4)))
+    # Version 2 moves the regression truth onto alice's predictions: she is first on both.
+    fixed = zipped(cls_csv=CLS_KEY, reg_csv=numbers(2, 3, 4, 5))
+    assert key(client, host, fixed).status_code == 201
+    started = client.post(
+        f"{API}/competitions/multi/rescore", params={"phase": "main"}, headers=host.headers
+    )
+    assert started.status_code == 202, started.text
+    preview = client.get(
+        f"{API}/competitions/multi/rescore/preview", params={"phase": "main"}, headers=host.headers
+    ).json()
+    moves = {c["team"]: c for c in preview["public"]}
+    # Before: alice (1 + 2) / 2 and bob (2 + 1) / 2, alice ahead on the next column (accuracy);
+    # after: alice first on both tasks, bob second on both.
+    assert (moves["alice"]["old_score"], moves["bob"]["old_score"]) == (1.5, 1.5)
+    assert (moves["alice"]["old_rank"], moves["bob"]["old_rank"]) == (1, 2)
+    assert (moves["alice"]["new_score"], moves["bob"]["new_score"]) == (1.0, 2.0)
+    assert (moves["alice"]["new_rank"], moves["bob"]["new_rank"]) == (1, 2)
