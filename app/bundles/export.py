@@ -174,11 +174,13 @@ def export_codabench(competition: Competition) -> Export:
 
     tasks: list[dict[str, Any]] = []
     phases_yaml, scorers = [], []
+    task_scorers: dict[str, list[dict[str, Any]]] = {}
     program_dirs: dict[Any, str] = {}
     for i, phase in enumerate(competition.phases):
         if phase.tasks:
-            indexes, scorer = _tasks_of(competition, phase, files, program_dirs, warnings, tasks)
-            scorers.append(scorer)
+            indexes, each = _tasks_of(competition, phase, files, program_dirs, warnings, tasks)
+            scorers.append(each[0])
+            task_scorers[phase.name] = each
             phases_yaml.append(_phase_yaml(competition, phase, i, indexes, warnings))
             continue
         program_dir, scorer = _program_dir(competition, phase, files, program_dirs, warnings)
@@ -235,7 +237,10 @@ def export_codabench(competition: Competition) -> Export:
     if sheet:
         config["fact_sheet"] = sheet
     extension = build_extension(
-        competition, leaderboard_keys=[c.key for c in columns], scorers=scorers
+        competition,
+        leaderboard_keys=[c.key for c in columns],
+        scorers=scorers,
+        task_scorers=task_scorers,
     )
     extension["terms_position"] = terms_position
     extension["docker_image"] = competition.docker_image
@@ -316,9 +321,10 @@ def _tasks_of(
     done: dict[Any, str],
     warnings: list[str],
     tasks: list[dict[str, Any]],
-) -> tuple[list[int], dict[str, Any]]:
-    """A multi-task phase's tasks as Codabench's, each its program and reference data; the
-    indexes the phase lists, and the first task's scorer (for ``podium:``)."""
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """A multi-task phase's tasks as Codabench's, each its program and reference data (a
+    catalogue task's: the standalone scorer of its columns); the indexes the phase lists, and
+    each task's scorer (for ``podium:``)."""
     indexes, scorers = [], []
     for task in phase.tasks:
         single = replace(phase, tasks=(), scorer=task.scorer, columns=task.columns)
@@ -346,7 +352,7 @@ def _tasks_of(
         tasks.append(entry)
         indexes.append(entry["index"])
         scorers.append(scorer)
-    return indexes, scorers[0]
+    return indexes, scorers
 
 
 def _program_dir(

@@ -385,7 +385,10 @@ def _store_tasks(
     ``scorer`` kept on the task), and one answer key holding every task's reference data under
     ``{task}/`` (a new version replaces them together: a board compares like with like)."""
     scorers = {
-        task.key: _stored_scorer(
+        # A task its catalogue metrics score has no program (an export of one came back).
+        task.key: None
+        if task.scorer is None and all(c.metric or c.computed for c in task.columns)
+        else _stored_scorer(
             competition,
             replace(
                 phase,
@@ -600,10 +603,15 @@ def _task_phase(
         reference: tuple[BundleFile, ...] = ()
         if data is not None:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                # Under "{task}/" (imported), or a host's "{task}.csv" at the top.
                 reference = tuple(
                     BundleFile(info.filename.removeprefix(f"{name}/"), archive.read(info))
                     for info in archive.infolist()
-                    if not info.is_dir() and info.filename.startswith(f"{name}/")
+                    if not info.is_dir()
+                    and (
+                        info.filename.startswith(f"{name}/")
+                        or ("/" not in info.filename and info.filename.split(".")[0] == name)
+                    )
                 )
         tasks.append(
             Task(
