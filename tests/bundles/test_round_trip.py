@@ -131,9 +131,8 @@ def test_a_multi_task_phase_round_trips_each_task_its_program_and_reference_data
 def test_a_multi_task_phase_of_catalogue_metrics_round_trips_and_scores_the_same(
     client: TestClient, host: Caller, alice: Caller
 ) -> None:
-    from tests.competitions.test_tasks import CLS_KEY, REG_KEY, create, key, labels, numbers
+    from tests.competitions.test_tasks import CLS_KEY, REG_KEY, create, key, labels, numbers, zipped
     from tests.competitions.test_tasks import submit as submit_zip
-    from tests.competitions.test_tasks import zipped
 
     assert create(client, host).status_code == 201
     assert key(client, host, zipped(cls_csv=CLS_KEY, reg_csv=REG_KEY)).status_code == 201
