@@ -628,6 +628,12 @@ def sample_submission_csv(
     key_row = key or competition.board_key
     if key_row is None:
         raise NotFound("this competition has no answer key yet")
+    if key_row.phase is not None and key_row.phase.tasks:
+        files = ", ".join(f"{k}.csv" for k in key_row.phase.task_keys)
+        raise Conflict(
+            f"phase '{key_row.phase.name}' has tasks: a submission is a zip of each task's file "
+            f"({files}), each as that task's columns read it; no one sample file is made"
+        )
     metric = metric_for(competition)
     table = key_table(competition, key_row, settings)
     ids = table.ids.take(pc.sort_indices(table.ids)).cast(pa.large_string())

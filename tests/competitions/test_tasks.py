@@ -215,3 +215,11 @@ def test_a_new_key_version_rescores_every_task_and_its_preview_ranks_by_average_
     assert (moves["alice"]["old_rank"], moves["bob"]["old_rank"]) == (1, 2)
     assert (moves["alice"]["new_score"], moves["bob"]["new_score"]) == (1.0, 2.0)
     assert (moves["alice"]["new_rank"], moves["bob"]["new_rank"]) == (1, 2)
+
+
+def test_a_multi_task_phase_has_no_sample_csv_and_says_so(client, host, alice):
+    assert create(client, host).status_code == 201
+    assert key(client, host, zipped(cls_csv=CLS_KEY, reg_csv=REG_KEY)).status_code == 201
+    response = client.get(f"{API}/competitions/multi/sample-submission", headers=alice.headers)
+    assert response.status_code == 409, response.text
+    assert "cls.csv" in response.json()["detail"]
