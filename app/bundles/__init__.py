@@ -23,6 +23,7 @@ from app.bundles.model import (
     Phase,
     Program,
     Split,
+    Task,
 )
 from app.bundles.read import read_bundle
 
@@ -42,6 +43,7 @@ __all__ = [
     "Phase",
     "Program",
     "Split",
+    "Task",
     "export_codabench",
     "read_bundle",
     "to_api_body",

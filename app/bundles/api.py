@@ -69,6 +69,15 @@ def phase_body(competition: Competition, phase: Phase) -> dict[str, Any]:
         body["final_selection_limit"] = phase.final_selection_limit
     if phase.columns is not None:
         body["columns"] = columns_body(phase.columns, phase.ranking or phase.columns[0].key)
+    if phase.tasks:
+        body["tasks"] = [
+            {
+                "key": t.key,
+                "title": t.title,
+                "columns": columns_body(t.columns, t.columns[0].key),
+            }
+            for t in phase.tasks
+        ]
     if phase.entry_fields:
         body["entry_fields"] = [_field(e) for e in phase.entry_fields]
     if phase.migrate is not None:

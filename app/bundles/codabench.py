@@ -39,7 +39,11 @@ from app.bundles.model import (
     PageKind,
     Phase,
     Program,
+    Task,
 )
+
+# The aggregate a multi-task phase ranks by (app.scoring.columns.AVERAGE_RANK).
+AVERAGE_RANK = "average_rank"
 
 DEFAULT_DOCKER_IMAGE = "codalab/codalab-legacy:py37"
 COMPUTATIONS: dict[str, ComputedOp] = {
@@ -159,22 +163,22 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
         for t in task_ids:
             if t not in tasks:
                 raise f.fail(f"task {t!r} is not defined in tasks", f"{at}.tasks")
+        hide = f.boolean(row.get("hide_output"), f"{at}.hide_output", default=False)
+        hide = hide or f.boolean(
+            row.get("hide_prediction_output"), f"{at}.hide_prediction_output", default=False
+        )
+        phase_tasks: tuple[Task, ...] = ()
         if len(task_ids) > 1:
             # Codabench scores such a submission once per task (a child submission each) and
-            # shows every task's columns; a Podium phase holds one program and one answer key.
-            task_names = [_task_name(config, t) for t in task_ids]
-            rest = ", ".join(repr(n) for n in task_names[1:])
-            warnings.append(
-                f"phase {name!r} runs {len(task_ids)} tasks; only its first, {task_names[0]!r} (its "
-                f"program and reference data), is imported: {rest} not (a Podium phase is scored "
-                "by one program; make a phase of each to keep them)"
+            # shows every task's columns: a multi-task phase, ranked by the average rank.
+            phase_tasks = _phase_tasks(
+                config, tasks, task_ids, columns, ranking, name, warnings, hide
             )
-        program, answer_key, ingestion = tasks[task_ids[0]]
+        first_program, answer_key, ingestion = tasks[task_ids[0]]
+        program: Program | None = first_program
+        if phase_tasks:
+            program, answer_key, ingestion = None, (), None
         if ingestion is not None:
-            hide = f.boolean(row.get("hide_output"), f"{at}.hide_output", default=False)
-            hide = hide or f.boolean(
-                row.get("hide_prediction_output"), f"{at}.hide_prediction_output", default=False
-            )
             ingestion = replace(ingestion, hide_log=hide)
         migrate = None
         if row.get("auto_migrate_to_this_phase") and n > 0:
@@ -226,6 +230,9 @@ def read_codabench(tree: Tree, config: dict[str, Any]) -> Competition:
                 execution_time_limit=limit_s,
                 ingestion=ingestion,
                 migrate=migrate,
+                tasks=phase_tasks,
+                columns=(_average_rank(phase_tasks),) if phase_tasks else None,
+                ranking=AVERAGE_RANK if phase_tasks else None,
             )
         )
     warnings.extend(direction_warnings(columns, where="leaderboards[0]"))
@@ -288,6 +295,51 @@ def _description(f: Fields, value: Any) -> str:
     return value
 
 
+def _phase_tasks(
+    config: dict[str, Any],
+    tasks: dict[Any, TaskFiles],
+    task_ids: list[Any],
+    columns: tuple[Column, ...],
+    ranking: str,
+    phase: str,
+    warnings: list[str],
+    hide_log: bool,
+) -> tuple[Task, ...]:
+    """A multi-task phase's tasks: each with the leaderboard's columns (Codabench shows them
+    once per task), its own program and reference data."""
+    titles = [_task_name(config, t) for t in task_ids]
+    # Task keys prefix their columns' keys: short (a column key holds 64 characters).
+    keys = unique_slugs([t[:24] for t in titles], fallback="task")
+    ordered = (
+        *[c for c in columns if c.key == ranking],
+        *[c for c in columns if c.key != ranking],
+    )
+    out = []
+    for key, title, index in zip(keys, titles, task_ids, strict=True):
+        program, answer_key, ingestion = tasks[index]
+        if ingestion is not None:
+            ingestion = replace(ingestion, hide_log=hide_log)
+        out.append(Task(key, title, ordered, answer_key, program, ingestion))
+    warnings.append(
+        f"phase {phase!r} runs {len(task_ids)} tasks ({', '.join(repr(t) for t in titles)}): "
+        "each is scored by its own program on its own reference data and shown side by side; "
+        f"the phase ranks by the average of each task's rank on column {ranking!r}"
+    )
+    return tuple(out)
+
+
+def _average_rank(tasks: tuple[Task, ...]) -> Column:
+    return Column(
+        key=AVERAGE_RANK,
+        title="Average rank",
+        direction="minimize",
+        precision=2,
+        computed=Computed(
+            op="average_rank", of=tuple(f"{t.key}.{t.columns[0].key}" for t in tasks)
+        ),
+    )
+
+
 def _task_name(config: dict[str, Any], index: Any) -> str:
     for row in config.get("tasks") or ():
         if isinstance(row, dict) and row.get("index") == index:
@@ -295,14 +347,14 @@ def _task_name(config: dict[str, Any], index: Any) -> str:
     return str(index)
 
 
-Task = tuple[Program, tuple[BundleFile, ...], Ingestion | None]
+TaskFiles = tuple[Program, tuple[BundleFile, ...], Ingestion | None]
 
 
 def _tasks(
     tree: Tree, f: Fields, config: dict[str, Any], docker: str, warnings: list[str]
-) -> dict[Any, Task]:
+) -> dict[Any, TaskFiles]:
     rows = f.sequence(config.get("tasks"), "tasks")
-    tasks: dict[Any, Task] = {}
+    tasks: dict[Any, TaskFiles] = {}
     programs: dict[str, Program] = {}
     for i, row in enumerate(rows):
         at = f"tasks[{i}]"

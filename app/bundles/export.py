@@ -14,7 +14,7 @@ import io
 import json
 import re
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -98,7 +98,14 @@ def _leaderboard_columns(competition: Competition) -> list[Column]:
     phase defines a key differently, the competition's definition is the leaderboard's and the
     phase's own is kept in ``podium:``."""
     union: dict[str, Column] = {}
-    for column in [*competition.columns, *(c for p in competition.phases for c in p.columns or ())]:
+    for column in [
+        *competition.columns,
+        # A multi-task phase's aggregates read "{task}.{column}" keys, which Codabench has not
+        # (they travel in ``podium:``); its tasks' own columns are the leaderboard's, as
+        # Codabench shows the same columns for each task.
+        *(c for p in competition.phases if not p.tasks for c in p.columns or ()),
+        *(c for p in competition.phases for t in p.tasks for c in t.columns),
+    ]:
         union.setdefault(column.key, column)
     return list(union.values())
 
@@ -165,12 +172,20 @@ def export_codabench(competition: Competition) -> Export:
         logo_name = "logo/" + (slugify_file(competition.logo.path) or "logo.png")
     files[logo_name] = competition.logo.data if competition.logo else BLANK_PNG
 
-    tasks, phases_yaml, scorers = [], [], []
+    tasks: list[dict[str, Any]] = []
+    phases_yaml, scorers = [], []
+    task_scorers: dict[str, list[dict[str, Any]]] = {}
     program_dirs: dict[Any, str] = {}
     for i, phase in enumerate(competition.phases):
+        if phase.tasks:
+            indexes, each = _tasks_of(competition, phase, files, program_dirs, warnings, tasks)
+            scorers.append(each[0])
+            task_scorers[phase.name] = each
+            phases_yaml.append(_phase_yaml(competition, phase, i, indexes, warnings))
+            continue
         program_dir, scorer = _program_dir(competition, phase, files, program_dirs, warnings)
         task: dict[str, Any] = {
-            "index": i,
+            "index": len(tasks),
             "name": f"{phase.title} task",
             "scoring_program": program_dir,
         }
@@ -191,31 +206,7 @@ def export_codabench(competition: Competition) -> Export:
                 task["input_data"] = data_dir
         tasks.append(task)
         scorers.append(scorer)
-        body: dict[str, Any] = {
-            "index": i,
-            "name": phase.title,
-            "description": phase.description,
-            "start": _when(phase.start),
-            "end": _when(phase.end),
-            "tasks": [i],
-        }
-        if phase.daily_submission_limit is not None:
-            body["max_submissions_per_day"] = phase.daily_submission_limit
-        if phase.total_submission_limit is not None:
-            body["max_submissions"] = phase.total_submission_limit
-        if phase.execution_time_limit is not None:
-            body["execution_time_limit"] = phase.execution_time_limit
-        if phase.ingestion is not None and phase.ingestion.hide_log:
-            body["hide_prediction_output"] = True
-        if (
-            phase.migrate is not None
-            and i > 0
-            and competition.phases[i - 1].name == phase.migrate[0]
-        ):
-            body["auto_migrate_to_this_phase"] = True
-        if phase.board == "blind":
-            warnings.append(f"phase {phase.name!r} is blind on Podium; Codabench shows its board")
-        phases_yaml.append(body)
+        phases_yaml.append(_phase_yaml(competition, phase, i, [task["index"]], warnings))
 
     first = competition.phases[0]
     rule = RULES.get(first.counts) or (
@@ -248,7 +239,10 @@ def export_codabench(competition: Competition) -> Export:
     if sheet:
         config["fact_sheet"] = sheet
     extension = build_extension(
-        competition, leaderboard_keys=[c.key for c in columns], scorers=scorers
+        competition,
+        leaderboard_keys=[c.key for c in columns],
+        scorers=scorers,
+        task_scorers=task_scorers,
     )
     extension["terms_position"] = terms_position
     extension["docker_image"] = competition.docker_image
@@ -287,6 +281,80 @@ def export_codabench(competition: Competition) -> Export:
             info.external_attr = 0o644 << 16
             archive.writestr(info, files[path], compresslevel=1)
     return Export(data=out.getvalue(), warnings=tuple(dict.fromkeys(warnings)))
+
+
+def _phase_yaml(
+    competition: Competition,
+    phase: Phase,
+    i: int,
+    task_indexes: list[int],
+    warnings: list[str],
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "index": i,
+        "name": phase.title,
+        "description": phase.description,
+        "start": _when(phase.start),
+        "end": _when(phase.end),
+        "tasks": task_indexes,
+    }
+    if phase.daily_submission_limit is not None:
+        body["max_submissions_per_day"] = phase.daily_submission_limit
+    if phase.total_submission_limit is not None:
+        body["max_submissions"] = phase.total_submission_limit
+    if phase.execution_time_limit is not None:
+        body["execution_time_limit"] = phase.execution_time_limit
+    hidden = [t.ingestion for t in phase.tasks if t.ingestion is not None]
+    if phase.ingestion is not None:
+        hidden.append(phase.ingestion)
+    if any(i.hide_log for i in hidden):
+        body["hide_prediction_output"] = True
+    if phase.migrate is not None and i > 0 and competition.phases[i - 1].name == phase.migrate[0]:
+        body["auto_migrate_to_this_phase"] = True
+    if phase.board == "blind":
+        warnings.append(f"phase {phase.name!r} is blind on Podium; Codabench shows its board")
+    return body
+
+
+def _tasks_of(
+    competition: Competition,
+    phase: Phase,
+    files: dict[str, bytes],
+    done: dict[Any, str],
+    warnings: list[str],
+    tasks: list[dict[str, Any]],
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """A multi-task phase's tasks as Codabench's, each its program and reference data (a
+    catalogue task's: the standalone scorer of its columns); the indexes the phase lists, and
+    each task's scorer (for ``podium:``)."""
+    indexes, scorers = [], []
+    for task in phase.tasks:
+        single = replace(phase, tasks=(), scorer=task.scorer, columns=task.columns)
+        program_dir, scorer = _program_dir(competition, single, files, done, warnings)
+        entry: dict[str, Any] = {
+            "index": len(tasks),
+            "name": task.title,
+            "scoring_program": program_dir,
+        }
+        if task.answer_key:
+            ref_dir = f"reference_data/{phase.name}/{task.key}"
+            for f in task.answer_key:
+                files[f"{ref_dir}/{f.path}"] = f.data
+            entry["reference_data"] = ref_dir
+        if task.ingestion is not None and task.scorer is not None:
+            ingestion_dir = f"ingestion_program/{phase.name}/{task.key}"
+            for f in task.ingestion.files:
+                files[f"{ingestion_dir}/{f.path}"] = f.data
+            entry["ingestion_program"] = ingestion_dir
+            if task.ingestion.input_data:
+                data_dir = f"input_data/{phase.name}/{task.key}"
+                for f in task.ingestion.input_data:
+                    files[f"{data_dir}/{f.path}"] = f.data
+                entry["input_data"] = data_dir
+        tasks.append(entry)
+        indexes.append(entry["index"])
+        scorers.append(scorer)
+    return indexes, scorers
 
 
 def _program_dir(

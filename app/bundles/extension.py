@@ -20,8 +20,10 @@ from app.bundles.model import (
     DataFile,
     EntryField,
     MetricRef,
+    Phase,
     Program,
     Split,
+    Task,
 )
 
 FORMAT = 1
@@ -85,13 +87,19 @@ def _column_from(f: Fields, raw: Any, where: str) -> Column:
 
 
 def build_extension(
-    competition: Competition, *, leaderboard_keys: list[str], scorers: list[dict[str, Any]]
+    competition: Competition,
+    *,
+    leaderboard_keys: list[str],
+    scorers: list[dict[str, Any]],
+    task_scorers: dict[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """``leaderboard_keys``: the Podium key of each column written to ``leaderboards[0]``, in
-    order; ``scorers``: per phase, how its program was written (see the exporter)."""
+    order; ``scorers``: per phase, how its program was written (see the exporter);
+    ``task_scorers``: a multi-task phase's, per task, by phase name."""
+    task_scorers = task_scorers or {}
     by_key = {c.key: c for c in competition.columns}
     for phase in competition.phases:
-        for column in phase.columns or ():
+        for column in (*(phase.columns or ()), *(c for t in phase.tasks for c in t.columns)):
             by_key.setdefault(column.key, column)
     return {
         "format": FORMAT,
@@ -130,6 +138,17 @@ def build_extension(
                 "total_submission_limit": p.total_submission_limit,
                 "entry_fields": [_field_dict(e) for e in p.entry_fields],
                 "columns": None if p.columns is None else [_column_dict(c) for c in p.columns],
+                # A multi-task phase's tasks as Podium has them: keys (its columns' prefixes),
+                # columns (catalogue metrics too) and what scores each.
+                "tasks": [
+                    {
+                        "key": t.key,
+                        "title": t.title,
+                        "columns": [_column_dict(c) for c in t.columns],
+                        "scorer": task_scorer,
+                    }
+                    for t, task_scorer in zip(p.tasks, task_scorers.get(p.name, ()), strict=False)
+                ],
                 "ranking": p.ranking,
                 "splits": [
                     {"key": s.key, "title": s.title, "visibility": s.visibility} for s in p.splits
@@ -141,6 +160,38 @@ def build_extension(
             for p, scorer in zip(competition.phases, scorers, strict=True)
         ],
     }
+
+
+def _tasks_from(f: Fields, phase: Phase, raw: Any, tree: Tree, at: str) -> tuple[Task, ...]:
+    """The phase's tasks as Podium had them: their keys (the reader derives keys from names),
+    columns (catalogue metrics too) and scorers (an exported catalogue task's program only
+    serves Codabench)."""
+    specs = f.sequence(raw or [], f"{at}.tasks")
+    if not specs or len(specs) != len(phase.tasks):
+        return phase.tasks
+    tasks = []
+    for i, (task, spec) in enumerate(zip(phase.tasks, specs, strict=True)):
+        where = f"{at}.tasks[{i}]"
+        spec = f.mapping(spec, where)
+        columns = task.columns
+        if spec.get("columns"):
+            columns = tuple(
+                _column_from(f, c, f"{where}.columns[{j}]")
+                for j, c in enumerate(f.sequence(spec["columns"], f"{where}.columns"))
+            )
+            check_columns(columns, columns[0].key, file=f.file, field=f"{where}.columns")
+        scorer = _scorer(task.scorer, spec.get("scorer"), tree, f, where)
+        tasks.append(
+            replace(
+                task,
+                key=f.text(spec.get("key"), f"{where}.key"),
+                title=f.text(spec.get("title") or task.title, f"{where}.title"),
+                columns=columns,
+                scorer=scorer,
+                ingestion=task.ingestion if scorer is not None else None,
+            )
+        )
+    return tuple(tasks)
 
 
 def apply_extension(
@@ -212,14 +263,24 @@ def apply_extension(
         at = f"podium.phases[{i}]"
         spec = f.mapping(spec, at)
         own = None
+        tasks = _tasks_from(f, phase, spec.get("tasks"), tree, at)
         if spec.get("columns") is not None:
             own = tuple(
                 _column_from(f, c, f"{at}.columns[{j}]")
                 for j, c in enumerate(f.sequence(spec["columns"], f"{at}.columns"))
             )
+            # A multi-task phase's aggregates read its tasks' columns ("{task}.{column}").
+            qualified = [
+                Column(f"{t.key}.{c.key}", c.title, c.direction) for t in tasks for c in t.columns
+            ]
             check_columns(
-                own, spec.get("ranking") or own[0].key, file=f.file, field=f"{at}.columns"
+                (*own, *qualified),
+                spec.get("ranking") or own[0].key,
+                file=f.file,
+                field=f"{at}.columns",
             )
+        elif phase.tasks:
+            own = phase.columns
         phases.append(
             replace(
                 phase,
@@ -257,6 +318,7 @@ def apply_extension(
                 migrate=(str(spec["migrate"][0]), str(spec["migrate"][1]))
                 if spec.get("migrate")
                 else (None if "migrate" in spec else phase.migrate),
+                tasks=tasks,
             )
         )
     pages = competition.pages

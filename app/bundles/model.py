@@ -17,7 +17,7 @@ Direction = Literal["maximize", "minimize"]
 Board = Literal["public", "hidden", "blind"]
 Counts = Literal["best", "last", "chosen"]
 Visibility = Literal["public", "private", "hidden"]
-ComputedOp = Literal["mean", "sum", "min", "max"]
+ComputedOp = Literal["mean", "sum", "min", "max", "average_rank"]
 FieldType = Literal["text", "boolean", "choice"]
 ProgramKind = Literal["evalai", "codabench", "codalab"]
 PageKind = Literal["terms", "evaluation", "data", "page"]
@@ -133,6 +133,19 @@ class Ingestion:
 
 
 @dataclass(frozen=True)
+class Task:
+    """One task of a multi-task phase (Codabench's ``phases[].tasks`` naming several): its own
+    columns (the first ranks within the task), reference data and scoring program."""
+
+    key: str  # a slug: its columns are "{key}.{column}" on the phase's board
+    title: str
+    columns: tuple[Column, ...]
+    answer_key: tuple[BundleFile, ...] = ()
+    scorer: Program | None = None
+    ingestion: Ingestion | None = None  # code submissions run it first, task by task
+
+
+@dataclass(frozen=True)
 class Phase:
     name: str  # a slug
     title: str
@@ -157,6 +170,9 @@ class Phase:
     ingestion: Ingestion | None = None  # code submissions run it first (Codabench, CodaLab)
     # Submissions carried in when it opens: (phase name, "last" | "selected").
     migrate: tuple[str, str] | None = None
+    # A multi-task phase's tasks; ``columns`` then holds its aggregates (average_rank, ...)
+    # over the tasks' columns, and ``answer_key`` / ``scorer`` are unset.
+    tasks: tuple[Task, ...] = ()
 
 
 @dataclass(frozen=True)

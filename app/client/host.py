@@ -186,6 +186,9 @@ def _phased(metric: Any, count: int, first: date) -> str:
             "    # which submission stands: best, last, or chosen (the team's final selections)",
             f"    counts: {'chosen' if blind else 'best'}",
             "    # columns: [...]   # the phase's own columns (else the competition's)",
+            "    # tasks: [...]     # several tasks, each its key, title and columns; then",
+            "    #                  # columns: [{key: avg, computed: {op: average_rank, of:",
+            "    #                  #   [TASK.COLUMN, ...]}}] (docs: Multi-task phases)",
             "    # entry_fields:     # what an uploader is asked with each submission",
             "    #   - {key: method_name, title: Method, type: text, required: true, "
             "on_board: true}",

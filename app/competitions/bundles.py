@@ -44,6 +44,7 @@ from app.bundles import (
     Phase,
     Program,
     Split,
+    Task,
     export_codabench,
     read_bundle,
     to_api_body,
@@ -67,6 +68,7 @@ from app.models import Competition as CompetitionRow
 from app.models import DataFile as DataFileRow
 from app.models import Phase as PhaseRow
 from app.scoring.columns import Column as ResolvedColumn
+from app.scoring.columns import resolve_columns
 from app.storage import (
     StoredFile,
     delete_blob,
@@ -157,7 +159,9 @@ def import_bundle(
         competition = create_competition(session, data=data, owner=owner)
         competition.origin = origin
         for index, (phase, row) in enumerate(zip(model.phases, competition.phases, strict=True)):
-            if phase.scorer is not None or is_program(competition):
+            if phase.tasks:
+                _store_tasks(session, competition, phase, row, owner, settings, stored)
+            elif phase.scorer is not None or is_program(competition):
                 _store_program(session, competition, phase, row, owner, settings, stored)
                 if phase.scorer is None:
                     warnings.append(
@@ -241,8 +245,9 @@ def _upload_key(
 def _refuse_python2(phases: Sequence[Phase]) -> None:
     """A Python 2 program the reader could not convert (app.bundles.py2) cannot run on the
     scorer runtime (Python 3): the import is refused, naming the file and the line."""
-    for index, phase in enumerate(phases):
-        program = phase.scorer
+    programs = [(i, p, p.scorer) for i, p in enumerate(phases)]
+    programs += [(i, p, t.scorer) for i, p in enumerate(phases) for t in p.tasks]
+    for index, phase, program in programs:
         if program is None or not program.python2:
             continue
         report = scan_program({f.path: f.data for f in program.files}, label="the program")
@@ -277,6 +282,14 @@ def _store_program(
     """The reference data as the phase's answer key (one zip of its files, published: it is what
     the program reads in ``input/ref``) and the program's files as one zip (``program/...``)
     that ``Phase.scorer`` names, both stored content-addressed beside the competition's keys."""
+    row.scorer = _stored_scorer(competition, phase, settings, stored)
+    _publish_key(session, competition, row, list(phase.answer_key), owner, settings, stored)
+
+
+def _stored_scorer(
+    competition: CompetitionRow, phase: Phase, settings: Settings, stored: list[str]
+) -> dict[str, Any]:
+    """The phase's program stored as one zip, and the ``scorer`` that names it."""
     program = phase.scorer
     ingestion = phase.ingestion if program is not None and program.kind != "evalai" else None
     # The ingestion program and its input data beside the program, in the same zip: a run needs
@@ -289,40 +302,8 @@ def _store_program(
             BundleFile(f"ingestion_program/{f.path}", f.data) for f in ingestion.files
         ]
         program_files += [BundleFile(f"input_data/{f.path}", f.data) for f in ingestion.input_data]
-    blobs: list[StoredFile] = []
-    for files, prefix in (
-        (program_files, f"programs/{competition.id}"),
-        (list(phase.answer_key), f"answer-keys/{competition.id}"),
-    ):
-        blob = store_stream(
-            io.BytesIO(_zip(files)),
-            prefix=prefix,
-            settings=settings,
-            max_bytes=settings.bundle_max_unpacked_bytes,
-            suffix=".zip",
-        )
-        stored.append(blob.ref)  # removed again if the import fails or is a dry run
-        blobs.append(blob)
-    program_blob, key_blob = blobs
-    key = AnswerKey(
-        competition_id=competition.id,
-        phase_id=row.id,
-        version=1,
-        path=key_blob.ref,
-        sha256=key_blob.sha256,
-        # Not a table: the program reads the files as they are.
-        id_column="",
-        target_columns=[],
-        n_rows=len(phase.answer_key),
-        n_public=0,
-        n_private=0,
-        uploaded_by_id=owner.id,
-        published_at=datetime.now(UTC),
-    )
-    session.add(key)
-    session.flush()
-    key_published(session, competition_id=competition.id, phase=row, key=key)
-    row.scorer = {
+    program_blob = _store_zip(program_files, f"programs/{competition.id}", settings, stored)
+    return {
         "kind": program.kind if program else None,
         "ref": program_blob.ref,
         "sha256": program_blob.sha256,
@@ -345,6 +326,87 @@ def _store_program(
             "input_data": [{"path": f.path, "sha256": f.sha256} for f in ingestion.input_data],
         },
     }
+
+
+def _store_zip(
+    files: Sequence[BundleFile], prefix: str, settings: Settings, stored: list[str]
+) -> StoredFile:
+    blob = store_stream(
+        io.BytesIO(_zip(files)),
+        prefix=prefix,
+        settings=settings,
+        max_bytes=settings.bundle_max_unpacked_bytes,
+        suffix=".zip",
+    )
+    stored.append(blob.ref)  # removed again if the import fails or is a dry run
+    return blob
+
+
+def _publish_key(
+    session: Session,
+    competition: CompetitionRow,
+    row: PhaseRow,
+    files: list[BundleFile],
+    owner: User,
+    settings: Settings,
+    stored: list[str],
+) -> None:
+    """A program phase's first key version, published: its reference files as one zip."""
+    key_blob = _store_zip(files, f"answer-keys/{competition.id}", settings, stored)
+    key = AnswerKey(
+        competition_id=competition.id,
+        phase_id=row.id,
+        version=1,
+        path=key_blob.ref,
+        sha256=key_blob.sha256,
+        # Not a table: the program reads the files as they are.
+        id_column="",
+        target_columns=[],
+        n_rows=len(files),
+        n_public=0,
+        n_private=0,
+        uploaded_by_id=owner.id,
+        published_at=datetime.now(UTC),
+    )
+    session.add(key)
+    session.flush()
+    key_published(session, competition_id=competition.id, phase=row, key=key)
+
+
+def _store_tasks(
+    session: Session,
+    competition: CompetitionRow,
+    phase: Phase,
+    row: PhaseRow,
+    owner: User,
+    settings: Settings,
+    stored: list[str],
+) -> None:
+    """A multi-task phase: each task's program stored as a single-task phase's is (its
+    ``scorer`` kept on the task), and one answer key holding every task's reference data under
+    ``{task}/`` (a new version replaces them together: a board compares like with like)."""
+    scorers = {
+        # A task its catalogue metrics score has no program (an export of one came back).
+        task.key: None
+        if task.scorer is None and all(c.metric or c.computed for c in task.columns)
+        else _stored_scorer(
+            competition,
+            replace(
+                phase,
+                tasks=(),
+                scorer=task.scorer,
+                answer_key=task.answer_key,
+                ingestion=task.ingestion,
+            ),
+            settings,
+            stored,
+        )
+        for task in phase.tasks
+    }
+    files = [BundleFile(f"{t.key}/{f.path}", f.data) for t in phase.tasks for f in t.answer_key]
+    _publish_key(session, competition, row, files, owner, settings, stored)
+    row.scorer = None
+    row.tasks = [{**t, "scorer": scorers.get(str(t["key"]))} for t in row.tasks or ()]
 
 
 def _remove(refs: list[str], settings: Settings, blobs: Sequence[str] = ()) -> None:
@@ -499,6 +561,8 @@ def _phase(
         if not row.migrate
         else (str(row.migrate["from"]), str(row.migrate.get("take", "selected"))),
     }
+    if row.tasks:
+        return _task_phase(competition, row, common, settings, missing)
     if row.scorer is None:
         key = row.board_key
         answer_key = ()
@@ -512,8 +576,70 @@ def _phase(
     return _program_phase(row, common, settings)
 
 
-def _program_phase(row: PhaseRow, common: dict[str, Any], settings: Settings) -> Phase:
-    scorer = row.scorer or {}
+def _task_phase(
+    competition: CompetitionRow,
+    row: PhaseRow,
+    common: dict[str, Any],
+    settings: Settings,
+    missing: list[str],
+) -> Phase:
+    """A multi-task phase: its aggregates as its columns, each task its columns, program and
+    the reference data its key holds under ``{task}/``."""
+    aggregates = [dict(c) for c in row.columns or ()]
+    resolved = {c.key: c for c in columns_for(competition, row)}
+    own = _columns(aggregates, [resolved[str(c["key"])] for c in aggregates]) or None
+    key = row.board_key
+    data = None
+    if key is not None:
+        data = _read_or_none(lambda: open_stored(key.path, settings=settings))
+        if data is None:
+            missing.append(f"phase {row.name!r}: answer key version {key.version}")
+    tasks = []
+    for task in row.tasks or ():
+        name = str(task["key"])
+        defs = [dict(c) for c in task["columns"]]
+        program, ingestion = None, None
+        if task.get("scorer"):
+            stored = _program_phase(row, common, settings, task["scorer"])
+            program, ingestion = stored.scorer, stored.ingestion
+        reference: tuple[BundleFile, ...] = ()
+        if data is not None:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                # Under "{task}/" (imported), or a host's "{task}.csv" at the top.
+                reference = tuple(
+                    BundleFile(info.filename.removeprefix(f"{name}/"), archive.read(info))
+                    for info in archive.infolist()
+                    if not info.is_dir()
+                    and (
+                        info.filename.startswith(f"{name}/")
+                        or ("/" not in info.filename and info.filename.split(".")[0] == name)
+                    )
+                )
+        tasks.append(
+            Task(
+                key=name,
+                title=str(task.get("title") or name),
+                columns=_columns(defs, resolve_columns(defs)),
+                answer_key=reference,
+                scorer=program,
+                ingestion=ingestion,
+            )
+        )
+    return Phase(
+        **{**common, "columns": own, "ranking": own[0].key if own else None},
+        tasks=tuple(tasks),
+    )
+
+
+def _program_phase(
+    row: PhaseRow,
+    common: dict[str, Any],
+    settings: Settings,
+    scorer: dict[str, Any] | None = None,
+) -> Phase:
+    """A program phase (or, with ``scorer``, one task's program, its reference data aside)."""
+    task = scorer is not None
+    scorer = scorer or row.scorer or {}
     with open_stored(scorer["ref"], settings=settings) as stream:
         archive = zipfile.ZipFile(io.BytesIO(stream.read()))
     with archive:
@@ -542,7 +668,7 @@ def _program_phase(row: PhaseRow, common: dict[str, Any], settings: Settings) ->
             if f"reference/{f['path']}" in archive.namelist()
         )
     key = row.board_key
-    if key is not None:
+    if key is not None and not task:
         reference = _reference_files(key.path, scorer, settings)
     program = None
     if scorer.get("kind"):

@@ -154,6 +154,7 @@ _AUDITED = [
     "board",
     "counts",
     "columns",
+    "tasks",
     "entry_fields",
     "submission_kind",
     "code_limits",

@@ -33,6 +33,7 @@ from app.models.competition import ARCHIVED, DRAFT, PUBLISHED
 from app.models.simulation import EPISODE_DONE, EPISODE_FAILED
 from app.scoring.columns import Column
 from app.scoring.core import ScoringError, score_columns_file
+from app.scoring.tasks import runnable_task
 from app.storage import delete_blob, remove_stored
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ def _answer_key(phase: Phase, several: bool) -> ChecklistItem:
     where = f"phase '{phase.name}': " if several else ""
     if key is None:
         return _item(name, False, f"{where}no answer key yet: upload one", phase=phase.name)
-    if phase.scorer is not None:
+    if phase.scorer is not None or phase.tasks:
         files = f"{key.n_rows:,} file{'s' if key.n_rows != 1 else ''}"
         detail = f"version {key.version}, the scoring program's reference data ({files})"
         return _item(name, True, where + detail, phase=phase.name)
@@ -151,6 +152,22 @@ def _sample_scores(
         return [
             item(c, False, "needs an answer key to build the sample submission") for c in columns
         ]
+    if phase.tasks:
+        # Each task in turn (its catalogue metrics, or its imported program run in the jail):
+        # the phase takes submissions if one of them can score.
+        kinds = [
+            f"task '{t['key']}' ("
+            + (
+                (t.get("scorer") or {}).get("kind") or "no program"
+                if any(c.get("scorer") == "program" for c in t["columns"])
+                else "catalogue metrics"
+            )
+            + ")"
+            for t in phase.tasks
+        ]
+        ok = any(runnable_task(t) for t in phase.tasks)
+        detail = "scored on each task, in turn: " + ", ".join(kinds)
+        return [item(columns[0], ok, detail if ok else "no task can score a submission")]
     if phase.scorer is not None:
         # An imported program reads whatever its platform passed it: no sample CSV to score.
         kind, ok = phase.scorer.get("kind"), not phase.scorer.get("python2")

@@ -20,6 +20,7 @@ from app.ledger.facts import phase_changed
 from app.models import Competition, Phase, Submission, User
 from app.models.phase import KIND_SIMULATION, LEGACY_PHASE
 from app.scoring.columns import Column, ColumnError, is_program, reading_metric, shape
+from app.scoring.tasks import flatten
 from app.simulation.environments import (
     EnvironmentConfig,
     EnvironmentError_,
@@ -37,6 +38,9 @@ class PhaseClosed(Conflict):
 def check_phase_columns(competition: Competition, config: PhaseConfig, index: int) -> None:
     """A phase's own columns must read files as the competition's do and rank the same way:
     the phase's key is read by the competition's metric, its board sorted by its direction."""
+    if config.tasks:
+        check_task_columns(competition, config, index)
+        return
     if config.columns is None:
         return
     where = f"phases[{index}].columns"
@@ -64,6 +68,37 @@ def check_phase_columns(competition: Competition, config: PhaseConfig, index: in
         raise Unprocessable(
             f"{where}: the phase's columns read a submission differently from the competition's",
             extra={"field": where},
+        )
+
+
+def task_defs(config: PhaseConfig) -> list[dict[str, Any]]:
+    """A multi-task phase's tasks as stored (their programs aside)."""
+    return [
+        {
+            "key": t.key,
+            "title": t.title or t.key,
+            "columns": [c.model_dump(exclude_none=True) for c in t.columns],
+        }
+        for t in config.tasks or ()
+    ]
+
+
+def check_task_columns(competition: Competition, config: PhaseConfig, index: int) -> None:
+    """A multi-task phase's columns: each task's scored by catalogue metrics (reading its own
+    file of the submission and its own part of the key) or written by its imported program,
+    the aggregates over them, the whole resolved as the board will resolve it."""
+    where = f"phases[{index}]"
+    aggregates = [c.model_dump(exclude_none=True) for c in config.columns or ()]
+    try:
+        own = check_columns(flatten(aggregates, task_defs(config)), f"{where}.columns")
+    except ColumnError as exc:
+        raise Unprocessable(exc.args[0], extra={"field": exc.field}) from None
+    base = columns_for(competition)
+    if not own[0].on_board and own[0].direction != base[0].direction:
+        raise Unprocessable(
+            f"{where}.columns[0]: the phase's ranking column sorts {own[0].direction}, the "
+            f"competition's {base[0].direction}; a phase ranks the same way as its competition",
+            extra={"field": f"{where}.columns[0]"},
         )
 
 
@@ -129,6 +164,11 @@ def configure_phase(
     phase.columns = (
         [c.model_dump(exclude_none=True) for c in config.columns] if config.columns else None
     )
+    # A task named again keeps its imported program (a draft's revision changes its columns).
+    programs = {str(t["key"]): t.get("scorer") for t in phase.tasks or ()}
+    phase.tasks = [
+        {**task, "scorer": programs.get(task["key"])} for task in task_defs(config)
+    ] or None
     phase.entry_fields = [f.model_dump(exclude_none=True) for f in config.entry_fields]
     phase.submission_kind = config.submission_kind
     phase.code_limits = config.code_limits.model_dump() if config.code_limits else None
@@ -286,6 +326,12 @@ def to_public(phase: Phase, now: datetime | None = None) -> PhasePublic:
         board=phase.board,  # type: ignore[arg-type]
         counts=phase.counts,  # type: ignore[arg-type]
         columns=[dict(c) for c in phase.columns] if phase.columns else None,
+        tasks=[
+            {"key": t["key"], "title": t.get("title") or t["key"], "columns": t["columns"]}
+            for t in phase.tasks
+        ]
+        if phase.tasks
+        else None,
         entry_fields=[dict(f) for f in phase.entry_fields or []],
         has_answer_key=phase.board_key is not None,
         submission_kind=phase.submission_kind,  # type: ignore[arg-type]

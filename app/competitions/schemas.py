@@ -53,7 +53,9 @@ MAX_RULES = 100_000
 class ComputedConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["mean", "sum", "min", "max"]
+    # average_rank: each input's rank among the board's rows, averaged (a multi-task phase's
+    # aggregate over its tasks' columns, named "{task}.{column}").
+    op: Literal["mean", "sum", "min", "max", "average_rank"]
     of: list[ColumnKey] = Field(min_length=1, max_length=20)
 
 
@@ -79,6 +81,23 @@ class ColumnConfig(BaseModel):
 
 
 Columns = Annotated[list[ColumnConfig], Field(min_length=1, max_length=20)]
+# A task's key is the first part of its columns' names on the phase's board ("{task}.{column}").
+TaskKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,31}$")]
+MAX_TASKS = 10
+
+
+class TaskConfig(BaseModel):
+    """One task of a multi-task phase (Codabench's ``tasks``): its own columns, scored by its
+    own imported program on its own reference data (the phase's answer key holds each task's
+    under ``{key}/``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: TaskKey
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+    columns: Columns
+
+
 STANDARD_FIELDS = ("method_name", "method_description", "project_url", "publication_url")
 
 
@@ -128,6 +147,9 @@ class PhaseConfig(BaseModel):
     board: BoardRule = "public"
     counts: CountingRule = "chosen"
     columns: Columns | None = None
+    # A multi-task phase: its tasks, side by side on its board; ``columns`` then holds the
+    # phase's aggregates over the tasks' columns (e.g. average_rank), the first ranking.
+    tasks: list[TaskConfig] | None = Field(default=None, min_length=2, max_length=MAX_TASKS)
     entry_fields: list[EntryField] = Field(default_factory=list, max_length=20)
     # "code": participants send a script, notebook or zip that runs in the jail on the data files.
     submission_kind: SubmissionKind = "predictions"
@@ -144,6 +166,11 @@ class PhaseConfig(BaseModel):
         keys = [f.key for f in self.entry_fields]
         if len(set(keys)) != len(keys):
             raise ValueError(f"phase '{self.name}': duplicate entry field keys")
+        tasks = [t.key for t in self.tasks or ()]
+        if len(set(tasks)) != len(tasks):
+            raise ValueError(f"phase '{self.name}': duplicate task keys")
+        if self.tasks and self.submission_kind != "predictions":
+            raise ValueError(f"phase '{self.name}': a multi-task phase takes predictions")
         return self
 
 
@@ -179,6 +206,8 @@ class PhasePublic(BaseModel):
     board: BoardRule
     counts: CountingRule
     columns: list[dict[str, Any]] | None
+    # A multi-task phase's tasks: [{"key", "title", "columns"}]; None: a single-task phase.
+    tasks: list[dict[str, Any]] | None = None
     entry_fields: list[dict[str, Any]]
     has_answer_key: bool
     submission_kind: SubmissionKind = "predictions"

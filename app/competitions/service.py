@@ -22,6 +22,7 @@ from app.competitions.schemas import (
     MetricConfig,
     check_timeline,
 )
+from app.competitions.task_keys import upload_task_key
 from app.competitions.visibility import load_competition, visible_competitions
 from app.config import Settings
 from app.custom_metrics.sandbox import (
@@ -452,6 +453,15 @@ def upload_answer_key(
     ``pause=False`` keeps the transaction: for a competition made in this same unit of work (a
     bundle's import), which nobody else sees and so nothing can change meanwhile.
     """
+    if phase.tasks:
+        return upload_task_key(
+            session,
+            competition=competition,
+            phase=phase,
+            source=source,
+            uploader=uploader,
+            settings=settings,
+        )
     if phase.scorer is not None:
         # Its answer key is the program's reference data as the bundle brought it (a zip of its
         # files), not a table this route could check.
@@ -653,6 +663,12 @@ def sample_submission_csv(
     key_row = key or competition.board_key
     if key_row is None:
         raise NotFound("this competition has no answer key yet")
+    if key_row.phase is not None and key_row.phase.tasks:
+        files = ", ".join(f"{k}.csv" for k in key_row.phase.task_keys)
+        raise Conflict(
+            f"phase '{key_row.phase.name}' has tasks: a submission is a zip of each task's file "
+            f"({files}), each as that task's columns read it; no one sample file is made"
+        )
     metric = metric_for(competition)
     table = key_table(competition, key_row, settings)
     ids = table.ids.take(pc.sort_indices(table.ids)).cast(pa.large_string())

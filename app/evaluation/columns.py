@@ -10,6 +10,7 @@ from app.evaluation.metric import is_custom, metric_for
 from app.metrics import Metric, UnknownMetric, get_metric
 from app.models import Competition, Phase
 from app.scoring.columns import Column, resolve_columns
+from app.scoring.tasks import flatten
 
 
 def _lookup(name: str) -> Metric:
@@ -21,7 +22,10 @@ def _lookup(name: str) -> Metric:
 
 
 def column_defs(competition: Competition, phase: Phase | None = None) -> list[dict[str, Any]]:
-    """The column definitions as the API takes and shows them."""
+    """The column definitions as the API takes and shows them; a multi-task phase's are its
+    aggregates then its tasks' columns, task-qualified (app.scoring.tasks)."""
+    if phase is not None and phase.tasks:
+        return flatten(phase.columns, phase.tasks)
     if phase is not None and phase.columns:
         return [dict(c) for c in phase.columns]
     if competition.columns:
@@ -60,6 +64,7 @@ def public_column(column: Column) -> dict[str, Any]:
         "direction": column.direction,
         "precision": column.precision,
         "hidden": column.hidden,
+        "task": column.task,
     }
 
 

@@ -171,6 +171,9 @@ def _claim(factory: sessionmaker[Session], submission_id: int, key_id: int) -> S
         key = session.get(AnswerKey, key_id)
         if submission is None or competition is None or key is None:
             return None
+        if submission.phase is not None and submission.phase.tasks:
+            # A multi-task row is several tasks' files and keys: no one bootstrap reads it.
+            return None
         # The parameter-free Ladder needs its threshold even when intervals are off.
         if not competition.score_intervals and competition.public_board_mode != "ladder_free":
             return None

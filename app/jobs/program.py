@@ -65,6 +65,18 @@ class ProgramPlan:
     # The phase's ingestion program (its command, hide_log), its files and input data in the
     # program's zip: a code submission runs it first (Codabench's prediction step).
     ingestion: dict[str, Any] | None = None
+    # A task of a multi-task phase: its reference data is the key's files under this folder.
+    reference_folder: str = ""
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """One task of a multi-task phase: its key, its own (unqualified) columns and its program
+    (None: the task came without one, and is missing from every row)."""
+
+    key: str
+    columns: tuple[dict[str, Any], ...]
+    program: ProgramPlan | None
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,24 @@ def program_plan(submission: Submission) -> ProgramPlan | None:
     scorer = submission.phase.scorer
     if not scorer:
         return None
+    return _plan(submission, scorer)
+
+
+def task_plans(submission: Submission) -> tuple[TaskPlan, ...]:
+    """The plans of a submission to a multi-task phase, one a task; () for another phase."""
+    return tuple(
+        TaskPlan(
+            key=str(task["key"]),
+            columns=tuple(dict(c) for c in task.get("columns") or ()),
+            program=_plan(submission, task["scorer"], f"{task['key']}/")
+            if task.get("scorer")
+            else None,
+        )
+        for task in submission.phase.tasks or ()
+    )
+
+
+def _plan(submission: Submission, scorer: Mapping[str, Any], folder: str = "") -> ProgramPlan:
     team = submission.team
     details = dict(submission.details or {})
     return ProgramPlan(
@@ -97,6 +127,7 @@ def program_plan(submission: Submission) -> ProgramPlan | None:
         filename=submission.filename,
         execution_time_limit=scorer.get("execution_time_limit"),
         ingestion=_ingestion_spec(scorer),
+        reference_folder=folder,
         metadata={
             # What EvalAI's worker passes as submission_metadata (the fields scripts read).
             "id": submission.id,
@@ -175,7 +206,7 @@ def _score(
         files=_program_files(stored),
         command=plan.command,
     )
-    reference = _reference(key_path, plan.reference_names)
+    reference = _reference(key_path, plan.reference_names, plan.reference_folder)
     bundle_columns = [_column(raw) for raw in columns]
     splits = [Split(s["key"], s.get("title") or s["key"], s["visibility"]) for s in plan.splits]  # type: ignore[arg-type]
     limits = limits_of(plan, settings)
@@ -319,16 +350,16 @@ def _program_files(path: Path, folder: str = "program/") -> tuple[BundleFile, ..
         )
 
 
-def _reference(path: Path, names: Sequence[str]) -> tuple[BundleFile, ...]:
-    """The answer key as reference files: the zip the import stored, or (a key uploaded later
-    as one file) that file under its imported name."""
+def _reference(path: Path, names: Sequence[str], folder: str = "") -> tuple[BundleFile, ...]:
+    """The answer key as reference files: the zip the import stored (a task's: its files under
+    ``folder``), or (a key uploaded later as one file) that file under its imported name."""
     data = path.read_bytes()
     if zipfile.is_zipfile(io.BytesIO(data)):
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             return tuple(
-                BundleFile(info.filename, archive.read(info))
+                BundleFile(info.filename.removeprefix(folder), archive.read(info))
                 for info in archive.infolist()
-                if not info.is_dir()
+                if not info.is_dir() and info.filename.startswith(folder)
             )
     return (BundleFile(names[0] if len(names) == 1 else "answer_key", data),)
 

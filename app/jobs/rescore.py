@@ -16,7 +16,7 @@ from app.db import after_commit
 from app.errors import Conflict
 from app.jobs.queue import ScoringQueue
 from app.leaderboard.schemas import Board, RankChange, RescorePreview, RescoreStarted
-from app.leaderboard.service import standings
+from app.leaderboard.service import board_standings
 from app.ledger.facts import key_published
 from app.models import AnswerKey, Competition, Phase, Score, Submission, SubmissionStatus, User
 
@@ -132,13 +132,19 @@ def _resume_benchmark(
 def _changes(
     session: Session, competition: Competition, old: AnswerKey, new: AnswerKey, board: Board
 ) -> list[RankChange]:
+    # As the board ranks them (an average rank is computed over the board's rows).
+    phase = old.phase
     before = {
         s.team_id: s
-        for s in standings(session, competition=competition, key_id=old.id, board=board)
+        for s in board_standings(
+            session, competition=competition, phase=phase, key_id=old.id, board=board
+        )
     }
     after = {
         s.team_id: s
-        for s in standings(session, competition=competition, key_id=new.id, board=board)
+        for s in board_standings(
+            session, competition=competition, phase=phase, key_id=new.id, board=board
+        )
     }
     teams = list(after) + [t for t in before if t not in after]
     return [
@@ -241,7 +247,7 @@ def _publish_benchmark(
         before={"board_version": old.version},
         after={"board_version": new.version, "queued": len(todo)},
     )
-    key_published(session, competition_id=competition.id, phase=phase.name, key=new)
+    key_published(session, competition_id=competition.id, phase=phase, key=new)
     return new
 
 

@@ -42,7 +42,7 @@ from app.errors import StorageUnavailable
 from app.evaluation.columns import column_defs
 from app.evaluation.custom import score_with_custom_metric
 from app.evaluation.keys import intake_limits, key_table
-from app.evaluation.metric import is_custom
+from app.evaluation.metric import is_custom, metric_for
 from app.events.stream import SUBMISSION_FAILED, SUBMISSION_SCORED, emit_rows
 from app.jobs.code_run import CodeInput, CodePlan, RunRecord, refused_output, run_submission_code
 from app.jobs.honest import (
@@ -67,7 +67,15 @@ from app.jobs.lease import (
     try_claim_many,
 )
 from app.jobs.lease import now as lease_now
-from app.jobs.program import ProgramPlan, limits_of, program_plan, score_with_program
+from app.jobs.program import (
+    ProgramPlan,
+    TaskPlan,
+    limits_of,
+    program_plan,
+    score_with_program,
+    task_plans,
+)
+from app.jobs.tasks import score_tasks
 from app.jobs.turns import claim_run
 from app.leaderboard.standings import recompute_teams
 from app.ledger import facts
@@ -144,6 +152,8 @@ class ScoringPlan:
     code: CodePlan | None = None
     # A phase scored by its imported program: run in the jail instead (app.jobs.program).
     program: ProgramPlan | None = None
+    # A multi-task phase: each task's program in turn (app.jobs.tasks).
+    tasks: tuple[TaskPlan, ...] = ()
 
     @classmethod
     def read(
@@ -158,6 +168,7 @@ class ScoringPlan:
             columns=tuple(column_defs(competition, submission.phase)),
             code=code,
             program=program_plan(submission),
+            tasks=task_plans(submission),
             # A code submission scored before is rescored from the file its run wrote.
             submission_path=submission.output_path or submission.path,
             key_path=key.path,
@@ -271,7 +282,11 @@ def _claim_of(
         # bounded by the wall limit (as Codabench's prediction and scoring runs are).
         steps = 2 if plan.program.ingestion else 1
         run_for = steps * (limits_of(plan.program, settings).wall_seconds + 60)
-    plain = code is None and plan.program is None
+    for task in plan.tasks:
+        if task.program is not None:
+            steps = 2 if task.program.ingestion else 1
+            run_for += steps * (limits_of(task.program, settings).wall_seconds + 60)
+    plain = code is None and plan.program is None and not plan.tasks
     return Claim(
         lease=lease,
         key_id=key.id,
@@ -325,6 +340,7 @@ def _queued_upload_plan(many: bool = False):  # type: ignore[no-untyped-def]
             Phase.columns.label("phase_columns"),
             Phase.submission_kind,
             Phase.scorer,
+            Phase.tasks,
             *(getattr(AnswerKey, name).label(f"key_{name}") for name in _PLAN_KEY),
         )
         .join(Competition, Competition.id == Submission.competition_id)
@@ -386,6 +402,7 @@ def _claim_queued_uploads(
         if row.submission_status == SubmissionStatus.queued
         and row.submission_kind != KIND_CODE
         and not row.scorer
+        and not row.tasks
         and row.key_id is not None
         and row.submission_attempts < settings.scoring_max_attempts
     }
@@ -489,7 +506,7 @@ def estimated_size(path: Path) -> int:
 def _evaluate(
     plan: ScoringPlan, settings: Settings, *, submission_id: int, time_limit: float | None = None
 ) -> Outcome:
-    if plan.program is not None:  # in the jail, with its own wall limit
+    if plan.program is not None or plan.tasks:  # in the jail, with its own wall limit
         return _evaluate_program(plan, settings, submission_id=submission_id)[0]
     # A custom metric already runs in a child of its own (the jail).
     if not is_custom(plan.competition()) and (
@@ -509,7 +526,22 @@ def _evaluate_program(
     plan: ScoringPlan, settings: Settings, *, submission_id: int
 ) -> "tuple[Outcome, Ran | None]":
     """Score with the phase's imported program; a code submission to a phase with an ingestion
-    program runs that first, and its run's record comes back to be kept like a code run's."""
+    program runs that first, and its run's record comes back to be kept like a code run's.
+    A multi-task phase's programs run in turn, one a task (no ingestion step)."""
+    if plan.tasks:
+        scored = score_tasks(
+            plan.tasks,
+            columns=plan.columns,
+            submission_path=Path(plan.submission_path),
+            key_path=Path(plan.key_path),
+            settings=settings,
+            submission_id=submission_id,
+            maximize=metric_for(plan.competition()).greater_is_better,
+            id_column=plan.id_column,
+        )
+        return Outcome(
+            scored.result, scored.error, scored.host_error, scored.participants_fault
+        ), None
     assert plan.program is not None
     ran = score_with_program(
         plan.program,
@@ -749,7 +781,7 @@ def _score_one(factory: sessionmaker[Session], claim: Claim, settings: Settings)
             plan = claim.plan.fetched(settings)
             if plan.code is not None:
                 outcome, ran = _run_then_score(factory, plan, settings, claim, submission_id)
-            elif plan.program is not None:
+            elif plan.program is not None or plan.tasks:
                 outcome, ran = _evaluate_program(plan, settings, submission_id=submission_id)
             else:
                 outcome = _evaluate(

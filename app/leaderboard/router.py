@@ -28,6 +28,7 @@ from app.models.types import Count
 
 PhaseQuery = Annotated[str | None, Query(max_length=64)]
 SortQuery = Annotated[str | None, Query(max_length=64)]
+TaskQuery = Annotated[str | None, Query(max_length=32)]
 
 
 router = APIRouter(tags=["leaderboard"], responses=error_responses(403, 404, 409))
@@ -45,10 +46,11 @@ def get_leaderboard(
     offset: Annotated[Count, Query()] = 0,
     phase: PhaseQuery = None,
     sort: SortQuery = None,
+    task: TaskQuery = None,
 ) -> Leaderboard:
     """A phase's board, ranked by its first column or by ``sort``. Without ``phase``: of the
     boards the caller may read, an open public phase's (the latest-starting), else the current
-    phase's, else the last readable one that ended."""
+    phase's, else the last readable one that ended. ``task``: a multi-task phase's one task."""
     return service.leaderboard(
         session,
         competition=competition,
@@ -58,6 +60,7 @@ def get_leaderboard(
         offset=offset,
         phase_name=phase,
         sort=sort,
+        task=task,
     )
 
 
@@ -74,6 +77,7 @@ def get_leaderboard_csv(
     board: Board = "public",
     phase: PhaseQuery = None,
     sort: SortQuery = None,
+    task: TaskQuery = None,
 ) -> Response:
     body = service.leaderboard_csv(
         session,
@@ -83,6 +87,7 @@ def get_leaderboard_csv(
         cache=request.app.state.rendered_boards,
         phase_name=phase,
         sort=sort,
+        task=task,
     )
     filename = f"{competition.slug}-{board}-leaderboard.csv"
     # The record's head as the board was read: a saved board names the chain it follows from.

@@ -44,6 +44,10 @@ class Leaderboard(BaseModel):
     # The board's columns (key, title, metric, direction, ...), the first ranking; ``sort`` the
     # one this page is ranked by.
     columns: list[dict[str, Any]] = Field(default_factory=list)
+    # A multi-task phase's tasks ({key, title}); each column names its ``task`` (None: the
+    # phase's own aggregates). ``task``: the one task this page shows (None: all side by side).
+    tasks: list[dict[str, str]] = Field(default_factory=list)
+    task: str | None = None
     sort: str | None = None
     answer_key_version: int | None
     # A benchmark's board (rows of several key versions), and whether it shows every submission.

@@ -54,6 +54,7 @@ from app.honest.board.board import (
 )
 from app.leaderboard import benchmark
 from app.leaderboard.cache import BoardView, RenderedBoards
+from app.leaderboard.ranks import with_board_columns
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
 from app.leaderboard.simulation import SimRow
 from app.leaderboard.simulation import standings as simulation_standings
@@ -75,6 +76,10 @@ from app.models.phase import BOARD_BLIND, BOARD_HIDDEN, BOARD_PUBLIC
 from app.scoring.columns import Column, sortable
 
 MAX_PAGE = 1000
+AVERAGE_RANK_TIES = (
+    "a row lacking a task's value ranks below every row that has them all; equal average "
+    "ranks: the next columns in order, then the team whose scoring submission came first"
+)
 
 
 @dataclass(frozen=True)
@@ -252,6 +257,25 @@ def standings(
     return result
 
 
+def board_standings(
+    session: Session, *, competition: Competition, phase: Phase, key_id: int, board: Board
+) -> list[Ranked]:
+    """The whole of one board as its readers see it ranked: :func:`standings`, or for a board
+    with a column computed over its rows (an average rank) the rows ranked by it, their score
+    that column's value."""
+    columns = columns_for(competition, phase)
+    if not any(c.on_board for c in columns):
+        return standings(session, competition=competition, key_id=key_id, board=board)
+    ranked, _values = _resorted(
+        session,
+        competition=competition,
+        key_id=key_id,
+        board=board,
+        columns=BoardColumns(columns, columns, columns[0], None),
+    )
+    return ranked
+
+
 _BOARD = (
     Standing.answer_key_id == bindparam("key_id", type_=Integer),
     Standing.board == bindparam("board", type_=String),
@@ -388,10 +412,18 @@ class BoardColumns:
     shown: list[Column]
     sort: Column
     decimals: int | None
+    # A multi-task phase's board showing one task's columns (``?task=``); None: all of them.
+    task: str | None = None
+
+    @property
+    def board_time(self) -> bool:
+        """Whether a column is computed over the board's rows (an average rank): then the
+        whole board is read and ranked here, never from the standings' order alone."""
+        return any(c.on_board for c in self.all)
 
     @property
     def sorted_by_rank(self) -> bool:
-        return self.sort.key == self.all[0].key
+        return self.sort.key == self.all[0].key and not self.board_time
 
     def digits(self, column: Column) -> int | None:
         if column.precision is None or self.decimals is None:
@@ -407,11 +439,27 @@ class BoardColumns:
 
 
 def board_columns(
-    competition: Competition, phase: Phase, *, host: bool, sort: str | None, decimals: int | None
+    competition: Competition,
+    phase: Phase,
+    *,
+    host: bool,
+    sort: str | None,
+    decimals: int | None,
+    task: str | None = None,
 ) -> BoardColumns:
     columns = columns_for(competition, phase)
     shown = [c for c in columns if host or not c.hidden]
     chosen = columns[0]
+    if task is not None:
+        # One task at a time: its columns alone, ranked by its first unless sorted otherwise.
+        if task not in phase.task_keys:
+            raise Unprocessable(
+                f"phase '{phase.name}' has no task '{task}'"
+                + (f"; its tasks are {', '.join(phase.task_keys)}" if phase.tasks else ""),
+                extra={"field": "task"},
+            )
+        shown = [c for c in shown if c.task == task]
+        chosen = next((c for c in columns if c.task == task), chosen)
     if sort is not None:
         found = [c for c in shown if c.key == sort]
         if not found:
@@ -421,7 +469,7 @@ def board_columns(
                 extra={"field": "sort"},
             )
         chosen = found[0]
-    return BoardColumns(columns, shown, chosen, decimals)
+    return BoardColumns(columns, shown, chosen, decimals, task)
 
 
 def _stored_values(
@@ -473,10 +521,11 @@ def _resorted(
     key_id: int,
     board: Board,
     columns: BoardColumns,
-) -> list[Ranked]:
+) -> tuple[list[Ranked], dict[int, dict[str, dict[str, float | None]]]]:
     """The whole board ranked by another column, then the others in order, then time (the
     standings are kept in the ranking column's order; a re-sort reads one board, one row per
-    team)."""
+    team), with every row's values: an average rank computed over the board's rows is the
+    row's score when it ranks."""
     whole = standings(session, competition=competition, key_id=key_id, board=board)
     values = _stored_values(
         session,
@@ -484,19 +533,31 @@ def _resorted(
         key_id=key_id,
         submission_ids=[r.submission_id for r in whole],
     )
+    if columns.board_time:
+        values = with_board_columns(columns.all, values, board)
     order = [columns.sort] + [c for c in columns.all if c.key != columns.sort.key]
+    ranking = columns.all[0]
 
     def place(ranked: Ranked) -> tuple[Any, ...]:
         mine = values.get(ranked.submission_id, {})
-        keys = [sortable(mine.get(c.key, {}).get(board), c.maximize) for c in order]
+        keys: list[Any] = []
+        for c in order:
+            if c.on_board:
+                # A row lacking a task's value never ranks above one that has them all
+                # (Codabench #2470), whatever its average rank.
+                keys.append(sum(mine.get(k, {}).get(board) is None for k in c.of))
+            keys.append(sortable(mine.get(c.key, {}).get(board), c.maximize))
         return (*keys, ranked.submitted_at, ranked.submission_id)
 
     result, rank = [], 0
     for position, ranked in enumerate(sorted(whole, key=place), start=1):
         if not ranked.baseline:
             rank += 1
+        if ranking.on_board:
+            score = values.get(ranked.submission_id, {}).get(ranking.key, {}).get(board)
+            ranked = replace(ranked, score=score if score is not None else ranked.score)
         result.append(replace(ranked, position=position, rank=None if ranked.baseline else rank))
-    return result
+    return result, values
 
 
 def _honest(
@@ -537,10 +598,12 @@ def leaderboard(
     offset: int = 0,
     phase_name: str | None = None,
     sort: str | None = None,
+    task: str | None = None,
 ) -> Leaderboard:
     """A page of a phase's board (default: :func:`readable_phase`), under
     :func:`check_board_access`; ``user`` None reads without a token (as a participant, with no
-    row of its own). ``sort`` ranks by another column, then the others in order."""
+    row of its own). ``sort`` ranks by another column, then the others in order; ``task``
+    shows a multi-task phase's one task, ranked by its first column unless sorted."""
     phase = readable_phase(session, competition, phase_name, user)
     check_board_access(session, competition, board, user, phase)
     if phase.takes_agents:
@@ -551,7 +614,7 @@ def leaderboard(
     key = phase.board_key
     host = _is_host(session, competition, user)
     decimals = shown_decimals(competition, host=host)
-    columns = board_columns(competition, phase, host=host, sort=sort, decimals=decimals)
+    columns = board_columns(competition, phase, host=host, sort=sort, decimals=decimals, task=task)
     total, page, own = 0, [], None
     honest: dict[int, RowStats] = {}
     bands_cover: int | None = None
@@ -575,7 +638,7 @@ def leaderboard(
                     own_team_id=own_team_id,
                 )
             else:
-                ranked = _resorted(
+                ranked, values = _resorted(
                     session, competition=competition, key_id=key.id, board=board, columns=columns
                 )
                 total, page = len(ranked), ranked[offset : offset + limit]
@@ -583,12 +646,13 @@ def leaderboard(
             # Intervals and bands read the exact scores: never shown on a Ladder board.
             honest, bands_cover = _honest(session, competition, key.id, board, page, own)
             shown = page + ([own] if own is not None else [])
-            values = _stored_values(
-                session,
-                competition=competition,
-                key_id=key.id,
-                submission_ids=[r.submission_id for r in shown],
-            )
+            if columns.sorted_by_rank:
+                values = _stored_values(
+                    session,
+                    competition=competition,
+                    key_id=key.id,
+                    submission_ids=[r.submission_id for r in shown],
+                )
             details = _board_details(session, phase, [r.submission_id for r in shown])
 
     def row(r: Ranked) -> LeaderboardRow:
@@ -605,6 +669,9 @@ def leaderboard(
         metric=metric.name,
         direction=metric.direction,
         columns=[public_column(c) for c in columns.shown],
+        tasks=[{"key": t["key"], "title": t.get("title") or t["key"]} for t in phase.tasks or ()],
+        **({"tie_break": AVERAGE_RANK_TIES} if columns.all[0].on_board else {}),
+        task=columns.task,
         sort=columns.sort.key,
         answer_key_version=key.version if key else None,
         score_decimals=decimals,
@@ -757,6 +824,7 @@ def leaderboard_csv(
     cache: RenderedBoards | None = None,
     phase_name: str | None = None,
     sort: str | None = None,
+    task: str | None = None,
 ) -> bytes:
     """The whole board of a phase as CSV, under the same access and rounding rules as the JSON
     pages.
@@ -768,7 +836,7 @@ def leaderboard_csv(
     key = phase.board_key
     host = _is_host(session, competition, user)
     decimals = shown_decimals(competition, host=host)
-    columns = board_columns(competition, phase, host=host, sort=sort, decimals=decimals)
+    columns = board_columns(competition, phase, host=host, sort=sort, decimals=decimals, task=task)
     shown_details = [f["key"] for f in phase.entry_fields or [] if f.get("on_board")]
     extra = [c.key for c in columns.shown] if len(columns.all) > 1 else []
     extra += shown_details
@@ -833,12 +901,13 @@ def _csv_with_columns(
 ) -> bytes:
     if columns.sorted_by_rank:
         ranked = standings(session, competition=competition, key_id=key_id, board=board)
+        ids = [r.submission_id for r in ranked]
+        values = _stored_values(session, competition=competition, key_id=key_id, submission_ids=ids)
     else:
-        ranked = _resorted(
+        ranked, values = _resorted(
             session, competition=competition, key_id=key_id, board=board, columns=columns
         )
-    ids = [r.submission_id for r in ranked]
-    values = _stored_values(session, competition=competition, key_id=key_id, submission_ids=ids)
+        ids = [r.submission_id for r in ranked]
     details = _board_details(session, phase, ids)
     with_columns = len(columns.all) > 1
     detail_keys = extra[len(columns.shown) :] if with_columns else extra

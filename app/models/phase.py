@@ -71,6 +71,12 @@ class Phase(Base):
     # {"from": PHASE, "take": "last" | "selected"}; None: none. ``migrated_at``: when it was done.
     migrate: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     migrated_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), default=None)
+    # A multi-task phase (Codabench's ``tasks``): [{"key", "title", "columns", "scorer"}], each
+    # task its own columns (shown as "{task}.{column}") and its own imported program (a
+    # ``scorer`` as above); the phase's answer key holds each task's reference data under
+    # "{task}/". ``columns`` then holds the phase's aggregates (average_rank, mean, ...). None:
+    # a single-task phase, as every phase was before.
+    tasks: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
 
     # By name: app.models.competition imports this module, never the other way round.
     competition: Mapped["Competition"] = relationship(back_populates="phases")  # noqa: F821
@@ -83,6 +89,10 @@ class Phase(Base):
         """The phase's newest published key version: the one its boards are computed from."""
         published = [k for k in self.answer_keys if k.published_at is not None]
         return published[-1] if published else None
+
+    @property
+    def task_keys(self) -> list[str]:
+        return [str(t["key"]) for t in self.tasks or ()]
 
     @property
     def takes_code(self) -> bool:

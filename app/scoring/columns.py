@@ -2,7 +2,7 @@
 the string that breaks ties the board's way.
 
 A column is a catalogue metric with its params, computed from other columns (``mean``,
-``sum``, ``min``, ``max``), or written by an imported scoring program (``"scorer": "program"``,
+``sum``, ``min``, ``max``, or ``average_rank``: see :data:`BOARD_OPS`), or written by an imported scoring program (``"scorer": "program"``,
 with its stated direction and the name the program writes it under, ``source_key``). The first column ranks, the next ones break ties in order. Every
 catalogue column reads the same aligned predictions, so a file is read and validated once
 whatever the number of columns; the definitions are refused up front when two metrics would read
@@ -11,6 +11,7 @@ a submission differently. Pure: definitions in, numbers out.
 
 import math
 import struct
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,12 @@ OPS: dict[str, Callable[[list[float]], float]] = {
     "min": min,
     "max": max,
 }
+# Computed where the board is ranked, not per submission: a row's rank in each input column
+# among the board's rows, averaged (app.leaderboard.ranks). A submission's own row holds no
+# value in it; as the ranking column, its score is the number of inputs it lacks (0: none),
+# which is what picks a team's standing entry (app.jobs.tasks).
+AVERAGE_RANK = "average_rank"
+BOARD_OPS = (AVERAGE_RANK,)
 SPLITS = ("score", "public", "private")
 
 
@@ -61,6 +68,17 @@ class Column:
         return self.op is not None
 
     @property
+    def on_board(self) -> bool:
+        """Whether its value is computed over the board's rows (see :data:`BOARD_OPS`)."""
+        return self.op in BOARD_OPS
+
+    @property
+    def task(self) -> str | None:
+        """The task of a multi-task phase this column belongs to (None: the phase's own)."""
+        task = self.raw.get("task")
+        return None if task is None else str(task)
+
+    @property
     def maximize(self) -> bool:
         return self.direction == "maximize"
 
@@ -79,12 +97,16 @@ def resolve_columns(
     """Check and resolve column definitions (dicts as the API takes them), in board order."""
     if not definitions:
         raise ColumnError(where, "at least one column is needed")
-    if len(definitions) > MAX_COLUMNS:
-        raise ColumnError(where, f"at most {MAX_COLUMNS} columns, not {len(definitions)}")
+    # A multi-task phase's tasks each hold as many columns as a phase (app.scoring.tasks).
+    per_task = Counter(raw.get("task") for raw in definitions)
+    if max(per_task.values()) > MAX_COLUMNS:
+        raise ColumnError(where, f"at most {MAX_COLUMNS} columns, not {max(per_task.values())}")
     columns: dict[str, Column] = {}
     order: list[str] = []
     deferred: list[tuple[str, str, str, Any, bool, Mapping[str, Any], Any, Any]] = []
-    first: tuple[tuple[str, str, tuple[str, ...]], str] | None = None
+    # The first catalogue column of the board (of each task: a multi-task phase's tasks each
+    # read a file of their own) and its shape, which every other one must share.
+    firsts: dict[Any, tuple[tuple[str, str, tuple[str, ...]], str]] = {}
     for i, raw in enumerate(definitions):
         at = f"{where}[{i}]"
         key = str(raw["key"])
@@ -128,9 +150,8 @@ def resolve_columns(
                     f"{at}.direction", f"'{metric.name}' sorts {metric.direction}, not {stated}"
                 )
             this = shape(metric, params)
-            if first is None:
-                first = (this, key)
-            elif this != first[0]:
+            first = firsts.setdefault(raw.get("task"), (this, key))
+            if this != first[0]:
                 raise ColumnError(
                     f"{at}.metric",
                     f"'{metric.name}' reads a submission differently from column "
@@ -164,16 +185,24 @@ def resolve_columns(
             deferred.remove(item)
             columns[item[1]] = _computed(columns, *item)
     columns = {k: columns[k] for k in order}
-    programs = [c.key for c in columns.values() if c.program]
-    if first is None and not programs:
+    for task in dict.fromkeys(c.task for c in columns.values()):
+        programs = [c.key for c in columns.values() if c.program and c.task == task]
+        reading = firsts.get(task)
+        if reading is None and not programs and task is not None:
+            raise ColumnError(
+                where,
+                f"task '{task}' needs a column of its own: a catalogue metric or one written "
+                "by its program",
+            )
+        if reading is not None and programs:
+            raise ColumnError(
+                where,
+                f"column '{programs[0]}' is written by a program and column '{reading[1]}' by a "
+                "catalogue metric; a board (a task) is scored by one or the other",
+            )
+    if not firsts and not any(c.program for c in columns.values()):
         raise ColumnError(
             where, "at least one column must be a catalogue metric or written by a program"
-        )
-    if first is not None and programs:
-        raise ColumnError(
-            where,
-            f"column '{programs[0]}' is written by a program and column '{first[1]}' by a "
-            "catalogue metric; a board is scored by one or the other",
         )
     return list(columns.values())
 
@@ -191,10 +220,31 @@ def _computed(
 ) -> Column:
     """A computed column whose inputs are resolved in ``columns``."""
     op, of = str(computed["op"]), tuple(str(k) for k in computed["of"])
-    if op not in OPS:
-        raise ColumnError(f"{at}.computed.op", f"'{op}' is not one of {', '.join(OPS)}")
+    if op not in OPS and op not in BOARD_OPS:
+        raise ColumnError(
+            f"{at}.computed.op", f"'{op}' is not one of {', '.join([*OPS, *BOARD_OPS])}"
+        )
     if not of:
         raise ColumnError(f"{at}.computed.of", "name at least one column")
+    ranked = [k for k in of if columns[k].on_board]
+    if ranked:
+        raise ColumnError(
+            f"{at}.computed.of",
+            f"reads {', '.join(ranked)}, an average rank, which exists only on a board",
+        )
+    if op in BOARD_OPS:
+        untasked = [k for k in of if columns[k].task is None]
+        if untasked:
+            raise ColumnError(
+                f"{at}.computed.of",
+                f"an average rank combines tasks' columns ({', '.join(untasked)} belongs to no "
+                "task); give the phase tasks",
+            )
+        # Each input is ranked its own way, so their directions may differ; a lower average
+        # rank is better.
+        if stated is not None and stated != "minimize":
+            raise ColumnError(f"{at}.direction", f"an average rank sorts minimize, not {stated}")
+        return Column(key, title, "minimize", None, None, op, of, precision, hidden, dict(raw))
     directions = {columns[k].direction for k in of}
     if len(directions) > 1:
         raise ColumnError(
@@ -250,6 +300,9 @@ def combine(columns: Sequence[Column], scored: Mapping[str, Mapping[str, float |
         for split in SPLITS:
             inputs = [values[k][split] for k in column.of]
             present = [v for v in inputs if v is not None]
+            if column.on_board:
+                values[column.key][split] = None  # the board ranks it: no value of a row's own
+                continue
             values[column.key][split] = (
                 OPS[column.op](present) if len(present) == len(inputs) else None  # type: ignore[index]
             )

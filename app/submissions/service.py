@@ -31,6 +31,7 @@ from app.pagination import Page, Paged, paginate
 from app.scoring.intake import IntakeError, check_upload
 from app.scoring.intake_errors import MAX_MESSAGE, cut
 from app.scoring.intake_labels import check_labels
+from app.scoring.tasks import runnable_task
 from app.shared.state import upload_window
 from app.storage import open_stored, remove_stored, store_stream
 from app.submissions.kinds import (
@@ -82,7 +83,7 @@ def create_submission(
     if due(phase, now):
         # The first upload into a phase since it opened carries its migrated entries first.
         migrate_phase(session, competition=competition, phase=phase, queue=queue, now=now)
-    program = phase.scorer is not None
+    program = phase.scorer is not None or bool(phase.tasks)
     if program:
         # Its file goes to the program as it is: no kind, no CSV intake (as its platform did).
         refuse_unrunnable(phase)
@@ -204,7 +205,16 @@ def create_submission(
 
 def refuse_unrunnable(phase: Phase) -> None:
     """A 409 for a program phase whose program cannot run: none came with it, or it is Python 2
-    (imported before such programs were refused)."""
+    (imported before such programs were refused). A multi-task phase runs when one of its
+    tasks' programs can (the others' columns stay blank)."""
+    if phase.tasks:
+        runnable = [t for t in phase.tasks if runnable_task(t)]
+        if not runnable:
+            raise Conflict(
+                f"phase '{phase.name}' has tasks but none that can be scored here (each needs "
+                "catalogue columns or an imported program); it takes no submissions"
+            )
+        return
     scorer = phase.scorer or {}
     if not scorer.get("kind"):
         raise Conflict(

@@ -3,7 +3,7 @@ reader may see (headers that sort), the rows, the chart and the shake-up. A part
 blind phase's board (before it ends) or a hidden one's gets the service's refusal, shown as a
 message, and nothing of any score: no rows, no chart, no shake-up."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -29,6 +29,7 @@ from app.leaderboard.service import (
 )
 from app.models import Competition, Phase, User
 from app.models.types import MAX_INT
+from app.scoring.columns import BOARD_OPS
 from app.web.charts import PALETTE, score_over_time
 
 BOARD_PAGE_SIZE = 50
@@ -84,6 +85,7 @@ class ColumnHead:
     digits: int | None
     href: str  # the board sorted by this column
     sorted: bool
+    task: str | None = None  # a multi-task phase's task the column belongs to
 
 
 @dataclass
@@ -93,11 +95,33 @@ class BoardView:
     board: Leaderboard
     columns: list[ColumnHead]
     rows: list[tuple[LeaderboardRow, list[tuple[float | None, int | None]]]]
+    # A multi-task board's grouped headers: (task title, or "" over the phase's own columns,
+    # how many columns it spans), in column order; empty for a single-task board.
+    groups: list[tuple[str, int]] = field(default_factory=list)
 
 
-def _query(phase: str | None, board: str, sort: str | None, page: int | None = None) -> str:
-    params = {"phase": phase, "board": board, "sort": sort, "page": page}
+def _query(
+    phase: str | None,
+    board: str,
+    sort: str | None,
+    page: int | None = None,
+    task: str | None = None,
+) -> str:
+    params = {"phase": phase, "board": board, "task": task, "sort": sort, "page": page}
     return "?" + urlencode({k: v for k, v in params.items() if v is not None})
+
+
+def _groups(board: Leaderboard, heads: list[ColumnHead]) -> list[tuple[str, int]]:
+    if not board.tasks or board.task is not None:
+        return []
+    titles = {t["key"]: t["title"] for t in board.tasks}
+    groups: list[tuple[str, int]] = []
+    for head, after in zip(heads, [None, *heads], strict=False):
+        if after is not None and after.task == head.task and groups:
+            groups[-1] = (groups[-1][0], groups[-1][1] + 1)
+        else:
+            groups.append((titles.get(head.task or "", ""), 1))
+    return groups
 
 
 def board_view(board: Leaderboard, *, phase: str | None, ladder: bool) -> BoardView:
@@ -111,8 +135,9 @@ def board_view(board: Leaderboard, *, phase: str | None, ladder: bool) -> BoardV
             hidden=bool(c.get("hidden")),
             direction=c.get("direction") or board.direction,
             digits=digits(c.get("precision"), board.score_decimals),
-            href=_query(phase, board.board, None if i == 0 else c["key"]),
+            href=_query(phase, board.board, None if i == 0 else c["key"], task=board.task),
             sorted=c["key"] == board.sort,
+            task=c.get("task"),
         )
         for i, c in enumerate(columns)
     ]
@@ -123,7 +148,8 @@ def board_view(board: Leaderboard, *, phase: str | None, ladder: bool) -> BoardV
             return [(row.score if i == 0 else None, h.digits) for i, h in enumerate(heads)]
         return [(row.scores.get(h.key), h.digits) for h in heads]
 
-    return BoardView(board, heads, [(row, cells(row)) for row in board.rows])
+    rows = [(row, cells(row)) for row in board.rows]
+    return BoardView(board, heads, rows, [] if ladder else _groups(board, heads))
 
 
 def board_page(
@@ -137,6 +163,7 @@ def board_page(
     phase_name: str | None,
     sort: str | None,
     settings: Settings,
+    task: str | None = None,
 ) -> dict[str, Any]:
     """The Leaderboard tab's context for one phase's board (``viewer``: the host, or the
     participant's view for everyone else)."""
@@ -162,7 +189,16 @@ def board_page(
         "several_phases": several,
         "private_open": private_open,
         "closed": closed,
-        "switch": {b: _query(link_phase, b, sort) for b in ("public", "private")},
+        "switch": {b: _query(link_phase, b, sort, task=task) for b in ("public", "private")},
+        # A multi-task phase's boards: every task side by side, or one task at a time.
+        "task": task,
+        "task_links": [(None, "All tasks", _query(link_phase, board, None))]
+        + [
+            (t["key"], t.get("title") or t["key"], _query(link_phase, board, None, task=t["key"]))
+            for t in phase.tasks or ()
+        ]
+        if phase.tasks
+        else [],
         "refusal": None,
         "chart": None,
         "legend": [],
@@ -179,6 +215,7 @@ def board_page(
             offset=at,
             phase_name=phase.name,
             sort=sort,
+            task=task,
         )
 
     try:
@@ -212,7 +249,9 @@ def board_page(
         "rows": shown.rows,
         "page": page,
         "pages": max(1, -(-shown.total // BOARD_PAGE_SIZE)),
-        "page_link": {p: _query(link_phase, board, sort, p) for p in (page - 1, page + 1)},
+        "page_link": {
+            p: _query(link_phase, board, sort, p, task=task) for p in (page - 1, page + 1)
+        },
         "moves": moves,
         "honest": any(row.interval or row.band for row in shown.rows),
         "chart": chart,
@@ -232,7 +271,8 @@ def _chart(
 ) -> tuple[Markup | None, list[tuple[str, str]]]:
     """The best public score over time of the board's top teams; none on a Ladder board (the
     history holds exact public scores)."""
-    if ladder:
+    if ladder or (head.columns and (head.columns[0].get("computed") or {}).get("op") in BOARD_OPS):
+        # An average rank exists only over a board: no score of a team's own to follow.
         return None, []
     top = [row.team for row in head.rows if not row.baseline][:CHART_TEAMS]
     series = best_public_over_time(session, competition=competition, team_names=top, phase=phase)

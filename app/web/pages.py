@@ -129,6 +129,7 @@ def leaderboard_page(
     page: Annotated[RowId, Query()] = 1,
     phase: Annotated[str | None, Query(max_length=64)] = None,
     sort: Annotated[str | None, Query(max_length=64)] = None,
+    task: Annotated[str | None, Query(max_length=32)] = None,
 ) -> Response:
     context = tab_context(session, competition, user, "leaderboard")
     # A host sees full precision and the private board at any time; everyone else what a
@@ -144,6 +145,7 @@ def leaderboard_page(
         phase_name=phase,
         sort=sort,
         settings=settings,
+        task=task,
     )
     mine = find_team(session, competition=competition, user=user) if user else None
     return render(

@@ -15,7 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from app.coderun.limits import CodeLimits, maxima
 from app.competitions import drafts
-from app.competitions.schemas import MAX_PHASES, STANDARD_FIELDS, PhaseConfig
+from app.competitions.schemas import MAX_PHASES, STANDARD_FIELDS, PhaseConfig, TaskConfig
 from app.config import Settings
 from app.deps import SettingsDep
 from app.errors import AppError
@@ -231,6 +231,25 @@ def _phases_page(
     )
 
 
+def _with_tasks(phases: list[PhaseConfig], competition: Competition) -> list[PhaseConfig]:
+    """Each phase with the tasks it holds: the page edits a phase's window, rules and own
+    columns, not its tasks (the API and the competition YAML do), so a save keeps them."""
+    held = {p.name: p.tasks for p in competition.phases if p.tasks}
+    return [
+        config.model_copy(
+            update={
+                "tasks": [
+                    TaskConfig.model_validate({k: t[k] for k in ("key", "title", "columns")})
+                    for t in held[config.name]
+                ]
+            }
+        )
+        if config.tasks is None and config.name in held
+        else config
+        for config in phases
+    ]
+
+
 @router.get("/c/{slug}/host/new/phases", response_class=HTMLResponse)
 def phases_step(visit: HostPage, settings: SettingsDep) -> Response:
     rows = [_phase_row(p) for p in visit.competition.phases]
@@ -250,6 +269,7 @@ async def save_phases(form_visit: HostForm, settings: SettingsDep) -> Response:
         phases = PHASES_ADAPTER.validate_python([_phase_body(r) for r in rows])
     except ValidationError as exc:
         return _phases_page(visit, settings, rows, validation_errors("ph", exc), 422)
+    phases = _with_tasks(phases, visit.competition)
     names = [p.name for p in phases]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if not phases or repeated:

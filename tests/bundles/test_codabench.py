@@ -236,3 +236,35 @@ def test_a_select_fact_sheet_of_true_and_false_reads_as_their_text() -> None:
     competition = read(config)
     (field,) = [e for e in competition.phases[0].entry_fields if e.key == "used_external_data"]
     assert field.type == "choice" and field.options == ("True", "False")
+
+
+TWO_TASK_PHASE = """
+- index: 0
+  name: Development
+  start: 1-1-2026
+  end: 8-7-2026
+  tasks:
+  - 0
+  - 1
+"""
+
+
+def test_a_phase_of_several_tasks_keeps_each_tasks_program_reference_and_columns() -> None:
+    start = CODABENCH_CONFIG.index("phases:\n") + len("phases:\n")
+    end = CODABENCH_CONFIG.index("leaderboards:")
+    (phase,) = read(CODABENCH_CONFIG[:start] + TWO_TASK_PHASE + CODABENCH_CONFIG[end:]).phases
+    assert [(t.key, t.title) for t in phase.tasks] == [
+        ("development-task", "Development Task"),
+        ("final-task", "Final Task"),
+    ]
+    dev, final = phase.tasks
+    assert dev.answer_key[0].path == "iris_valid.solution"
+    assert final.answer_key[0].path == "iris_test.solution"
+    assert dev.scorer is not None and final.ingestion is not None and dev.ingestion is None
+    # Each task shows the leaderboard's columns, its ranking column first.
+    assert [c.key for c in dev.columns][0] == "mean_score"
+    assert phase.scorer is None and phase.answer_key == ()
+    (average,) = phase.columns or ()
+    assert phase.ranking == average.key == "average_rank"
+    assert average.computed is not None
+    assert average.computed.of == ("development-task.mean_score", "final-task.mean_score")

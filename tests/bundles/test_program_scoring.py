@@ -342,40 +342,132 @@ def test_a_python2_program_that_cannot_be_converted_is_refused_naming_file_and_l
     assert client.get(f"{API}/competitions/old", headers=host.headers).status_code == 404
 
 
-MULTI_TASK = """
-    - index: 0
-      name: Development
-      start: 1-1-2026
-      end: 8-7-2026
-      tasks:
-      - 0
-      - 1
+# --- a multi-task phase: each task its own program and reference data ---------------------------
+
+TWO_TASKS = """
+version: 2
+title: Two tasks
+description: Recognise faces and cars, each task scored by its own program on its own data.
+image: logo.png
+terms: pages/terms.md
+pages: []
+tasks:
+- index: 0
+  name: Faces
+  reference_data: faces_reference
+  scoring_program: faces_program
+- index: 1
+  name: Cars
+  reference_data: cars_reference
+  scoring_program: cars_program
+phases:
+- index: 0
+  name: Main
+  start: 1-1-2026
+  max_submissions_per_day: 50
+  tasks:
+  - 0
+  - 1
+leaderboards:
+- title: Results
+  key: main
+  submission_rule: Force_Last
+  columns:
+  - title: Accuracy
+    key: accuracy
+    index: 0
+    sorting: desc
+"""
+# Each task's program reads its own reference data (the same file name, other contents) and its
+# own file of the results zip: a zip without it fails that task alone.
+TASK_PROGRAM = """
+import json
+truth = open("/app/input/ref/truth.txt").read().split()
+pred = open("/app/input/res/{name}.txt").read().split()
+hits = sum(a == b for a, b in zip(truth, pred)) / len(truth)
+json.dump({{"accuracy": hits}}, open("/app/output/scores.json", "w"))
 """
 
 
-def test_a_phase_with_several_tasks_imports_the_first_and_names_the_others(
-    client: TestClient, host: Caller
-) -> None:
-    from tests.bundles.builders import CODABENCH_CONFIG
+def two_task_bundle() -> bytes:
+    files: dict[str, bytes | str] = {
+        "competition.yaml": TWO_TASKS,
+        "logo.png": b"\x89PNG\r\n\x1a\nlogo",
+        "pages/terms.md": "Be fair.\n",
+        "faces_reference/truth.txt": "1 1 1 1\n",
+        "cars_reference/truth.txt": "0 0 0 0\n",
+    }
+    for name in ("faces", "cars"):
+        files[f"{name}_program/metadata.yaml"] = "command: python3 /app/program/score.py\n"
+        files[f"{name}_program/score.py"] = TASK_PROGRAM.format(name=name)
+    return make_zip(files)
 
-    phases = CODABENCH_CONFIG.index("phases:\n") + len("phases:\n")
-    leaderboards = CODABENCH_CONFIG.index("leaderboards:")
-    config = (
-        CODABENCH_CONFIG[:phases] + textwrap.dedent(MULTI_TASK) + CODABENCH_CONFIG[leaderboards:]
-    )
-    response = import_bundle(client, host, make_zip(codabench_files(config)), slug="multi")
+
+def test_a_two_task_codabench_phase_scores_each_task_and_ranks_by_average_rank(
+    jail: None, client: TestClient, host: Caller, alice: Caller, bob: Caller, make_user: Any
+) -> None:
+    response = import_bundle(client, host, two_task_bundle(), slug="two")
     assert response.status_code == 201, response.text
-    body = response.json()
-    assert len(body["phases"]) == 1
-    assert any(
-        "runs 2 tasks" in w and "'Development Task'" in w and "'Final Task'" in w
-        for w in body["warnings"]
-    ), body["warnings"]
-    with client.app.state.session_factory() as session:  # type: ignore[attr-defined]
-        phase = session.scalars(
-            select(Phase).join(Competition).where(Competition.slug == "multi")
-        ).one()
-        assert [f["path"] for f in phase.scorer["reference"]] == ["iris_valid.solution"]
+    (phase,) = response.json()["phases"]
+    assert [t["key"] for t in phase["tasks"]] == ["faces", "cars"]
+    assert phase["columns"][0]["computed"] == {
+        "op": "average_rank",
+        "of": ["faces.accuracy", "cars.accuracy"],
+    }
+    main = opened(client, host, "two")[0]
+    carol = make_user("carol")
+    entries = [
+        (alice, {"faces.txt": "1 1 1 1\n", "cars.txt": "0 0 1 1\n"}),  # 1.0 and 0.5
+        (bob, {"faces.txt": "1 1 0 0\n", "cars.txt": "0 0 0 0\n"}),  # 0.5 and 1.0
+        (carol, {"faces.txt": "1 1 1 1\n"}),  # 1.0, and no file for the cars task
+    ]
+    scored = {}
+    for caller, files in entries:
+        got, _own = submitted(client, caller, host, "two", main, "results.zip", make_zip(files))
+        assert got["status"] == "scored", got
+        scored[caller.name] = got["scores"]
+        scored[f"{caller.name}:details"] = got["metric_details"]
+    assert scored["alice"]["faces.accuracy"]["public"] == 1.0
+    assert scored["alice"]["cars.accuracy"]["public"] == 0.5
+    assert scored["bob"]["cars.accuracy"]["public"] == 1.0
+    # The task carol's zip could not feed is blank; the other scored all the same.
+    assert scored["carol"]["cars.accuracy"]["public"] is None
+    assert scored["carol"]["faces.accuracy"]["public"] == 1.0
+    # Why, for the hosts: the program's failure, in the row's details.
+    failed = scored["carol:details"]["tasks"]["cars"]
+    assert "cars.txt" in failed["host_error"] and failed["error"]
+    whole = board(client, alice, "two", main)
+    # faces: alice and carol 1st, bob 3rd; cars: bob 1st, alice 2nd, carol (missing) last.
+    assert [(r["team"], r["score"]) for r in whole["rows"]] == [
+        ("alice", 1.5),
+        ("bob", 2.0),
+        ("carol", 2.0),  # as bob's average, yet lacking a task: never above a complete row
+    ]
+    assert [t["key"] for t in whole["tasks"]] == ["faces", "cars"]
+    assert [c["task"] for c in whole["columns"]] == [None, "faces", "cars"]
+    assert whole["rows"][2]["scores"]["cars.accuracy"] is None
+    # One task at a time: its columns alone, ranked by it.
+    cars = client.get(
+        f"{API}/competitions/two/leaderboard",
+        params={"phase": main, "task": "cars"},
+        headers=alice.headers,
+    ).json()
+    assert [c["key"] for c in cars["columns"]] == ["cars.accuracy"]
+    assert [r["team"] for r in cars["rows"]] == ["bob", "alice", "carol"]
+    csv_text = client.get(
+        f"{API}/competitions/two/leaderboard.csv", params={"phase": main}, headers=alice.headers
+    ).text
+    assert "average_rank,faces.accuracy,cars.accuracy" in csv_text.splitlines()[0]
+    assert csv_text.splitlines()[1].split(",")[:3] == ["1", "alice", "1.5"]
+    unknown = client.get(
+        f"{API}/competitions/two/leaderboard",
+        params={"phase": main, "task": "boats"},
+        headers=alice.headers,
+    )
+    assert unknown.status_code == 422 and "faces, cars" in unknown.json()["detail"]
+    page = client.get(f"/c/two/leaderboard?phase={main}", headers=alice.headers)
+    assert page.status_code == 200
+    assert 'scope="colgroup" class="task-group">Faces</th>' in page.text
 
 
 # --- a hostile program is contained -------------------------------------------------------------

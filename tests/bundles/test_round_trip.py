@@ -100,3 +100,57 @@ def test_a_program_scored_competition_round_trips_with_its_program_and_reference
     assert import_bundle(client, host, exported.content, slug="iris-again").status_code == 201
     first, second = shown(client, host, "iris"), shown(client, host, "iris-again")
     assert second == first
+
+
+def test_a_multi_task_phase_round_trips_each_task_its_program_and_reference_data(
+    client: TestClient, host: Caller
+) -> None:
+    from tests.bundles.test_program_scoring import two_task_bundle
+
+    assert import_bundle(client, host, two_task_bundle(), slug="two").status_code == 201
+    exported = client.get(f"{API}/competitions/two/export", headers=host.headers)
+    assert exported.status_code == 200, exported.text
+    config = zipfile.ZipFile(io.BytesIO(exported.content)).read("competition.yaml").decode()
+    assert "average_rank" not in config.split("podium:")[0]  # Codabench has no such column
+    again = import_bundle(client, host, exported.content, slug="two-again")
+    assert again.status_code == 201, again.text
+    assert shown(client, host, "two-again") == shown(client, host, "two")
+    with client.app.state.session_factory() as session:  # type: ignore[attr-defined]
+        first, second = (
+            session.query(Competition).filter_by(slug=s).one().phases[0]
+            for s in ("two", "two-again")
+        )
+        assert [t["scorer"]["program"] for t in second.tasks] == [
+            t["scorer"]["program"] for t in first.tasks
+        ]
+        assert [t["scorer"]["reference"] for t in second.tasks] == [
+            t["scorer"]["reference"] for t in first.tasks
+        ]
+
+
+def test_a_multi_task_phase_of_catalogue_metrics_round_trips_and_scores_the_same(
+    client: TestClient, host: Caller, alice: Caller
+) -> None:
+    from tests.competitions.test_tasks import CLS_KEY, REG_KEY, create, key, labels, numbers, zipped
+    from tests.competitions.test_tasks import submit as submit_zip
+
+    assert create(client, host).status_code == 201
+    assert key(client, host, zipped(cls_csv=CLS_KEY, reg_csv=REG_KEY)).status_code == 201
+    exported = client.get(f"{API}/competitions/multi/export", headers=host.headers)
+    assert exported.status_code == 200, exported.text
+    again = import_bundle(client, host, exported.content, slug="multi-again")
+    assert again.status_code == 201, again.text
+    published(client, "multi-again")
+    first, second = shown(client, host, "multi"), shown(client, host, "multi-again")
+    assert second["phases"][0]["tasks"] == first["phases"][0]["tasks"]
+    # The aggregate comes back with its direction stated (minimize, its op's own).
+    assert second["phases"][0]["columns"] == [
+        c | {"direction": "minimize"} for c in first["phases"][0]["columns"]
+    ]
+    assert second["phases"][0]["key_sha256"] != []
+    entry = zipped(cls_csv=labels("x", "y", "x", "x"), reg_csv=numbers(2, 2, 3, 4))
+    before = submit_zip(client, alice, entry)
+    accept_rules(client, alice, "multi-again")
+    after = submit_zip(client, alice, entry, slug="multi-again")
+    assert after["status"] == "scored", after
+    assert after["scores"] == before["scores"]

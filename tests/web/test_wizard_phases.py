@@ -361,3 +361,28 @@ def test_a_migration_into_the_final_phase_is_set_on_the_page_and_kept_on_a_secon
     bad = {**PHASES, "ph-1-migrate_from": "nope", "action": "save"}
     refused = web.post(PAGE, page=PAGE, data=bad)
     assert refused.status_code == 422 and "is not another phase" in html.unescape(refused.text)
+
+
+def test_a_multi_task_phase_posts_back_as_shown_keeping_its_tasks(client, person, browser):
+    # The page edits a phase's window and rules; its tasks (the API's, the YAML's) stay.
+    from tests.bundles.test_program_scoring import two_task_bundle
+
+    ada = person("ada", organiser=True)
+    made = client.post(
+        f"{API}/competitions/import",
+        files={"file": ("bundle.zip", two_task_bundle(), "application/zip")},
+        data={"slug": "two"},
+        headers=ada.headers,
+    )
+    assert made.status_code == 201, made.text
+    before = client.get(f"{API}/competitions/two", headers=ada.headers).json()["phases"]
+    web = browser("ada")
+    page = "/c/two/host/new/phases"
+    shown = web.get(page).text
+    saved = web.post(page, page=page, data={**_shown(shown, "phases"), "action": "save"})
+    assert saved.status_code == 303, saved.text
+    after = client.get(f"{API}/competitions/two", headers=ada.headers).json()["phases"]
+    assert after[0]["tasks"] == before[0]["tasks"]
+    # The aggregate stays (its direction, minimize, is its op's and need not be stated).
+    (average,) = after[0]["columns"]
+    assert average == {k: v for k, v in before[0]["columns"][0].items() if k != "direction"}
