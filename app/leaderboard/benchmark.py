@@ -21,7 +21,8 @@ from sqlalchemy.orm import Session
 from app.evaluation.columns import stored_values
 from app.models import AnswerKey, Phase, Score, Submission, SubmissionStatus, Team
 from app.models.phase import COUNTS_LAST
-from app.scoring.columns import Column, sortable
+from app.leaderboard.ranks import place, with_board_columns
+from app.scoring.columns import Column
 
 Values = dict[str, dict[str, float | None]]
 
@@ -99,9 +100,12 @@ def _current(session: Session, phase: Phase, board: str, ranking: Column) -> lis
     return list(found.values())
 
 
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
 def _place(entry: Entry, order: list[Column], board: str) -> tuple[Any, ...]:
-    keys = [sortable(entry.values.get(c.key, {}).get(board), c.maximize) for c in order]
-    return (*keys, entry.submitted_at, entry.submission_id)
+    return (*place(entry.values, order, board), entry.submitted_at, entry.submission_id)
 
 
 def _standing(current: list[Entry], phase: Phase, columns: list[Column], board: str) -> list[Entry]:
@@ -134,6 +138,21 @@ def entries(
             counts[e.team_id] = counts.get(e.team_id, 0) + 1
             last[e.team_id] = max(last.get(e.team_id, e.submitted_at), e.submitted_at)
     shown = current if every else _standing(current, phase, columns, board)
+    if any(c.on_board for c in columns):
+        # An average rank exists only over the rows shown (the standing entries were picked by
+        # the stored score: the submission scored on the most tasks).
+        values = with_board_columns(columns, {e.submission_id: e.values for e in shown}, board)
+        ranking = columns[0]
+        shown = [
+            replace(
+                e,
+                values=values[e.submission_id],
+                score=_or(values[e.submission_id][ranking.key][board], e.score)
+                if ranking.on_board
+                else e.score,
+            )
+            for e in shown
+        ]
     order = [sort] + [c for c in columns if c.key != sort.key]
     result, rank = [], 0
     for position, e in enumerate(sorted(shown, key=lambda e: _place(e, order, board)), start=1):

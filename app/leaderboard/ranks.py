@@ -8,8 +8,9 @@ above one that scored it (Codabench #2470). Pure: values in, values out.
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from app.scoring.columns import Column
+from app.scoring.columns import Column, sortable
 
 Values = dict[str, dict[str, float | None]]
 
@@ -46,3 +47,15 @@ def with_board_columns(
             average = sum(rank[r] for rank in ranks) / len(ranks) if ranks else None
             out[r].setdefault(column.key, {})[board] = average
     return out
+
+
+def place(values: Values, order: Sequence[Column], board: str) -> list[Any]:
+    """A row's sort keys on ``board`` by the columns of ``order`` (best first, ascending): before
+    an average rank, how many of its inputs the row lacks, so that a row lacking a task's value
+    never ranks above one that has them all (Codabench #2470), whatever its average rank."""
+    keys: list[Any] = []
+    for column in order:
+        if column.on_board:
+            keys.append(sum(values.get(k, {}).get(board) is None for k in column.of))
+        keys.append(sortable(values.get(column.key, {}).get(board), column.maximize))
+    return keys

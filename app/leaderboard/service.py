@@ -54,7 +54,7 @@ from app.honest.board.board import (
 )
 from app.leaderboard import benchmark
 from app.leaderboard.cache import BoardView, RenderedBoards
-from app.leaderboard.ranks import with_board_columns
+from app.leaderboard.ranks import place, with_board_columns
 from app.leaderboard.schemas import Board, Leaderboard, LeaderboardRow
 from app.leaderboard.simulation import SimRow
 from app.leaderboard.simulation import standings as simulation_standings
@@ -538,19 +538,12 @@ def _resorted(
     order = [columns.sort] + [c for c in columns.all if c.key != columns.sort.key]
     ranking = columns.all[0]
 
-    def place(ranked: Ranked) -> tuple[Any, ...]:
+    def at(ranked: Ranked) -> tuple[Any, ...]:
         mine = values.get(ranked.submission_id, {})
-        keys: list[Any] = []
-        for c in order:
-            if c.on_board:
-                # A row lacking a task's value never ranks above one that has them all
-                # (Codabench #2470), whatever its average rank.
-                keys.append(sum(mine.get(k, {}).get(board) is None for k in c.of))
-            keys.append(sortable(mine.get(c.key, {}).get(board), c.maximize))
-        return (*keys, ranked.submitted_at, ranked.submission_id)
+        return (*place(mine, order, board), ranked.submitted_at, ranked.submission_id)
 
     result, rank = [], 0
-    for position, ranked in enumerate(sorted(whole, key=place), start=1):
+    for position, ranked in enumerate(sorted(whole, key=at), start=1):
         if not ranked.baseline:
             rank += 1
         if ranking.on_board:

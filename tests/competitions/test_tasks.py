@@ -223,3 +223,32 @@ def test_a_multi_task_phase_has_no_sample_csv_and_says_so(client, host, alice):
     response = client.get(f"{API}/competitions/multi/sample-submission", headers=alice.headers)
     assert response.status_code == 409, response.text
     assert "cls.csv" in response.json()["detail"]
+
+
+def test_a_benchmarks_board_ranks_its_tasks_by_average_rank_as_any_board_does(
+    client, host, alice, bob, make_user
+):
+    """A benchmark's board is read from the score rows (app.leaderboard.benchmark), not from the
+    standings: its average rank is computed over its rows all the same, and a row lacking a
+    task still ranks below every complete one."""
+    body = {
+        "slug": "multi",
+        "title": "Multi",
+        "metric": {"name": "accuracy"},
+        "benchmark": True,
+        "phases": [{"name": "main", "tasks": TASKS, "columns": [AVERAGE]}],
+    }
+    assert client.post(f"{API}/competitions", json=body, headers=host.headers).status_code == 201
+    assert key(client, host, zipped(cls_csv=CLS_KEY, reg_csv=REG_KEY)).status_code == 201
+    carol = make_user("carol")
+    submit(client, alice, zipped(cls_csv=labels("x", "y", "x", "y"), reg_csv=numbers(2, 3, 4, 5)))
+    submit(client, bob, zipped(cls_csv=labels("x", "x", "x", "x"), reg_csv=numbers(1, 2, 3, 4)))
+    submit(client, carol, zipped(cls_csv=labels("x", "y", "x", "y")))
+    whole = board(client, alice)
+    assert whole["benchmark"] is True
+    assert [(r["team"], r["score"], r["scores"]["avg"]) for r in whole["rows"]] == [
+        ("alice", 1.5, 1.5),
+        ("bob", 2.0, 2.0),
+        ("carol", 2.0, 2.0),
+    ]
+    assert [r["key_version"] for r in whole["rows"]] == [1, 1, 1]
