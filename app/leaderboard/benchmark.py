@@ -19,9 +19,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.evaluation.columns import stored_values
+from app.leaderboard.ranks import place, with_board_columns
 from app.models import AnswerKey, Phase, Score, Submission, SubmissionStatus, Team
 from app.models.phase import COUNTS_LAST
-from app.leaderboard.ranks import place, with_board_columns
 from app.scoring.columns import Column
 
 Values = dict[str, dict[str, float | None]]

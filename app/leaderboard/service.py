@@ -73,7 +73,7 @@ from app.models import (
     User,
 )
 from app.models.phase import BOARD_BLIND, BOARD_HIDDEN, BOARD_PUBLIC
-from app.scoring.columns import Column, sortable
+from app.scoring.columns import Column
 
 MAX_PAGE = 1000
 AVERAGE_RANK_TIES = (
