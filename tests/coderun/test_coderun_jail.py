@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -459,7 +460,13 @@ def _fork_bomb_holds_300_outside(outside) -> None:  # type: ignore[no-untyped-de
     """The control: as a plain process, the fork bomb holds all its 300 processes."""
     marker = _marker()
     control = outside(FORK_BOMB.format(marker=marker))
-    survivors = processes_with_argument(marker, settle_seconds=0)
+    # The parent prints once it has forked 300 times; its last children may not have exec'd
+    # `sleep` yet (until then their command line is the parent's): wait for them to show.
+    deadline = time.monotonic() + 10
+    while len(survivors := processes_with_argument(marker, settle_seconds=0)) < 300:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     for pid in survivors:
         os.kill(pid, signal.SIGKILL)
     assert "BREACH held 300" in control.stdout and len(survivors) == 300

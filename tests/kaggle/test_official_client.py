@@ -485,3 +485,9 @@ def test_settings_get_shows_the_title_and_deadline_to_hosts_only(server):
     assert f"title: {title}" in shown.stdout and f"competition_name: {slug}" in shown.stdout
     refused = kaggle(server, "competitions", "settings", "get", slug, user="alice")
     assert refused.returncode != 0 and "only the hosts" in refused.stdout + refused.stderr
+
+
+# The host commands' tests (tests/kaggle/official_client_hosting.py) run in this module, on its
+# server: as a module of their own they started a second server on port 80 in another xdist
+# worker, which waited for this one to end (two minutes of the suite's time).
+from tests.kaggle.official_client_hosting import *  # noqa: E402, F403

@@ -1,6 +1,6 @@
 """The official `kaggle` client's host commands (`competitions init`, `create`, `solution`,
 `data update`, `settings update`, `pages`, `team-submissions`), run unchanged against a real
-Podium server on http://localhost:80 as in test_official_client.py, with the wrong users too: a
+Podium server on http://localhost:80: test_official_client.py's, which collects these tests, with the wrong users too: a
 participant, and an organiser who does not host the competition. The assertions are on what
 the client prints and on the database."""
 
@@ -21,8 +21,7 @@ from tests.helpers import KEY, PERFECT, PUBLIC_HALF
 from tests.kaggle import test_official_client as base
 from tests.live_server import SECRET, LiveServer
 
-# The module's own server on port 80 (the same fixture as the participant commands').
-server = base.server
+# Collected as part of test_official_client.py (which imports these tests), on its server.
 kaggle = base.kaggle
 CREATED_URL = "http://localhost/c/{slug}/host/new/columns"
 
