@@ -262,6 +262,7 @@ def export_codabench(competition: Competition) -> Export:
         )
     extension["data_files"] = data_files
     extension["origin"] = competition.origin
+    extension["board_every_submission"] = competition.board_every_submission
     if competition.missing:
         # Listed where a host unpacking the bundle sees it, not only in the config.
         extension["missing"] = list(competition.missing)

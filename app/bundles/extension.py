@@ -359,6 +359,9 @@ def apply_extension(
         docker_image=ext.get("docker_image", competition.docker_image),
         data_files=_data_files(ext, f, tree, warnings),
         origin=_origin(ext.get("origin"), f),
+        board_every_submission=f.boolean(
+            ext.get("board_every_submission"), "podium.board_every_submission", default=False
+        ),
     )
 
 

@@ -214,6 +214,9 @@ class Competition:
     # A competition that never ends, its new key versions rescoring every submission (Codabench's
     # competition_type "benchmark"; app.competitions.benchmark).
     benchmark: bool = False
+    # A benchmark's board of every scored submission, not each team's best (Podium's own: the
+    # ``podium:`` mapping carries it).
+    board_every_submission: bool = False
 
     def phase_columns(self, phase: Phase) -> tuple[tuple[Column, ...], str]:
         if phase.columns is not None:

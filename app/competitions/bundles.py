@@ -138,6 +138,7 @@ def import_bundle(
     body["description"] = description_markdown(model)
     body["registration"] = model.registration
     body["benchmark"] = model.benchmark
+    body["board_every_submission"] = model.benchmark and model.board_every_submission
     try:
         data = CompetitionCreate.model_validate(body)
     except ValidationError as exc:
@@ -459,6 +460,7 @@ def competition_model(competition: CompetitionRow, settings: Settings) -> Compet
         else (),
         registration="open" if competition.registration == "open" else "approval",
         benchmark=competition.benchmark,
+        board_every_submission=competition.board_every_submission,
         columns=columns,
         ranking=columns[0].key,
         phases=phases,

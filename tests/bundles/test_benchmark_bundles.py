@@ -29,12 +29,14 @@ def test_a_codabench_benchmark_whose_phase_ends_is_a_competition_and_says_why() 
 
 
 def test_an_exported_benchmark_imports_as_a_benchmark(client, host) -> None:  # type: ignore[no-untyped-def]
-    ready_competition(client, host.headers, "forever", benchmark=True)
+    ready_competition(client, host.headers, "forever", benchmark=True, board_every_submission=True)
     exported = client.get(f"{API}/competitions/forever/export", headers=host.headers)
     assert exported.status_code == 200, exported.text
     again = import_bundle(client, host, exported.content, slug="again")
     assert again.status_code == 201, again.text
     assert again.json()["benchmark"] is True
+    # Its board of every submission comes back too (the bundle's podium: mapping).
+    assert again.json()["board_every_submission"] is True
     ready_competition(client, host.headers, "plain")
     exported = client.get(f"{API}/competitions/plain/export", headers=host.headers)
     assert import_bundle(client, host, exported.content, slug="plain2").json()["benchmark"] is False
