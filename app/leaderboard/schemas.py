@@ -27,6 +27,8 @@ class LeaderboardRow(BaseModel):
     mu: float | None = None
     sigma: float | None = None
     episodes: int | None = None
+    # ... and its agent (a submission), whose public page is /c/{slug}/agents/{agent}.
+    agent: int | None = None
     # The answer key version this row was scored on: the board's on a competition's board; on a
     # benchmark's, each row's own (the newest published one that scored it).
     key_version: int | None = None

@@ -713,6 +713,7 @@ def _simulation_board(
             mu=r.mu,
             sigma=r.sigma,
             episodes=r.episodes,
+            agent=r.submission_id,
         )
 
     return Leaderboard(

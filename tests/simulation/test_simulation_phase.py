@@ -64,6 +64,7 @@ def test_a_connectx_ladder_validates_plays_and_ranks(jail, client, host, alice, 
     assert best["mu"] > 25 > worst["mu"]
     assert best["episodes"] == worst["episodes"] == 6
     assert best["score"] == pytest.approx(best["mu"] - best["sigma"])
+    assert (best["agent"], worst["agent"]) == (negamax_agent["id"], random_agent["id"])
 
 
 def test_episodes_replays_and_logs_are_shown_to_whom_they_belong(
@@ -177,6 +178,9 @@ def test_an_agents_page_shows_its_skill_over_time_and_its_episodes(
     board = browser().get("/c/connectx/leaderboard")  # the Leaderboard tab, to anyone
     assert board.status_code == 200, board.text
     assert "alice" in board.text and "bob" in board.text and "μ ± σ" in board.text
+    # Each row's team leads to its agent's page (the board's JSON names the agent).
+    for row in client.get(f"{API}/competitions/connectx/leaderboard").json()["rows"]:
+        assert f'href="/c/connectx/agents/{row["agent"]}"' in board.text
 
 
 def test_an_agents_public_page_shows_its_rating_over_episodes_and_replays_to_anyone(
