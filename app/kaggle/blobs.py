@@ -4,7 +4,6 @@ URL the client PUTs the bytes to) and then a call that hands over the upload's t
 token's bytes become data files (``PUT .../files/{name}``) or the answer key (``PUT
 .../answer-key``), by the same services and refusals."""
 
-import time
 import uuid
 from functools import partial
 from typing import BinaryIO
@@ -18,12 +17,12 @@ from app.competitions.service import get_competition_by_slug, upload_answer_key
 from app.config import Settings
 from app.datafiles import service as datafiles
 from app.db import after_rollback
-from app.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge, TooManyRequests
+from app.errors import BadRequest, Forbidden, NotFound, PayloadTooLarge
 from app.kaggle import schemas as k
-from app.kaggle.service import UPLOAD_TTL, Context
+from app.kaggle.service import UPLOAD_TTL, Context, make_room
 from app.kaggle.signing import sign, verify
 from app.models import CompetitionHost, DataFile, User
-from app.storage import delete_blob, list_blobs, open_blob
+from app.storage import delete_blob, open_blob
 
 DATASET, SOLUTION = "DATASET", "COMPETITION_SOLUTION"
 # Files a host may have uploaded and not yet handed over: a data update's whole folder.
@@ -47,18 +46,12 @@ def _hosts_something(session: Session, user: User) -> bool:
 
 
 def _make_room(user: User, settings: Settings) -> None:
-    """Forget the user's expired staged blobs; refuse a new one past the pending budget."""
-    now = time.time()
-    pending = 0
-    for key, modified in list_blobs(f"kaggle-blobs/{user.id}", settings=settings):
-        if now - modified > UPLOAD_TTL:
-            delete_blob(key, settings=settings)
-        else:
-            pending += 1
-    if pending >= MAX_PENDING_BLOBS:
-        raise TooManyRequests(
-            f"you have {pending} uploaded files not yet handed over; they expire within an hour"
-        )
+    make_room(
+        f"kaggle-blobs/{user.id}",
+        MAX_PENDING_BLOBS,
+        settings,
+        "you have {pending} uploaded files not yet handed over; they expire within an hour",
+    )
 
 
 def start_blob_upload_call(

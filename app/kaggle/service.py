@@ -291,20 +291,28 @@ def _staged_key(user_id: int, nonce: str) -> str:
     return f"kaggle-uploads/{user_id}/{nonce}"
 
 
-def _make_room_for_an_upload(user: User, settings: Settings) -> None:
-    """Forget the user's expired staged uploads; refuse a new one while too many are pending,
-    so bytes PUT and never turned into a submission cannot fill the disk."""
+def make_room(prefix: str, budget: int, settings: Settings, refusal: str) -> None:
+    """Forget the expired staged files under ``prefix`` (a user's); refuse a new one while
+    ``budget`` are pending, so bytes PUT and never handed over cannot fill the disk.
+    ``refusal`` is the 429's words, ``{pending}`` the count."""
     now = time.time()
     pending = 0
-    for key, modified in list_blobs(f"kaggle-uploads/{user.id}", settings=settings):
+    for key, modified in list_blobs(prefix, settings=settings):
         if now - modified > UPLOAD_TTL:
             delete_blob(key, settings=settings)
         else:
             pending += 1
-    if pending >= MAX_PENDING_UPLOADS:
-        raise TooManyRequests(
-            f"you have {pending} uploads that were never submitted; they expire within an hour"
-        )
+    if pending >= budget:
+        raise TooManyRequests(refusal.format(pending=pending))
+
+
+def _make_room_for_an_upload(user: User, settings: Settings) -> None:
+    make_room(
+        f"kaggle-uploads/{user.id}",
+        MAX_PENDING_UPLOADS,
+        settings,
+        "you have {pending} uploads that were never submitted; they expire within an hour",
+    )
 
 
 def start_submission_upload_call(

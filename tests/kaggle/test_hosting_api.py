@@ -42,6 +42,18 @@ def test_blob_uploads_are_for_hosts_and_for_data_and_solutions_only(client, host
     )
 
 
+def test_a_host_holds_only_so_many_files_not_yet_handed_over(client, host, monkeypatch):
+    """Bytes PUT and never turned into data or a solution cannot fill the disk: past the budget
+    of pending files a new upload is a 429 in the client's shape."""
+    from app.kaggle import blobs
+
+    monkeypatch.setattr(blobs, "MAX_PENDING_BLOBS", 2)
+    create_competition(client, host.headers)
+    uploaded(client, host, b"id,y\na,1\n")
+    uploaded(client, host, b"id,y\nb,1\n")
+    refused(start_blob(client, host), 429, "2 uploaded files not yet handed over")
+
+
 def test_a_resumed_upload_starts_again_and_a_forged_url_is_not_found(client, host):
     create_competition(client, host.headers)
     url = start_blob(client, host).json()["createUrl"]
