@@ -62,6 +62,8 @@ SLOW_MODULES = frozenset(
         "http/test_slow_clients.py",
         "client/test_participant_cli.py",
         "client/test_term_cli.py",
+        "client/test_reproduce_cli.py",
+        "coderun/test_reproduce.py",
         "coderun/test_code_scoring.py",
         "coderun/test_coderun_jail.py",
         "custom_metrics/test_custom_metric_jail.py",
@@ -114,6 +116,12 @@ LONG_MODULES = frozenset(
         "web/test_cohosts.py",
         "test_path_ids.py",
         "leaderboard/test_api.py",
+        "leaderboard/test_benchmark.py",
+        "jobs/test_score_batch.py",
+        "shared/test_stores.py",
+        "test_migrations.py",
+        "web/test_wizard.py",
+        "metrics/test_text.py",
     }
 )
 
