@@ -4,28 +4,13 @@ in tests/submissions/test_upload_statements.py; here, a score's, and a batch's, 
 share their statements whatever the batch's size. The uploads/s with and without the record are
 measured side by side by ``bench/bench_upload.py --record on,off``."""
 
-from collections.abc import Iterator
-
-import pytest
-
 from app.jobs.score import score_submission, score_submissions
-from app.main import create_app
-from tests.asgi_client import TestClient
 from tests.helpers import PERFECT, PUBLIC_HALF, ready_competition, statements_during, submit
-from tests.submissions.test_upload_statements import RememberingQueue
+from tests.jobs import conftest as scoring_jobs
 
-
-@pytest.fixture
-def queue() -> RememberingQueue:
-    return RememberingQueue()
-
-
-@pytest.fixture
-def unscored(settings, session_factory, queue) -> Iterator[TestClient]:  # type: ignore[no-untyped-def]
-    with TestClient(
-        create_app(settings, session_factory=session_factory, scoring_queue=queue)
-    ) as c:
-        yield c
+# The scoring jobs' server whose uploads wait to be scored by the test, and its queue.
+queue = scoring_jobs.queue
+unscored = scoring_jobs.unscored
 
 
 def _ledger(statements: list[str]) -> list[str]:
